@@ -1,0 +1,32 @@
+"""The catalog: every operator record, by id. Records live in one module per family and source."""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from evaluation.catalog.spec import OperatorSpec
+
+# Each module exposes OPERATORS: list[OperatorSpec]. Order is display order.
+RECORD_MODULES: tuple[str, ...] = (
+    "evaluation.catalog.aten.pointwise",
+)
+
+
+@cache
+def all_operators() -> dict[str, OperatorSpec]:
+    operators: dict[str, OperatorSpec] = {}
+    for module_name in RECORD_MODULES:
+        for spec in importlib.import_module(module_name).OPERATORS:
+            if spec.operator_id in operators:
+                raise ValueError(f"operator {spec.operator_id} is defined twice")
+            operators[spec.operator_id] = spec
+    return operators
+
+
+def get_operator(operator_id: str) -> OperatorSpec:
+    """The record for ``operator_id``; KeyError with a readable message when it is unknown."""
+    try:
+        return all_operators()[operator_id]
+    except KeyError:
+        raise KeyError(f"unknown operator {operator_id!r}") from None

@@ -1,0 +1,111 @@
+"""What crosses the boundary between the Django side and the judge: one job in, one result out.
+
+Both are plain dataclasses of JSON-serialisable values, so a job can travel in a Celery message, a file of
+an offline job bundle, or a pipe to a sandbox, and a result can be stored on a Run as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+# The verdicts a judge can give. ``queued`` and ``running`` belong to the Run's life on the Django side.
+Verdict = Literal[
+    "passed",
+    "failed_compile",  # the file does not import, or an entry point is missing
+    "failed_correctness",  # some case gave a wrong answer
+    "failed_runtime",  # some case raised or crashed the process
+    "timeout",  # the wall-clock budget ran out
+    "rejected",  # a cheat was caught: ``checks`` names the check that fired
+    "error",  # our infrastructure failed, not the kernel
+]
+VERDICTS: tuple[str, ...] = (
+    "passed", "failed_compile", "failed_correctness", "failed_runtime", "timeout", "rejected", "error",
+)
+
+
+@dataclass
+class JudgeJob:
+    """Everything needed to judge one kernel file against one operator on one chip."""
+
+    operator_id: str
+    source_code: str
+    chip_slug: str  # "cpu-interpreter", "nvidia-h200", ...
+    device_type: str  # torch device type: "cpu" (Triton interpreter), "cuda", "npu", "musa"
+    tiers: tuple[str, ...] = ("smoke",)  # which case tiers to check; GPUs use ("public", "held_out")
+    measure_timing: bool = False  # False where timings mean nothing (the CPU interpreter)
+    time_budget_s: float = 300.0  # wall-clock budget for the whole judgement, sandbox included
+    device_memory_fraction: float = 0.5  # cap on the candidate's share of device memory
+    run_id: str = ""  # for logs and evidence only
+    # Roofline peaks of the chip (None: no roofline check). Bytes/s and FLOP/s per dtype name.
+    peak_bandwidth_bytes_per_s: float | None = None
+    peak_flops_by_dtype: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["tiers"] = list(self.tiers)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JudgeJob:
+        data = dict(data)
+        data["tiers"] = tuple(data.get("tiers", ("smoke",)))
+        return cls(**data)
+
+
+@dataclass
+class CheckOutcome:
+    """One anti-hack or sanity check and what it found."""
+
+    name: str  # "static_scan", "triton_launched", "dispatch_audit", "ghost_replay", ...
+    outcome: Literal["passed", "failed", "skipped"]
+    detail: str = ""
+
+
+@dataclass
+class CaseResult:
+    case_id: str
+    tier: str
+    params: dict[str, Any]
+    passed: bool
+    message: str = ""  # why it failed, in words
+    max_abs_error: float | None = None
+    max_rel_error: float | None = None
+    timed: bool = False
+    reference_ms: float | None = None  # median
+    candidate_ms: float | None = None  # median
+    speedup: float | None = None
+    spread: dict[str, Any] = field(default_factory=dict)  # iqr, rse, iterations, host-vs-event check
+    roofline_floor_ms: float | None = None
+    below_roofline: bool = False  # flagged: faster than physics allows
+
+
+@dataclass
+class JudgeResult:
+    status: str  # one of VERDICTS
+    reason: str
+    cases_total: int = 0
+    cases_passed: int = 0
+    failed_case: dict[str, Any] | None = None  # {"case_id", "params", "message"}
+    case_results: list[CaseResult] = field(default_factory=list)
+    speedup: float | None = None  # geometric mean over timed cases; None when unknown
+    speedup_ci95: tuple[float, float] | None = None
+    flagged: bool = False  # some case beat the roofline floor: not ranked
+    checks: list[CheckOutcome] = field(default_factory=list)
+    environment: dict[str, Any] = field(default_factory=dict)  # device, driver, versions, clocks, sandbox
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # process start, compile, correctness, timing
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        if self.speedup_ci95 is not None:
+            data["speedup_ci95"] = list(self.speedup_ci95)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> JudgeResult:
+        data = dict(data)
+        data["case_results"] = [CaseResult(**case) for case in data.get("case_results", [])]
+        data["checks"] = [CheckOutcome(**check) for check in data.get("checks", [])]
+        if data.get("speedup_ci95") is not None:
+            data["speedup_ci95"] = tuple(data["speedup_ci95"])
+        return cls(**data)
