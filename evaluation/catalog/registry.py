@@ -10,6 +10,7 @@ from evaluation.catalog.spec import OperatorSpec
 # Each module exposes OPERATORS: list[OperatorSpec]. Order is display order.
 RECORD_MODULES: tuple[str, ...] = (
     "evaluation.catalog.aten.pointwise",
+    "evaluation.catalog.aten.copies",
 )
 
 
