@@ -1,0 +1,58 @@
+"""Admin for operators of the service: chips, workers and runs (with re-run actions)."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+
+from evaluation.models import Chip, Run, Worker
+from evaluation.services import run_rerun
+from leaderboard.admin import ChipChoiceForm, ask_for_object
+
+
+@admin.register(Chip)
+class ChipAdmin(admin.ModelAdmin):
+    list_display = ("slug", "display_name", "vendor", "device_type", "public_alias", "timings_meaningful",
+                    "is_reference_platform", "last_heartbeat_at", "active")
+    list_filter = ("device_type", "vendor", "active", "timings_meaningful")
+    search_fields = ("slug", "display_name", "vendor", "public_alias")
+    readonly_fields = ("last_heartbeat_at", "last_worker_host", "software")
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ("hostname", "chip", "started_at", "last_heartbeat_at")
+    list_filter = ("chip",)
+    search_fields = ("hostname",)
+    readonly_fields = ("hostname", "chip", "started_at", "last_heartbeat_at", "software")
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ("id", "operator", "chip", "status", "speedup", "flagged", "attempts", "worker", "created_at",
+                    "finished_at")
+    list_filter = ("status", "chip", "flagged", "kernel__operator__source")
+    search_fields = ("kernel__operator__operator_id", "kernel__submission__method__scaffold", "worker", "reason")
+    list_select_related = ("kernel__operator", "chip")
+    actions = ("rerun_same_chip", "rerun_on_chip")
+    # A verdict is evidence: nothing on a run is edited by hand. Re-runs create new runs.
+    readonly_fields = [field.name for field in Run._meta.fields]
+
+    @admin.display(description="Operator", ordering="kernel__operator__operator_id")
+    def operator(self, obj: Run) -> str:
+        return obj.kernel.operator.operator_id
+
+    @admin.action(description="Re-run selected runs on their chip")
+    def rerun_same_chip(self, request: HttpRequest, queryset: QuerySet) -> None:
+        created = [run_rerun(run=run) for run in queryset.select_related("chip", "kernel__operator")]
+        self.message_user(request, f"{len(created)} runs queued.", messages.SUCCESS)
+
+    @admin.action(description="Re-run selected runs on another chip")
+    def rerun_on_chip(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        data, page = ask_for_object(self, request, queryset, ChipChoiceForm, "rerun_on_chip", "Re-run on a chip")
+        if page:
+            return page
+        created = [run_rerun(run=run, chip=data["chip"]) for run in queryset.select_related("kernel__operator")]
+        self.message_user(request, f"{len(created)} runs queued on {data['chip']}.", messages.SUCCESS)
+        return None

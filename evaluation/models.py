@@ -1,0 +1,150 @@
+"""Chips, the workers attached to them, and runs: one kernel judged on one chip against one operator version."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class DeviceType(models.TextChoices):
+    CUDA = "cuda", "CUDA (NVIDIA and CUDA-compatible stacks)"
+    NPU = "npu", "NPU (Huawei Ascend)"
+    MUSA = "musa", "MUSA (Moore Threads)"
+    CPU = "cpu", "CPU (Triton interpreter)"
+
+
+class Chip(models.Model):
+    """An accelerator kind that workers attach to. Each chip has its own Celery queue: ``chip.<slug>``."""
+
+    slug = models.SlugField(max_length=64, unique=True, help_text="nvidia-h200, cpu-interpreter, ...")
+    display_name = models.CharField(max_length=120)
+    vendor = models.CharField(max_length=64, blank=True)
+    device_type = models.CharField(max_length=8, choices=DeviceType.choices)
+    timings_meaningful = models.BooleanField(
+        default=True, help_text="False for the Triton CPU interpreter: its speedups are recorded as unknown"
+    )
+    public_alias = models.CharField(max_length=64, blank=True, help_text='e.g. "Platform A"')
+    is_reference_platform = models.BooleanField(
+        default=False, help_text="Portability is measured against this chip (NVIDIA in the paper)"
+    )
+    peak_bandwidth_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Measured, for rooflines")
+    peak_flops_by_dtype = models.JSONField(default=dict, blank=True, help_text='{"bfloat16": 7.08e14, ...}')
+    judge_tiers = models.JSONField(default=list, blank=True,
+                                   help_text='Case tiers judged here; empty = ["public", "held_out"]')
+    last_heartbeat_at = models.DateTimeField(null=True, blank=True)
+    last_worker_host = models.CharField(max_length=200, blank=True)
+    software = models.JSONField(default=dict, blank=True, help_text="What its workers last reported")
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def queue_name(self) -> str:
+        return f"chip.{self.slug}"
+
+    @property
+    def label(self) -> str:
+        """What pages show: the public alias when the vendor is anonymised."""
+        return self.public_alias or self.display_name
+
+    @property
+    def tiers(self) -> tuple[str, ...]:
+        if self.judge_tiers:
+            return tuple(self.judge_tiers)
+        return ("smoke",) if self.device_type == DeviceType.CPU else ("public", "held_out")
+
+
+class Worker(models.Model):
+    """A Celery worker process attached to one chip, as last heard from."""
+
+    hostname = models.CharField(max_length=200, unique=True, help_text="Celery node name, e.g. celery@gpu01")
+    chip = models.ForeignKey(Chip, on_delete=models.CASCADE, related_name="workers")
+    started_at = models.DateTimeField(default=timezone.now)
+    last_heartbeat_at = models.DateTimeField(default=timezone.now, db_index=True)
+    software = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-last_heartbeat_at"]
+
+    def __str__(self) -> str:
+        return self.hostname
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    PASSED = "passed", "Passed"
+    FAILED_COMPILE = "failed_compile", "Failed to compile"
+    FAILED_CORRECTNESS = "failed_correctness", "Wrong result"
+    FAILED_RUNTIME = "failed_runtime", "Failed at run time"
+    TIMEOUT = "timeout", "Timed out"
+    REJECTED = "rejected", "Rejected (cheat caught)"
+    ERROR = "error", "Infrastructure error"
+
+
+FINISHED_STATUSES = frozenset(
+    {
+        RunStatus.PASSED,
+        RunStatus.FAILED_COMPILE,
+        RunStatus.FAILED_CORRECTNESS,
+        RunStatus.FAILED_RUNTIME,
+        RunStatus.TIMEOUT,
+        RunStatus.REJECTED,
+        RunStatus.ERROR,
+    }
+)
+
+
+class Run(models.Model):
+    """One kernel judged on one chip against one version of its operator.
+
+    Status changes go through ``evaluation.services.run_transition`` only. ``lease`` identifies the claim of
+    the worker judging it now: a result is recorded only by the holder of the current lease, so a message
+    delivered twice, or a worker that comes back after its run was re-queued, cannot record twice.
+    """
+
+    kernel = models.ForeignKey("leaderboard.Kernel", on_delete=models.CASCADE, related_name="runs")
+    chip = models.ForeignKey(Chip, on_delete=models.PROTECT, related_name="runs")
+    operator_version = models.PositiveIntegerField()
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True)
+    reason = models.TextField(blank=True)
+    cases_total = models.PositiveIntegerField(default=0)
+    cases_passed = models.PositiveIntegerField(default=0)
+    failed_case = models.JSONField(null=True, blank=True)
+    case_results = models.JSONField(default=list, blank=True)
+    checks = models.JSONField(default=list, blank=True)
+    speedup = models.FloatField(null=True, blank=True, help_text="Geometric mean over timed cases; null = unknown")
+    speedup_ci_low = models.FloatField(null=True, blank=True)
+    speedup_ci_high = models.FloatField(null=True, blank=True)
+    flagged = models.BooleanField(default=False, help_text="Faster than the roofline floor: not ranked")
+    environment = models.JSONField(default=dict, blank=True)
+    stage_seconds = models.JSONField(default=dict, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+    worker_pid = models.IntegerField(null=True, blank=True)
+    lease = models.CharField(max_length=64, blank=True)
+    attempts = models.PositiveIntegerField(default=0, help_text="How many times a worker claimed it")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["chip", "status"]), models.Index(fields=["kernel", "chip"])]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at and self.finished_at:
+            return (self.finished_at - self.started_at).total_seconds()
+        return None

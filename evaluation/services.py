@@ -1,0 +1,264 @@
+"""Writes of the evaluation side: the run state machine, claiming and recording runs, workers and chips.
+
+Every status change of a Run goes through ``run_transition``; it is a conditional UPDATE (``WHERE status =
+<from>``), so two workers racing for one run cannot both win, and a finished run never changes again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from evaluation.judge.job import JudgeJob, JudgeResult
+from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, Run, RunStatus, Worker
+
+logger = logging.getLogger(__name__)
+
+# The legal moves of a run. Finished statuses have none: a verdict is final (a re-run is a new Run).
+ALLOWED_MOVES: dict[str, frozenset[str]] = {
+    RunStatus.QUEUED: frozenset({RunStatus.RUNNING, RunStatus.ERROR}),
+    RunStatus.RUNNING: frozenset(FINISHED_STATUSES | {RunStatus.QUEUED}),
+    **{status: frozenset() for status in FINISHED_STATUSES},
+}
+
+
+class IllegalRunTransition(Exception):
+    """A move the state machine forbids, or a run that changed under us (another worker won the race)."""
+
+
+def check_run_transition(*, from_status: str, to_status: str) -> None:
+    if to_status not in ALLOWED_MOVES.get(from_status, frozenset()):
+        raise IllegalRunTransition(f"a run cannot go from {from_status} to {to_status}")
+
+
+def run_transition(*, run: Run, to_status: str, expected_lease: str | None = None, **fields: Any) -> Run:
+    """Move ``run`` to ``to_status`` and set ``fields``, atomically and only from its current status.
+
+    ``expected_lease`` additionally requires that the run is still held by that claim. Raises
+    IllegalRunTransition when the move is illegal or the run changed in the meantime.
+    """
+    check_run_transition(from_status=run.status, to_status=to_status)
+    now = timezone.now()
+    if to_status in FINISHED_STATUSES:
+        fields.setdefault("finished_at", now)
+    if to_status == RunStatus.QUEUED:
+        fields.setdefault("queued_at", now)
+    conditions: dict[str, Any] = {"pk": run.pk, "status": run.status}
+    if expected_lease is not None:
+        conditions["lease"] = expected_lease
+    updated = Run.objects.filter(**conditions).update(status=to_status, **fields)
+    if updated != 1:
+        raise IllegalRunTransition(f"run {run.pk} changed under us (expected status {run.status})")
+    run.refresh_from_db()
+    return run
+
+
+# --- Queueing -----------------------------------------------------------------------------------------
+
+
+def run_enqueue(*, run: Run) -> None:
+    """Send the run to its chip's queue once the surrounding transaction has committed."""
+    from evaluation.tasks import judge_run  # tasks import services: import here to keep the module graph acyclic
+
+    queue = run.chip.queue_name
+    run_id = run.pk
+    transaction.on_commit(lambda: judge_run.apply_async(args=[run_id], queue=queue))
+
+
+def runs_create_for_kernels(*, kernels: Iterable[Any], chips: Iterable[Chip]) -> list[Run]:
+    """One queued run per (kernel, chip), each enqueued after commit."""
+    runs = []
+    chips = list(chips)
+    for kernel in kernels:
+        for chip in chips:
+            run = Run.objects.create(kernel=kernel, chip=chip, operator_version=kernel.operator.version)
+            run_enqueue(run=run)
+            runs.append(run)
+    return runs
+
+
+def run_rerun(*, run: Run, chip: Chip | None = None) -> Run:
+    """Judge the run's kernel again (on ``chip`` or the same chip) as a new run: verdicts are never rewritten."""
+    with transaction.atomic():
+        return runs_create_for_kernels(kernels=[run.kernel], chips=[chip or run.chip])[0]
+
+
+# --- Claiming and recording ---------------------------------------------------------------------------
+
+
+def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run, str] | None:
+    """Claim a queued run for this worker; None when another claim holds it or it is finished.
+
+    A run still marked running by a process of *this* host that no longer exists (a worker child killed
+    mid-run, its message redelivered) is taken over: the old claim's result can then never be recorded.
+    """
+    try:
+        run = Run.objects.select_related("chip", "kernel__operator").get(pk=run_id)
+    except Run.DoesNotExist:
+        logger.warning("run %s does not exist (deleted?): message dropped", run_id)
+        return None
+    lease = secrets.token_hex(16)
+    claim_fields = {
+        "worker": worker,
+        "worker_pid": pid,
+        "lease": lease,
+        "attempts": run.attempts + 1,
+        "started_at": timezone.now(),
+    }
+    if run.status == RunStatus.RUNNING and _claim_is_dead_on_this_host(run=run, worker=worker):
+        if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
+            run_transition(run=run, to_status=RunStatus.ERROR, expected_lease=run.lease,
+                           reason=f"gave up after {run.attempts} attempts: the worker died each time")
+            return None
+        run = run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=run.lease)
+    if run.status != RunStatus.QUEUED:
+        return None
+    try:
+        run = run_transition(run=run, to_status=RunStatus.RUNNING, **claim_fields)
+    except IllegalRunTransition:
+        return None
+    return run, lease
+
+
+def _claim_is_dead_on_this_host(*, run: Run, worker: str) -> bool:
+    if run.worker != worker or not run.worker_pid:
+        return False
+    try:
+        os.kill(run.worker_pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
+    """Store the judge's verdict on the run, only if ``lease`` still holds it. True when recorded."""
+    speedup_ci = result.speedup_ci95 or (None, None)
+    speedup = result.speedup if run.chip.timings_meaningful else None
+    try:
+        run_transition(
+            run=run,
+            to_status=result.status,
+            expected_lease=lease,
+            reason=result.reason[:20000],
+            cases_total=result.cases_total,
+            cases_passed=result.cases_passed,
+            failed_case=result.failed_case,
+            case_results=[case.__dict__ if hasattr(case, "__dict__") else case for case in result.case_results],
+            checks=[check.__dict__ if hasattr(check, "__dict__") else check for check in result.checks],
+            speedup=speedup,
+            speedup_ci_low=speedup_ci[0] if speedup is not None else None,
+            speedup_ci_high=speedup_ci[1] if speedup is not None else None,
+            flagged=result.flagged,
+            environment=result.environment,
+            stage_seconds=result.stage_seconds,
+        )
+    except IllegalRunTransition as exc:
+        logger.warning("result for run %s not recorded: %s", run.pk, exc)
+        return False
+    return True
+
+
+def run_build_job(*, run: Run) -> JudgeJob:
+    chip = run.chip
+    return JudgeJob(
+        operator_id=run.kernel.operator.operator_id,
+        source_code=run.kernel.source_code,
+        chip_slug=chip.slug,
+        device_type=chip.device_type,
+        tiers=chip.tiers,
+        measure_timing=chip.timings_meaningful and chip.device_type != DeviceType.CPU,
+        time_budget_s=settings.KGB_JUDGE_BUDGET_S,
+        run_id=str(run.pk),
+        peak_bandwidth_bytes_per_s=chip.peak_bandwidth_bytes_per_s,
+        peak_flops_by_dtype=dict(chip.peak_flops_by_dtype or {}),
+    )
+
+
+# --- Workers and chips --------------------------------------------------------------------------------
+
+KNOWN_CHIPS: dict[str, dict[str, Any]] = {
+    "cpu-interpreter": {"display_name": "CPU (Triton interpreter)", "vendor": "any",
+                        "device_type": DeviceType.CPU, "timings_meaningful": False},
+    "nvidia-h200": {"display_name": "NVIDIA H200", "vendor": "NVIDIA", "device_type": DeviceType.CUDA,
+                    "is_reference_platform": True},
+    "nvidia-h100": {"display_name": "NVIDIA H100", "vendor": "NVIDIA", "device_type": DeviceType.CUDA},
+    "nvidia-a100": {"display_name": "NVIDIA A100", "vendor": "NVIDIA", "device_type": DeviceType.CUDA},
+}
+
+
+def chip_ensure(*, slug: str, device_type: str | None = None, display_name: str | None = None) -> Chip:
+    """The chip ``slug``, created with known defaults (or the given device type) on first sight."""
+    defaults = dict(KNOWN_CHIPS.get(slug, {}))
+    if device_type:
+        defaults.setdefault("device_type", device_type)
+    defaults.setdefault("device_type", DeviceType.CUDA)
+    defaults.setdefault("display_name", display_name or slug)
+    chip, _ = Chip.objects.get_or_create(slug=slug, defaults=defaults)
+    return chip
+
+
+def worker_heartbeat(*, hostname: str, chip_slug: str, software: dict[str, Any] | None = None,
+                     device_type: str | None = None) -> Worker:
+    """Record that ``hostname`` is alive and serving ``chip_slug``; registers the chip on first sight."""
+    chip = chip_ensure(slug=chip_slug, device_type=device_type)
+    now = timezone.now()
+    worker, created = Worker.objects.get_or_create(
+        hostname=hostname, defaults={"chip": chip, "software": software or {}, "started_at": now}
+    )
+    if not created:
+        Worker.objects.filter(pk=worker.pk).update(chip=chip, last_heartbeat_at=now,
+                                                   **({"software": software} if software else {}))
+    Chip.objects.filter(pk=chip.pk).update(last_heartbeat_at=now, last_worker_host=hostname,
+                                           **({"software": software} if software else {}))
+    worker.refresh_from_db()
+    return worker
+
+
+def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
+    """Re-queue runs whose worker stopped heartbeating; after KGB_MAX_RUN_ATTEMPTS claims, mark them error.
+
+    Also re-sends runs that sat queued far longer than a worker needs to pick them up (a message lost
+    with a broker or a worker): redelivering is safe because claiming is atomic.
+    """
+    now = now or timezone.now()
+    stale_before = now - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
+    live_workers = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("hostname", flat=True))
+    counts = {"requeued": 0, "gave_up": 0, "resent": 0}
+    for run in Run.objects.filter(status=RunStatus.RUNNING).select_related("chip"):
+        overdue = run.started_at and run.started_at < now - timedelta(seconds=2 * settings.KGB_JUDGE_BUDGET_S + 120)
+        if run.worker in live_workers and not overdue:
+            continue
+        try:
+            if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
+                run_transition(run=run, to_status=RunStatus.ERROR, expected_lease=run.lease,
+                               reason=f"gave up after {run.attempts} attempts: the worker stopped each time")
+                counts["gave_up"] += 1
+            else:
+                with transaction.atomic():
+                    run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=run.lease,
+                                   lease="", reason=f"re-queued: worker {run.worker} stopped heartbeating")
+                    run_enqueue(run=run)
+                counts["requeued"] += 1
+        except IllegalRunTransition:
+            continue
+    forgotten_before = now - timedelta(seconds=max(600.0, 4 * settings.KGB_WORKER_STALE_AFTER_S))
+    chips_served = set(
+        Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("chip_id", flat=True)
+    )
+    for run in Run.objects.filter(status=RunStatus.QUEUED, queued_at__lt=forgotten_before,
+                                  chip_id__in=chips_served).select_related("chip"):
+        with transaction.atomic():
+            Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(queued_at=now)
+            run_enqueue(run=run)
+        counts["resent"] += 1
+    return counts

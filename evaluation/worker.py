@@ -1,0 +1,78 @@
+"""What a Celery worker does besides judging: announce its chip, heartbeat, and re-queue orphaned runs.
+
+Installed as a worker bootstep from ``evaluation.apps``. The chip comes from ``KGB_CHIP`` or from the
+device the judge detects (``evaluation.judge.backends.detect_chip``); the worker must consume that chip's
+queue (``make worker`` and the README's commands pass ``-Q chip.<slug>``).
+"""
+
+from __future__ import annotations
+
+import logging
+import platform
+import threading
+from typing import Any
+
+from celery import bootsteps
+
+logger = logging.getLogger(__name__)
+
+
+def worker_software() -> dict[str, Any]:
+    import importlib.metadata as metadata
+
+    versions = {"python": platform.python_version(), "host": platform.node()}
+    for package in ("torch", "triton", "celery", "django"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
+
+
+def worker_chip() -> tuple[str, str]:
+    from evaluation.judge.backends import detect_chip
+
+    return detect_chip()
+
+
+class HeartbeatStep(bootsteps.StartStopStep):
+    """Every KGB_HEARTBEAT_INTERVAL_S: record this worker as alive and re-queue runs of dead workers."""
+
+    requires = {"celery.worker.components:Timer"}
+
+    def __init__(self, worker: Any, **kwargs: Any) -> None:
+        super().__init__(worker, **kwargs)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, worker: Any) -> None:
+        from django.conf import settings
+
+        chip_slug, device_type = worker_chip()
+        software = worker_software()
+        hostname = worker.hostname
+        interval = settings.KGB_HEARTBEAT_INTERVAL_S
+
+        def beat() -> None:
+            from django.db import close_old_connections
+
+            from evaluation import services
+
+            while not self._stop.is_set():
+                try:
+                    close_old_connections()
+                    services.worker_heartbeat(hostname=hostname, chip_slug=chip_slug, software=software,
+                                              device_type=device_type)
+                    counts = services.runs_requeue_stale()
+                    if any(counts.values()):
+                        logger.warning("stale runs: %s", counts)
+                except Exception:  # a database hiccup must not kill the heartbeat
+                    logger.exception("heartbeat failed")
+                self._stop.wait(interval)
+
+        self._thread = threading.Thread(target=beat, name="kgb-heartbeat", daemon=True)
+        self._thread.start()
+        logger.info("worker %s serves chip %s (%s)", hostname, chip_slug, device_type)
+
+    def stop(self, worker: Any) -> None:
+        self._stop.set()

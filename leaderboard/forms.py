@@ -1,0 +1,36 @@
+"""Web forms. They parse and validate input shape only; services decide what is acceptable."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.models import User
+
+from evaluation.models import Chip
+from leaderboard.models import MethodKind, Operator, Visibility
+
+
+class SignUpForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        model = User
+        fields = ("username", "email")
+
+
+class SingleKernelForm(forms.Form):
+    """One kernel file for one operator, with the method that wrote it and where to judge it."""
+
+    operator = forms.ModelChoiceField(queryset=Operator.objects.filter(active=True), to_field_name="operator_id",
+                                      help_text="The operator the file implements")
+    kernel_file = forms.FileField(help_text="A Python file with @triton.jit kernels and the entry points")
+    scaffold = forms.CharField(max_length=120, help_text='The scaffold or agent, e.g. "Claude Code"')
+    model = forms.CharField(max_length=120, required=False, help_text='The model, e.g. "Opus-4.6"')
+    kind = forms.ChoiceField(choices=MethodKind.choices, initial=MethodKind.AGENT)
+    chips = forms.ModelMultipleChoiceField(queryset=Chip.objects.filter(active=True), to_field_name="slug",
+                                           widget=forms.CheckboxSelectMultiple,
+                                           help_text="Judge on these chips")
+    target_chip = forms.ModelChoiceField(queryset=Chip.objects.filter(active=True), to_field_name="slug",
+                                         required=False, help_text="The chip the kernel was written for, if any")
+    visibility = forms.ChoiceField(choices=Visibility.choices, initial=Visibility.PUBLIC)
+    total_tokens = forms.IntegerField(min_value=0, required=False, help_text="Tokens spent writing it")
+    solve_seconds = forms.FloatField(min_value=0, required=False, help_text="Time spent writing it, seconds")
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)

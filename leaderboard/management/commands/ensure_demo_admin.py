@@ -1,0 +1,23 @@
+"""``manage.py ensure_demo_admin``: a staff account for a local demo, printed so a new user can log in."""
+
+import os
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+
+
+class Command(BaseCommand):
+    help = "Create the demo admin account if it does not exist, and print its credentials."
+
+    def handle(self, *args, **options) -> None:
+        username = os.environ.get("KGB_DEMO_ADMIN_USER", "admin")
+        password = os.environ.get("KGB_DEMO_ADMIN_PASSWORD", "kgb-admin-demo")
+        user_model = get_user_model()
+        user, created = user_model.objects.get_or_create(username=username, defaults={"is_staff": True,
+                                                                                       "is_superuser": True})
+        if created:
+            user.set_password(password)
+            user.save()
+            self.stdout.write(f"demo admin created: username {username!r}, password {password!r}")
+        else:
+            self.stdout.write(f"demo admin exists: username {username!r} (password as first printed)")

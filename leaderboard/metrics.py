@@ -1,0 +1,98 @@
+"""The benchmark's metrics as pure functions (PROTOCOL sections 6 and 7). No Django: easy to test and reuse."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+FAST_P_THRESHOLDS: tuple[float, ...] = (0.8, 1.0, 1.5)
+
+
+def geomean(values: Iterable[float]) -> float | None:
+    """Geometric mean of positive values; None when there are none."""
+    logs = [math.log(value) for value in values if value is not None and value > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def bootstrap_geomean_ci(values: Sequence[float], *, resamples: int = 2000, seed: int = 0,
+                         level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of the geometric mean (deterministic for a given seed)."""
+    logs = [math.log(value) for value in values if value is not None and value > 0]
+    if len(logs) < 2:
+        return None
+    rng = random.Random(seed)
+    count = len(logs)
+    means = sorted(sum(rng.choice(logs) for _ in range(count)) / count for _ in range(resamples))
+    low_index = int((1 - level) / 2 * resamples)
+    high_index = min(resamples - 1, int((1 + level) / 2 * resamples))
+    return math.exp(means[low_index]), math.exp(means[high_index])
+
+
+@dataclass
+class OperatorOutcome:
+    """One method's result on one operator and chip: solved or not, best speedup, what it cost."""
+
+    operator_id: str
+    source: str
+    solved: bool = False
+    speedup: float | None = None  # of the best passing kernel; None when unknown (CPU) or unsolved
+    tokens: int = 0  # every attempt's tokens, failed ones included
+    solve_seconds: float = 0.0
+    attempts: int = 0
+    stale: bool = False  # the deciding run was judged against an older operator version
+    flagged: bool = False  # the best run beat the roofline floor: not ranked
+
+
+@dataclass
+class Summary:
+    """A method's figures over one group of operators (a source, or the whole set)."""
+
+    operators_total: int
+    solved: int
+    accuracy_pct: float
+    speedup_geomean: float | None
+    speedup_covered: int  # how many solved operators the speedup averages over
+    fast_p: dict[str, float] = field(default_factory=dict)  # "0.8" -> share of ALL operators
+    tokens_total: int = 0
+    tokens_per_success: float | None = None
+    solve_hours: float = 0.0
+    stale: int = 0
+
+
+def summarize(outcomes: Sequence[OperatorOutcome], operators_total: int) -> Summary:
+    """PROTOCOL 6-7: accuracy over all operators of the group; speedup over solved ones only."""
+    solved = [outcome for outcome in outcomes if outcome.solved and not outcome.flagged]
+    speedups = [outcome.speedup for outcome in solved if outcome.speedup is not None]
+    tokens_total = sum(outcome.tokens for outcome in outcomes)
+    fast_p = {
+        f"{threshold:g}": (sum(1 for s in speedups if s > threshold) / operators_total if operators_total else 0.0)
+        for threshold in FAST_P_THRESHOLDS
+    }
+    return Summary(
+        operators_total=operators_total,
+        solved=len(solved),
+        accuracy_pct=100.0 * len(solved) / operators_total if operators_total else 0.0,
+        speedup_geomean=geomean(speedups),
+        speedup_covered=len(speedups),
+        fast_p=fast_p,
+        tokens_total=tokens_total,
+        tokens_per_success=tokens_total / len(solved) if solved and tokens_total else None,
+        solve_hours=sum(outcome.solve_seconds for outcome in outcomes) / 3600.0,
+        stale=sum(1 for outcome in outcomes if outcome.stale),
+    )
+
+
+def matched_set_speedups(per_method: Mapping[str, Mapping[str, OperatorOutcome]]) -> tuple[set[str], dict]:
+    """Geomean speedup of each method over the operators *every* method solved with a known speedup."""
+    solved_sets = [
+        {op for op, outcome in outcomes.items() if outcome.solved and outcome.speedup is not None}
+        for outcomes in per_method.values()
+    ]
+    common = set.intersection(*solved_sets) if solved_sets else set()
+    result = {}
+    for method, outcomes in per_method.items():
+        values = [outcomes[op].speedup for op in sorted(common)]
+        result[method] = (geomean(values), bootstrap_geomean_ci(values))
+    return common, result

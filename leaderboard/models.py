@@ -1,0 +1,199 @@
+"""The benchmark's data: operators and their sets, the methods being ranked, and what they submitted.
+
+Chips and per-chip runs live in ``evaluation.models``; the catalog's declarative records (what an operator
+*is*) live in ``evaluation.catalog`` and are mirrored here by the loader so pages and queries can use them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+
+
+class Source(models.TextChoices):
+    ATEN = "aten", "ATen"
+    VLLM = "vllm", "vLLM"
+    CUBLAS = "cublas", "cuBLAS"
+
+
+class Operator(models.Model):
+    """One benchmark operator, as loaded from its catalog record (evaluation.catalog)."""
+
+    operator_id = models.CharField(max_length=128, unique=True, help_text="e.g. aten::cos, vllm13::rms_norm")
+    source = models.CharField(max_length=16, choices=Source.choices, db_index=True)
+    name = models.CharField(max_length=128)
+    description = models.TextField(blank=True)
+    # [{"name", "signature", "aten_overload", "mutates", "compare_return"}]
+    entry_points = models.JSONField(default=list)
+    reference = models.TextField(blank=True, help_text="What the kernel is compared with, in words")
+    public_cases = models.JSONField(default=list, help_text="The public tier's cases (never the held-out)")
+    smoke_cases = models.JSONField(default=list)
+    tolerance_rule = models.TextField(blank=True)
+    judgement = models.CharField(max_length=16, default="allclose")
+    judgement_notes = models.TextField(blank=True)
+    cost_model = models.TextField(blank=True, help_text="How bytes and flops are counted")
+    departures = models.TextField(blank=True)
+    unavailable_reason = models.TextField(blank=True)
+    definition_hash = models.CharField(max_length=64, blank=True)
+    version = models.PositiveIntegerField(default=1, help_text="Bumped whenever the definition changes")
+    in_mc = models.BooleanField(default=False, help_text="Part of KernelGenBench-MC (multi-chip)")
+    active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["source", "operator_id"]
+
+    def __str__(self) -> str:
+        return self.operator_id
+
+    @property
+    def file_stem(self) -> str:
+        """``aten::cos`` -> ``aten__cos``, the original benchmark's kernel file name."""
+        return self.operator_id.replace("::", "__")
+
+
+class OperatorSet(models.Model):
+    """A named group of operators a leaderboard can be computed over (built-in or curated by admins)."""
+
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    operators = models.ManyToManyField(Operator, related_name="sets", blank=True)
+    public = models.BooleanField(default=True)
+    builtin = models.BooleanField(default=False, help_text="Maintained by the catalog loader")
+    position = models.PositiveIntegerField(default=100)
+
+    class Meta:
+        ordering = ["position", "slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class MethodKind(models.TextChoices):
+    SINGLE_SHOT = "single_shot", "Single-shot LLM"
+    PASS_AT_K = "pass_at_k", "Pass@K"
+    AGENT = "agent", "Agent"
+    HUMAN = "human", "Human"
+    LIBRARY = "library", "Library"
+
+
+class Method(models.Model):
+    """The thing being ranked: a scaffold driving a model (or a human, or a library)."""
+
+    scaffold = models.CharField(max_length=120, help_text='e.g. "Claude Code", "AutoKernel", "Pass@5"')
+    model = models.CharField(max_length=120, blank=True, help_text='e.g. "Opus-4.6"')
+    kind = models.CharField(max_length=16, choices=MethodKind.choices, default=MethodKind.AGENT)
+    link = models.URLField(blank=True)
+    description = models.TextField(blank=True)
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="methods")
+    public = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["scaffold", "model"]
+        constraints = [
+            models.UniqueConstraint(fields=["scaffold", "model", "owner"], name="method_unique_per_owner"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.scaffold} + {self.model}" if self.model else self.scaffold
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "Public"
+    PRIVATE = "private", "Private (code visible to the owner and staff only)"
+
+
+class Submission(models.Model):
+    """One upload of kernels by one method."""
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    method = models.ForeignKey(Method, on_delete=models.PROTECT, related_name="submissions")
+    target_chip = models.ForeignKey("evaluation.Chip", null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="targeted_submissions",
+                                    help_text="The chip the kernels were written for, if any")
+    visibility = models.CharField(max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"submission {self.pk} by {self.method}"
+
+    @property
+    def is_public(self) -> bool:
+        return self.visibility == Visibility.PUBLIC
+
+
+class Kernel(models.Model):
+    """One kernel file for one operator within a submission."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="kernels")
+    operator = models.ForeignKey(Operator, on_delete=models.PROTECT, related_name="kernels")
+    source_code = models.TextField()
+    sha256 = models.CharField(max_length=64, db_index=True)
+    filename = models.CharField(max_length=255, blank=True)
+    input_tokens = models.BigIntegerField(null=True, blank=True)
+    output_tokens = models.BigIntegerField(null=True, blank=True)
+    cache_creation_tokens = models.BigIntegerField(null=True, blank=True)
+    cache_read_tokens = models.BigIntegerField(null=True, blank=True)
+    total_tokens = models.BigIntegerField(null=True, blank=True)
+    solve_seconds = models.FloatField(null=True, blank=True)
+    round = models.PositiveIntegerField(default=1, help_text="Pass@K round (1-based)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["operator__operator_id", "round"]
+        constraints = [
+            models.UniqueConstraint(fields=["submission", "operator", "round"], name="kernel_unique_per_round"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.operator} (round {self.round}) of submission {self.submission_id}"
+
+    @staticmethod
+    def hash_source(source_code: str) -> str:
+        return hashlib.sha256(source_code.encode("utf-8")).hexdigest()
+
+
+class PaperResult(models.Model):
+    """A number reported in the KernelGenBench paper: shown beside verified results, never mixed in."""
+
+    table = models.CharField(max_length=8)  # "MS" or "MC"
+    method = models.CharField(max_length=120)
+    model = models.CharField(max_length=120)
+    view = models.CharField(max_length=16)  # overall / aten / vllm / cublas
+    platform = models.CharField(max_length=64)
+    accuracy_pct = models.FloatField(null=True, blank=True)
+    speedup_geomean = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["table", "method", "model", "platform", "view"]
+        constraints = [
+            models.UniqueConstraint(fields=["table", "method", "model", "view", "platform"],
+                                    name="paper_result_unique"),
+        ]
+
+
+class PaperCost(models.Model):
+    """Token and time cost reported in the paper (MS set)."""
+
+    method = models.CharField(max_length=120)
+    model = models.CharField(max_length=120)
+    platform = models.CharField(max_length=64)
+    operator_set = models.CharField(max_length=16)
+    total_tokens_millions = models.FloatField()
+    tokens_per_passed_operator_millions = models.FloatField()
+    total_hours = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["method", "model", "platform", "operator_set"],
+                                    name="paper_cost_unique"),
+        ]

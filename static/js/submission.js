@@ -1,0 +1,40 @@
+// Keeps a submission page current while its runs are judged: polls status.json, updates rows in place.
+(function () {
+  const progress = document.getElementById("progress");
+  if (!progress) return;
+  const url = progress.dataset.statusUrl;
+  const text = (value) => document.createTextNode(value == null ? "–" : String(value));
+
+  function update(data) {
+    const fill = progress.querySelector(".fill");
+    fill.style.width = (data.total ? (100 * data.finished) / data.total : 0) + "%";
+    document.getElementById("progress-text").textContent =
+      data.finished + " of " + data.total + " runs finished, " + data.passed + " passed";
+    const warning = document.getElementById("no-worker");
+    warning.hidden = data.chips_without_worker.length === 0;
+    document.getElementById("no-worker-chips").textContent = data.chips_without_worker.join(", ");
+    for (const run of data.runs) {
+      const row = document.querySelector('tr[data-run="' + run.id + '"]');
+      if (!row) continue;
+      const status = row.querySelector(".status");
+      status.className = "status status-" + run.status;
+      status.querySelector("a").textContent = run.status_label;
+      // textContent, never innerHTML: reasons carry text a kernel controls.
+      row.querySelector(".reason").textContent = run.reason;
+      const speedup = row.querySelector("td.num");
+      speedup.replaceChildren(text(run.speedup == null ? "–" : run.speedup.toFixed(2) + "×"));
+    }
+    return data.finished < data.total;
+  }
+
+  async function poll() {
+    try {
+      const response = await fetch(url, { headers: { Accept: "application/json" } });
+      if (response.ok && !update(await response.json())) return;
+    } catch (error) {
+      /* network hiccup: try again */
+    }
+    setTimeout(poll, 2000);
+  }
+  setTimeout(poll, 1000);
+})();

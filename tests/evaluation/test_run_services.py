@@ -1,0 +1,102 @@
+"""The run state machine, claiming and recording: exactly one verdict per run, whatever the delivery."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from evaluation import services
+from evaluation.judge.job import JudgeResult
+from evaluation.models import Run, RunStatus, Worker
+from leaderboard.services import KernelUpload, method_get_or_create, submission_create
+
+GOOD = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
+
+
+@pytest.fixture
+def run(catalog, cpu_chip, user, django_capture_on_commit_callbacks):
+    method = method_get_or_create(owner=user, scaffold="Agent", model="M")
+    with django_capture_on_commit_callbacks(execute=False):
+        submission = submission_create(owner=user, method=method, chips=[cpu_chip],
+                                       uploads=[KernelUpload(operator_id="aten::cos", source_code=GOOD)])
+    return Run.objects.get(kernel__submission=submission)
+
+
+def test_finished_runs_never_move_again(run):
+    run, lease = services.run_claim(run_id=run.pk, worker="w1")
+    services.run_record_result(run=run, lease=lease, result=JudgeResult(status="passed", reason="ok"))
+    run.refresh_from_db()
+    for target in (RunStatus.RUNNING, RunStatus.QUEUED, RunStatus.FAILED_RUNTIME):
+        with pytest.raises(services.IllegalRunTransition):
+            services.run_transition(run=run, to_status=target)
+    run.refresh_from_db()
+    assert run.status == RunStatus.PASSED
+
+
+def test_queued_run_cannot_skip_running(run):
+    with pytest.raises(services.IllegalRunTransition, match="from queued to passed"):
+        services.run_transition(run=run, to_status=RunStatus.PASSED)
+    assert Run.objects.get(pk=run.pk).status == RunStatus.QUEUED
+
+
+def test_a_message_delivered_twice_is_judged_once(run):
+    first = services.run_claim(run_id=run.pk, worker="w1", pid=None)
+    second = services.run_claim(run_id=run.pk, worker="w2", pid=None)
+    assert first is not None and second is None
+    claimed, lease = first
+    assert claimed.status == RunStatus.RUNNING and claimed.attempts == 1 and claimed.worker == "w1"
+
+
+def test_result_of_a_superseded_claim_is_not_recorded(run, django_capture_on_commit_callbacks):
+    claimed, old_lease = services.run_claim(run_id=run.pk, worker="dead-worker")
+    Worker.objects.create(hostname="dead-worker", chip=claimed.chip,
+                          last_heartbeat_at=timezone.now() - timedelta(minutes=10))
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        counts = services.runs_requeue_stale()
+    assert counts == {"requeued": 1, "gave_up": 0, "resent": 0}
+    assert len(callbacks) == 1  # re-sent to the chip's queue after commit
+    reclaimed, new_lease = services.run_claim(run_id=run.pk, worker="live-worker")
+    assert reclaimed.attempts == 2
+
+    late = services.run_record_result(run=claimed, lease=old_lease,
+                                      result=JudgeResult(status="failed_runtime", reason="late"))
+    assert late is False
+    assert services.run_record_result(run=reclaimed, lease=new_lease,
+                                      result=JudgeResult(status="passed", reason="ok")) is True
+    final = Run.objects.get(pk=run.pk)
+    assert (final.status, final.reason, final.attempts, final.worker) == ("passed", "ok", 2, "live-worker")
+
+
+def test_requeue_gives_up_after_the_attempt_bound(run, settings):
+    settings.KGB_MAX_RUN_ATTEMPTS = 1
+    services.run_claim(run_id=run.pk, worker="gone")
+    counts = services.runs_requeue_stale()  # "gone" never heartbeated at all
+    assert counts == {"requeued": 0, "gave_up": 1, "resent": 0}
+    final = Run.objects.get(pk=run.pk)
+    assert final.status == RunStatus.ERROR
+    assert "gave up after 1 attempts" in final.reason
+
+
+def test_runs_of_a_live_worker_are_left_alone(run):
+    claimed, _ = services.run_claim(run_id=run.pk, worker="alive")
+    services.worker_heartbeat(hostname="alive", chip_slug="cpu-interpreter")
+    assert services.runs_requeue_stale() == {"requeued": 0, "gave_up": 0, "resent": 0}
+    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+
+
+def test_cpu_interpreter_speedup_is_recorded_as_unknown(run):
+    claimed, lease = services.run_claim(run_id=run.pk, worker="w1")
+    services.run_record_result(run=claimed, lease=lease,
+                               result=JudgeResult(status="passed", reason="ok", speedup=3.0,
+                                                  speedup_ci95=(2.0, 4.0)))
+    final = Run.objects.get(pk=run.pk)
+    assert (final.speedup, final.speedup_ci_low, final.speedup_ci_high) == (None, None, None)
+
+
+def test_job_for_the_cpu_interpreter_checks_the_smoke_tier_without_timing(run):
+    job = services.run_build_job(run=Run.objects.select_related("chip", "kernel__operator").get(pk=run.pk))
+    assert (job.operator_id, job.chip_slug, job.device_type, job.tiers, job.measure_timing) == (
+        "aten::cos", "cpu-interpreter", "cpu", ("smoke",), False)
+    assert job.source_code == GOOD
