@@ -12,12 +12,13 @@ from evaluation.catalog import registry
 from evaluation.catalog.aten import copies, pointwise
 from evaluation.catalog.spec import Case, OperatorSpec, dtype_of
 
-POINTWISE_IDS = (
-    "acosh add add_ asin bitwise_not cos cosh div div_ eq erfc floor floor_divide fmax gt hardsigmoid heaviside i0 "
-    "le log10 logaddexp2 logit mish mul neg polygamma pow rsqrt rsub sgn silu sin special_entr square sub "
-    "masked_fill_ fill_ zero_"
-).split()
-COPY_IDS = "clone copy_ _to_copy to contiguous resolve_conj resolve_neg".split()
+POINTWISE_IDS = [
+    "acosh", "add", "add_", "asin", "bitwise_not", "cos", "cosh", "div", "div_", "eq", "erfc", "floor",
+    "floor_divide", "fmax", "gt", "hardsigmoid", "heaviside", "i0", "le", "log10", "logaddexp2", "logit", "mish",
+    "mul", "neg", "polygamma", "pow", "rsqrt", "rsub", "sgn", "silu", "sin", "special_entr", "square", "sub",
+    "masked_fill_", "fill_", "zero_",
+]
+COPY_IDS = ["clone", "copy_", "_to_copy", "to", "contiguous", "resolve_conj", "resolve_neg"]
 RECORDS: list[OperatorSpec] = pointwise.OPERATORS + copies.OPERATORS
 BY_ID = {spec.operator_id: spec for spec in RECORDS}
 SMOKE = [pytest.param(spec, case, id=case.case_id) for spec in RECORDS for case in spec.smoke]
