@@ -1,0 +1,477 @@
+"""vLLM activation quantisation: fp8 / int8 quant, fp8 conversion, fused RMSNorm+quant, Marlin fp8 preprocess.
+
+The references reproduce the CUDA kernels bit for bit: reciprocal-times versus division exactly where the
+kernels use each, round-half-to-even with saturation for int8, saturate-then-RNE for e4m3.
+"""
+
+from __future__ import annotations
+
+import random
+
+import torch
+
+from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
+from evaluation.catalog.vllm.common import (
+    EXACT, FLOAT16_DTYPES, FLOAT_DTYPES, FP8_MAX, FP8_MIN_SCALING_FACTOR, cases, pack_nibbles, product, rand, randint,
+    randn, record, to_e4m3, to_int8_rne, unpack_nibbles,
+)
+from evaluation.catalog.vllm.norms import rms_normalise
+
+QUANT_SHAPES = ((1, 32), (71, 497), (128, 512), (1024, 4096), (5333, 8192))
+SMOKE_SHAPES = ((1, 32), (5, 48), (3, 100))
+FLT_EPSILON = float(torch.finfo(torch.float32).eps)
+
+
+def random_shape(rng: random.Random) -> list[int]:
+    return [rng.randint(1, 3000), rng.randint(8, 6000)]
+
+
+# --- scaled_fp8_quant --------------------------------------------------------------------------------------
+
+def fp8_quant_inputs(case: Case, generator: torch.Generator) -> Call:
+    params = case.params
+    rows, cols = params["shape"]
+    values = randn((rows, cols), dtype_of(params["dtype"]), generator)
+    kwargs: dict = {}
+    kind = params["scale_kind"]
+    if kind == "per_tensor":
+        kwargs["scale"] = (rand((), torch.float32, generator) + 0.5)
+    elif kind == "group_2d_1x1":
+        kwargs["scale"] = rand((1, 1), torch.float32, generator) + 0.5
+    if params.get("padding") is not None:
+        kwargs["num_token_padding"] = params["padding"]
+    if kind == "dynamic" and params["per_token"] and params.get("scale_ub"):
+        kwargs["scale_ub"] = rand((1,), torch.float32, generator) + 0.5
+    kwargs["use_per_token_if_dynamic"] = params["per_token"]
+    return Call(args=[values], kwargs=kwargs)
+
+
+def fp8_quant_reference(case: Case, call: Call) -> tuple[torch.Tensor, torch.Tensor]:
+    values = call.args[0]
+    scale, padding = call.kwargs.get("scale"), call.kwargs.get("num_token_padding")
+    scale_ub, per_token = call.kwargs.get("scale_ub"), call.kwargs.get("use_per_token_if_dynamic", False)
+    rows = values.size(0)
+    out_rows = max(padding or 0, rows)
+    as_float = values.float()
+    output = torch.zeros((out_rows, values.size(1)), dtype=torch.float8_e4m3fn, device=values.device)
+    if scale is not None:  # static: multiply by the fp32 reciprocal
+        output[:rows] = to_e4m3(as_float * (1.0 / scale.float().reshape(())))
+        return output, scale
+    if not per_token:  # dynamic per tensor: scale = amax / 448, then the reciprocal
+        amax = as_float.abs().amax().reshape(1)
+        dynamic = amax / FP8_MAX
+        output[:rows] = to_e4m3(as_float * (1.0 / dynamic))
+        return output, dynamic
+    amax = as_float.abs().amax(dim=-1, keepdim=True)
+    if scale_ub is not None:
+        amax = torch.minimum(amax, scale_ub.float().reshape(-1)[0])
+    scales = torch.zeros((out_rows, 1), dtype=torch.float32, device=values.device)
+    scales[:rows] = torch.clamp(amax / FP8_MAX, min=FP8_MIN_SCALING_FACTOR)
+    output[:rows] = to_e4m3(as_float / scales[:rows])
+    return output, scales
+
+
+def fp8_quant_timed(params: dict) -> bool:
+    return params["shape"][0] >= 1024
+
+
+FP8_KINDS = [{"scale_kind": "dynamic", "per_token": False}, {"scale_kind": "dynamic", "per_token": True},
+             {"scale_kind": "dynamic", "per_token": True, "scale_ub": True},
+             {"scale_kind": "per_tensor", "per_token": False}, {"scale_kind": "group_2d_1x1", "per_token": False}]
+
+
+def fp8_quant_configs(shapes, dtypes, paddings) -> list[dict]:
+    return [{"shape": list(shape), "dtype": dtype, "padding": padding, **kind}
+            for shape in shapes for dtype in dtypes for padding in paddings for kind in FP8_KINDS]
+
+
+def fp8_quant_held_out(rng: random.Random) -> list[Case]:
+    configs = [{"shape": random_shape(rng), "dtype": rng.choice(FLOAT_DTYPES), "padding": rng.choice((None, 64)),
+                **rng.choice(FP8_KINDS)} for _ in range(8)]
+    return list(cases("scaled_fp8_quant", configs, timed=fp8_quant_timed))
+
+
+SCALED_FP8_QUANT = record(
+    "scaled_fp8_quant",
+    description="Quantise a 2-D tensor to float8_e4m3fn: static scale, dynamic per-tensor or dynamic per-token.",
+    signature=("scaled_fp8_quant(input: Tensor, scale: Tensor | None = None, num_token_padding: int | None = None, "
+               "scale_ub: Tensor | None = None, use_per_token_if_dynamic: bool = False, output: Tensor | None = None"
+               ") -> tuple[Tensor, Tensor]"),
+    make_inputs=fp8_quant_inputs,
+    reference=fp8_quant_reference,
+    smoke=cases("scaled_fp8_quant", fp8_quant_configs(SMOKE_SHAPES[:2], FLOAT_DTYPES, (None,))
+                + fp8_quant_configs(((3, 40),), ("float16",), (8,)), timed=fp8_quant_timed),
+    public=cases("scaled_fp8_quant", fp8_quant_configs(QUANT_SHAPES, FLOAT_DTYPES, (None, 0, 64)),
+                 timed=fp8_quant_timed),
+    held_out=fp8_quant_held_out,
+    prompt_notes=(
+        "input [M, N] fp16/bf16/fp32, math in fp32; e4m3 conversion saturates to +-448 then rounds to nearest even. "
+        "Output rows = max(num_token_padding or 0, M); rows >= M of the output (and of per-token scales) must be "
+        "zero. Static (scale given, 1 element, returned as is): q = e4m3(x * (1/scale)). Dynamic per tensor "
+        "(scale None, use_per_token_if_dynamic False): s = max|x| / 448 as an fp32 tensor [1], q = "
+        "e4m3(x * (1/s)). Dynamic per token: s_t = max(min(max_j |x_tj|, scale_ub[0] if given) / 448, "
+        "1/(448*512)), scales fp32 [rows, 1], q = e4m3(x / s_t) (true division). Returns (q, scale)."
+    ),
+    judgement_notes="q (e4m3) and scale compared with the protocol's tolerance (for e4m3 that is exact in "
+                    "practice: neighbouring e4m3 values differ by far more than the tolerance).",
+    departures=(
+        "scale_ub is a 1-element tensor (its intended form; the original passes a per-row tensor of which the "
+        "kernel reads element 0) and is used only with dynamic per-token quantisation, as in the original. "
+        "Static scales are drawn in [0.5, 1.5) instead of the constant 1.0. Padded rows (the original leaves "
+        "them uninitialised and slices them off before comparing) must be zero, because we compare whole "
+        "outputs."
+    ),
+)
+
+
+# --- scaled_int8_quant -------------------------------------------------------------------------------------
+
+def int8_quant_inputs(case: Case, generator: torch.Generator) -> Call:
+    params = case.params
+    rows, cols = params["shape"]
+    values = randn((rows, cols), dtype_of(params["dtype"]), generator)
+    scale = azp = None
+    if params["static"]:
+        scale = torch.tensor(params.get("scale", 0.1), dtype=torch.float32)
+        if not params["symmetric"]:
+            azp = torch.tensor(int(randint(-10, 11, (), generator)), dtype=torch.int32)
+    return Call(args=[values, scale, azp, params["symmetric"]])
+
+
+def int8_quant_reference(case: Case, call: Call):
+    values, scale, azp, symmetric = call.args
+    as_float = values.float()
+    if scale is not None:
+        if symmetric:
+            return to_int8_rne(as_float / scale), scale, None
+        shifted = torch.round(as_float * (1.0 / scale)).to(torch.int32) + azp
+        return shifted.clamp(-128, 127).to(torch.int8), scale, azp
+    if symmetric:
+        amax = as_float.abs().amax(dim=-1, keepdim=True)
+        multiplier = torch.where(amax > 0, 127.0 / amax, torch.zeros_like(amax))
+        return to_int8_rne(as_float * multiplier), amax / 127.0, None
+    low = as_float.amin(dim=-1, keepdim=True)
+    high = as_float.amax(dim=-1, keepdim=True)
+    scales = (high - low) / 255.0
+    zero_points = torch.round(-128.0 - low / scales).to(torch.int32)
+    shifted = torch.round(as_float * (1.0 / scales)).to(torch.int32) + zero_points
+    return shifted.clamp(-128, 127).to(torch.int8), scales, zero_points
+
+
+def int8_quant_timed(params: dict) -> bool:
+    rows, cols = params["shape"]
+    return rows * cols >= 1024 * 4096
+
+
+INT8_MODES = [{"static": False, "symmetric": True}, {"static": False, "symmetric": False},
+              {"static": True, "symmetric": True}, {"static": True, "symmetric": False}]
+
+
+def int8_quant_held_out(rng: random.Random) -> list[Case]:
+    configs = [{"shape": random_shape(rng), "dtype": rng.choice(FLOAT_DTYPES), **rng.choice(INT8_MODES),
+                "scale": rng.choice((0.05, 0.1, 0.02))} for _ in range(8)]
+    return list(cases("scaled_int8_quant", configs, timed=int8_quant_timed))
+
+
+SCALED_INT8_QUANT = record(
+    "scaled_int8_quant",
+    description="Quantise a 2-D tensor to int8: static or dynamic per-token, symmetric or with a zero point.",
+    signature=("scaled_int8_quant(input: Tensor, scale: Tensor | None = None, azp: Tensor | None = None, "
+               "symmetric: bool = True) -> tuple[Tensor, Tensor, Tensor | None]"),
+    make_inputs=int8_quant_inputs,
+    reference=int8_quant_reference,
+    smoke=cases("scaled_int8_quant", [{"shape": list(s), "dtype": d, **mode} for s in SMOKE_SHAPES[:2]
+                                      for d in FLOAT_DTYPES for mode in INT8_MODES], timed=int8_quant_timed),
+    public=cases("scaled_int8_quant", [{"shape": list(s), "dtype": d, **mode} for s in QUANT_SHAPES
+                                       for d in FLOAT_DTYPES for mode in INT8_MODES], timed=int8_quant_timed),
+    held_out=int8_quant_held_out,
+    prompt_notes=(
+        "input [M, N] fp16/bf16/fp32, math in fp32; int8 rounding is round-half-to-even with saturation to "
+        "[-128, 127]. Static symmetric (scale given, a 0-d fp32 tensor): q = sat(rne(x / scale)), returns "
+        "(q, scale, None). Static asymmetric (scale and azp, a 0-d int32 tensor): q = sat(rne(x * (1/scale)) + "
+        "azp), returns (q, scale, azp). Dynamic symmetric: per row amax = max|x|, q = sat(rne(x * (127/amax))) "
+        "(0 if amax = 0), returns (q, amax/127 as fp32 [M, 1], None). Dynamic asymmetric: s = (max - min)/255, "
+        "zp = rne(-128 - min/s) as int32 [M, 1], q = sat(rne(x * (1/s)) + zp), returns (q, s [M, 1], zp)."
+    ),
+    judgement_notes="int8 and int32 outputs exact, scales with the fp32 tolerance (the original's rule).",
+    departures=(
+        "The original's 15 no-op points (asymmetric with a static scale but no azp: the wrapper returns "
+        "immediately) are dropped; static asymmetric cases use a random zero point in [-10, 10] instead of 0."
+    ),
+)
+
+
+# --- convert_fp8 -------------------------------------------------------------------------------------------
+
+def convert_fp8_inputs(case: Case, generator: torch.Generator) -> Call:
+    params = case.params
+    values = randn(params["shape"], dtype_of(params["dtype"]), generator)
+    output = torch.empty(tuple(params["shape"]), dtype=torch.uint8)
+    return Call(args=[output, values, params["scale"], params["kv_dtype"]])
+
+
+def convert_fp8_reference(case: Case, call: Call) -> None:
+    output, values, scale, _kind = call.args
+    output.copy_(to_e4m3(values.float() / scale).view(torch.uint8))
+
+
+def convert_fp8_timed(params: dict) -> bool:
+    rows, cols = params["shape"]
+    return rows * cols >= 131072
+
+
+CONVERT_FP8 = record(
+    "convert_fp8",
+    description="Convert a fp16/bf16 tensor to e4m3 bytes: output = bits of e4m3(x / scale).",
+    signature="convert_fp8(output: Tensor, input: Tensor, scale: float = 1.0, kv_dtype: str = 'fp8') -> None",
+    make_inputs=convert_fp8_inputs,
+    reference=convert_fp8_reference,
+    smoke=cases("convert_fp8", product(shape=[(1, 32), (4, 100)], scale=[0.5, 1.0], kv_dtype=["fp8"],
+                                       dtype=FLOAT16_DTYPES), timed=convert_fp8_timed),
+    public=cases("convert_fp8", product(shape=[(1, 32), (128, 512), (1024, 4096), (5333, 8192)], scale=[0.5, 1.0],
+                                        kv_dtype=["fp8", "fp8_e4m3"], dtype=FLOAT16_DTYPES), timed=convert_fp8_timed),
+    held_out=lambda rng: list(cases("convert_fp8", [
+        {"shape": random_shape(rng), "scale": rng.choice((0.25, 0.5, 1.0, 2.0)),
+         "kv_dtype": rng.choice(("fp8", "fp8_e4m3")), "dtype": rng.choice(FLOAT16_DTYPES)} for _ in range(5)],
+        timed=convert_fp8_timed)),
+    mutates=(0,),
+    compare_return=False,
+    prompt_notes=(
+        "output uint8 with input's shape; input fp16/bf16; kv_dtype 'fp8' or 'fp8_e4m3' (same meaning). "
+        "output = raw byte of e4m3(float(x) / scale): true fp32 division, saturate to +-448, round to nearest "
+        "even (NaN stays NaN). Returns None."
+    ),
+    judgement_notes="Bytes compared exactly (the original's torch.equal).",
+)
+
+
+# --- cutlass_pack_scale_fp8 --------------------------------------------------------------------------------
+
+def pack_scale_inputs(case: Case, generator: torch.Generator) -> Call:
+    return Call(args=[to_e4m3(randn(case.params["shape"], torch.float32, generator))])
+
+
+def pack_scale_reference(case: Case, call: Call) -> torch.Tensor:
+    scales = call.args[0].float().reshape(-1, 1)
+    multipliers = torch.tensor([-8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0], device=scales.device)
+    packed = torch.cat([to_e4m3(scales * multipliers), (-scales).to(torch.float8_e4m3fn)], dim=1)
+    return packed.reshape(-1)
+
+
+CUTLASS_PACK_SCALE_FP8 = record(
+    "cutlass_pack_scale_fp8",
+    description="Expand each e4m3 scale s into the 8-entry LUT [-8s, -7s, ..., -2s, -s] used by CUTLASS w4a8.",
+    signature="cutlass_pack_scale_fp8(scales: Tensor) -> Tensor",
+    make_inputs=pack_scale_inputs,
+    reference=pack_scale_reference,
+    smoke=cases("cutlass_pack_scale_fp8", product(shape=[(1, 4), (4, 4), (3, 16)]),
+                timed=lambda p: p["shape"][0] * p["shape"][1] >= 64),
+    public=cases("cutlass_pack_scale_fp8", product(shape=[(1, 4), (4, 4), (8, 8), (16, 16), (4, 16), (32, 8), (64, 16),
+                                                          (128, 32)]),
+                 timed=lambda p: p["shape"][0] * p["shape"][1] >= 64),
+    held_out=lambda rng: list(cases("cutlass_pack_scale_fp8",
+                                    [{"shape": [rng.randint(1, 512), rng.randint(1, 256)]} for _ in range(4)],
+                                    timed=lambda p: p["shape"][0] * p["shape"][1] >= 64)),
+    tolerance_override=EXACT,
+    prompt_notes=(
+        "scales: contiguous float8_e4m3fn tensor of any shape. Returns a 1-D float8_e4m3fn tensor of length "
+        "8 * scales.numel(): for the i-th scale s (row-major), entries 8i..8i+7 are e4m3(-8s), e4m3(-7s), ..., "
+        "e4m3(-2s) (products in fp32, round to nearest even) and -s (a sign flip)."
+    ),
+    judgement_notes="Exact comparison (the original's torch.equal).",
+)
+
+
+# --- rms_norm_dynamic_per_token_quant / rms_norm_per_block_quant ---------------------------------------------
+
+def quant_params(quant_dtype: torch.dtype) -> tuple[float, float]:
+    """(qmax, min_scale) of vLLM's fused RMSNorm quant kernels."""
+    if quant_dtype == torch.int8:
+        return 127.0, FLT_EPSILON
+    return FP8_MAX, FP8_MIN_SCALING_FACTOR
+
+
+def quantise_with(values: torch.Tensor, scales: torch.Tensor, quant_dtype: torch.dtype) -> torch.Tensor:
+    """int8: rne(y * (1/s)) saturated; fp8: e4m3(y / s)."""
+    if quant_dtype == torch.int8:
+        return to_int8_rne(values * (1.0 / scales))
+    return to_e4m3(values / scales)
+
+
+def normalised_with_residual(values: torch.Tensor, weight: torch.Tensor, epsilon: float,
+                             residual: torch.Tensor | None) -> torch.Tensor:
+    """dtype(dtype(x * inv) * w) with x = input (+ residual in fp32, residual <- dtype(x))."""
+    as_float = values.float()
+    if residual is not None:
+        as_float = as_float + residual.float()
+        residual.copy_(as_float.to(residual.dtype))
+    inverse = torch.rsqrt(as_float.pow(2).mean(-1, keepdim=True) + epsilon)
+    return ((as_float * inverse).to(values.dtype) * weight).float()
+
+
+def per_token_inputs(case: Case, generator: torch.Generator) -> Call:
+    params = case.params
+    rows, cols = params["shape"]
+    dtype = dtype_of(params["dtype"])
+    values, weight = randn((rows, cols), dtype, generator), randn((cols,), dtype, generator)
+    residual = randn((rows, cols), dtype, generator) if params["residual"] else None
+    scale_ub = rand((1,), torch.float32, generator) + 0.5 if params.get("scale_ub") else None
+    return Call(args=[values, weight, params["epsilon"], torch.int8, scale_ub, residual])
+
+
+def per_token_reference(case: Case, call: Call) -> tuple[torch.Tensor, torch.Tensor]:
+    values, weight, epsilon, quant_dtype, scale_ub, residual = call.args
+    normalised = normalised_with_residual(values, weight, epsilon, residual)
+    qmax, min_scale = quant_params(quant_dtype)
+    amax = normalised.abs().amax(dim=-1, keepdim=True)
+    if scale_ub is not None:
+        amax = torch.minimum(amax, scale_ub.float().reshape(-1)[0])
+    scales = torch.clamp(amax / qmax, min=min_scale)
+    return quantise_with(normalised, scales, quant_dtype), scales
+
+
+def per_token_timed(params: dict) -> bool:
+    rows, cols = params["shape"]
+    return rows * cols >= 2**20
+
+
+RMS_NORM_DYNAMIC_PER_TOKEN_QUANT = record(
+    "rms_norm_dynamic_per_token_quant",
+    description="RMSNorm (optionally after adding a residual) then dynamic per-row int8 quantisation.",
+    signature=("rms_norm_dynamic_per_token_quant(input: Tensor, weight: Tensor, epsilon: float, quant_dtype: "
+               "torch.dtype, scale_ub: Tensor | None = None, residual: Tensor | None = None) -> tuple[Tensor, Tensor]"),
+    make_inputs=per_token_inputs,
+    reference=per_token_reference,
+    smoke=cases("rms_norm_dynamic_per_token_quant",
+                product(shape=[(1, 32), (5, 64)], dtype=FLOAT16_DTYPES, epsilon=[1e-6], residual=[False, True])
+                + [{"shape": [4, 96], "dtype": "float16", "epsilon": 1e-6, "residual": False, "scale_ub": True}],
+                timed=per_token_timed),
+    public=cases("rms_norm_dynamic_per_token_quant",
+                 product(shape=[(t, h) for t in (1, 128, 1024, 5333) for h in (32, 512, 4096)], dtype=FLOAT16_DTYPES,
+                         epsilon=[1e-6], residual=[False, True]), timed=per_token_timed),
+    held_out=lambda rng: list(cases("rms_norm_dynamic_per_token_quant", [
+        {"shape": random_shape(rng), "dtype": rng.choice(FLOAT16_DTYPES), "epsilon": 1e-6,
+         "residual": rng.random() < 0.5, "scale_ub": rng.random() < 0.3} for _ in range(6)], timed=per_token_timed)),
+    mutates=(5,),
+    output_tolerances=((1.0, 0.0), None, None),
+    prompt_notes=(
+        "input [M, N] fp16/bf16, weight [N], quant_dtype torch.int8, scale_ub None or a 1-element fp32 tensor, "
+        "residual None or [M, N] (updated in place). x = float(input) (+ float(residual), not rounded; then "
+        "residual <- dtype(x)); inv = rsqrt(mean(x^2) + epsilon); y = dtype(dtype(x * inv) * weight); per row "
+        "s = max(min(max|y|, scale_ub[0]) / 127, FLT_EPSILON); q = sat(rne(y * (1/s))). Returns (q int8 [M, N], "
+        "s fp32 [M, 1])."
+    ),
+    judgement_notes="q within 1 of the reference (the original's max |diff| <= 1), scales and residual with "
+                    "the protocol's tolerance.",
+    departures="The updated residual is compared too (the original does not); some cases pass scale_ub.",
+)
+
+
+def per_block_inputs(case: Case, generator: torch.Generator) -> Call:
+    params = case.params
+    rows, cols = params["shape"]
+    dtype = dtype_of(params.get("dtype", "float16"))
+    values, weight = randn((rows, cols), dtype, generator), randn((cols,), dtype, generator)
+    quant_dtype = torch.int8 if params["quant"] == "int8" else torch.float8_e4m3fn
+    group = params["group"]
+    return Call(args=[values, weight, params["epsilon"], quant_dtype, [group, group], None, None,
+                      params["transposed"]])
+
+
+def per_block_reference(case: Case, call: Call) -> tuple[torch.Tensor, torch.Tensor]:
+    values, weight, epsilon, quant_dtype, group_size, scale_ub, residual, transposed = call.args
+    normalised = normalised_with_residual(values, weight, epsilon, residual)
+    rows, cols = normalised.shape
+    group = group_size[1]
+    grouped = normalised.view(rows, cols // group, group)
+    qmax, min_scale = quant_params(quant_dtype)
+    amax = grouped.abs().amax(dim=-1, keepdim=True)
+    if scale_ub is not None:
+        amax = torch.minimum(amax, scale_ub.float().reshape(-1)[0])
+    scales = torch.clamp(amax / qmax, min=min_scale)
+    quantised = quantise_with(grouped, scales, quant_dtype).view(rows, cols)
+    scales = scales.view(rows, cols // group)
+    if transposed:
+        scales = scales.t().contiguous().t()
+    return quantised, scales
+
+
+def per_block_timed(params: dict) -> bool:
+    rows, cols = params["shape"]
+    return rows * cols >= 131072
+
+
+RMS_NORM_PER_BLOCK_QUANT = record(
+    "rms_norm_per_block_quant",
+    description="RMSNorm then per-(row, group) int8 or fp8 quantisation with fp32 group scales.",
+    signature=("rms_norm_per_block_quant(input: Tensor, weight: Tensor, epsilon: float, quant_dtype: torch.dtype, "
+               "group_size: list[int], scale_ub: Tensor | None = None, residual: Tensor | None = None, "
+               "is_scale_transposed: bool = False) -> tuple[Tensor, Tensor]"),
+    make_inputs=per_block_inputs,
+    reference=per_block_reference,
+    smoke=cases("rms_norm_per_block_quant", product(shape=[(3, 128)], epsilon=[1e-5], quant=["int8", "fp8"],
+                                                    group=[64, 128], transposed=[False, True]),
+                timed=per_block_timed),
+    public=cases("rms_norm_per_block_quant",
+                 product(shape=[(1, 128), (128, 256), (1024, 4096), (4096, 8192)], epsilon=[1e-5, 1e-6],
+                         quant=["int8", "fp8"], group=[128, 64], transposed=[False, True]), timed=per_block_timed),
+    held_out=lambda rng: list(cases("rms_norm_per_block_quant", [
+        {"shape": [rng.randint(1, 3000), 128 * rng.randint(1, 48)], "epsilon": 1e-6, "quant": rng.choice(("int8", "fp8")),
+         "group": rng.choice((64, 128)), "transposed": rng.random() < 0.5, "dtype": rng.choice(FLOAT16_DTYPES)}
+        for _ in range(6)], timed=per_block_timed)),
+    prompt_notes=(
+        "input [M, N] fp16 (N a multiple of the group), weight [N]; quant_dtype torch.int8 or "
+        "torch.float8_e4m3fn; group_size [g, g] with g in {64, 128} (the group is group_size[1]); no "
+        "scale_ub/residual here. y = dtype(dtype(float(x) * rsqrt(mean(x^2) + eps)) * weight); per (row, group): "
+        "s = max(amax / qmax, min_scale) with qmax 127, min_scale FLT_EPSILON for int8 and qmax 448, "
+        "min_scale 1/(448*512) for fp8; int8 q = sat(rne(y * (1/s))), fp8 q = e4m3(sat(y / s)). Returns "
+        "(q [M, N], scales fp32 [M, N/g]); with is_scale_transposed the scales are stored group-major (a "
+        "[N/g, M] buffer returned as its transpose); values are the same."
+    ),
+    judgement_notes="q compared exactly (the original's torch.equal), scales with the fp32 tolerance.",
+)
+
+
+# --- marlin_int4_fp8_preprocess ----------------------------------------------------------------------------
+
+def preprocess_inputs(case: Case, generator: torch.Generator) -> Call:
+    rows, cols = case.params["shape"]
+    nibbles = randint(0, 16, (rows, cols), generator)
+    return Call(args=[pack_nibbles(nibbles, dim=0), None, False])
+
+
+def preprocess_reference(case: Case, call: Call) -> torch.Tensor:
+    qweight = call.args[0]
+    nibbles = unpack_nibbles(qweight, dim=0)
+    mapped = torch.where(nibbles >= 8, nibbles - 8, 15 - nibbles)
+    return pack_nibbles(mapped, dim=0)
+
+
+MARLIN_INT4_FP8_PREPROCESS = record(
+    "marlin_int4_fp8_preprocess",
+    description="Remap every 4-bit value v of packed int4 weights to v-8 (v >= 8) or 15-v (v < 8).",
+    signature="marlin_int4_fp8_preprocess(qweight: Tensor, qzeros_or_none: Tensor | None = None, "
+              "inplace: bool = False) -> Tensor",
+    make_inputs=preprocess_inputs,
+    reference=preprocess_reference,
+    smoke=cases("marlin_int4_fp8_preprocess", product(shape=[(64, 32), (32, 64)]),
+                timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512),
+    public=cases("marlin_int4_fp8_preprocess", product(shape=[(256, 256), (512, 256), (256, 512), (512, 512), (1024, 512),
+                                                              (512, 1024), (1024, 1024), (2048, 1024)]),
+                 timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512),
+    held_out=lambda rng: list(cases("marlin_int4_fp8_preprocess", [
+        {"shape": [64 * rng.randint(1, 64), 32 * rng.randint(1, 64)]} for _ in range(4)],
+        timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512)),
+    prompt_notes=(
+        "qweight int32 [K/8, N]: each word packs 8 4-bit values, LSB first. qzeros_or_none is None and inplace "
+        "False here. Every nibble v becomes v - 8 if v >= 8 else 15 - v, position-wise. Returns a new int32 "
+        "tensor of qweight's shape."
+    ),
+    judgement_notes="Exact (integers).",
+)
+
+
+OPERATORS: list[OperatorSpec] = [
+    SCALED_FP8_QUANT, SCALED_INT8_QUANT, CONVERT_FP8, CUTLASS_PACK_SCALE_FP8, RMS_NORM_DYNAMIC_PER_TOKEN_QUANT,
+    RMS_NORM_PER_BLOCK_QUANT, MARLIN_INT4_FP8_PREPROCESS,
+]
