@@ -1,0 +1,176 @@
+"""Run-time guards installed inside the sandbox before the candidate is imported (EXPLOITS 1, 2, 9, 11).
+
+* Launch hooks: ``JITFunction.run`` and the interpreter's ``InterpretedFunction.run`` are wrapped at class
+  level, so every Triton launch (autotuned or not) is counted, and in ghost mode turned into a no-op.
+* ``AuditMode``: a TorchDispatchMode around each candidate call. Allocation, views, same-dtype copies, fills
+  and metadata pass; any other aten op is recorded (and the call rejected by the judge). While a Triton
+  launch runs the audit is paused, because the interpreter itself moves data with torch ops.
+* ``Integrity``: identities of the harness's functions captured before the candidate loads, compared after
+  its import and after every call, plus the thread count.
+
+This module runs in the untrusted process: it can only report. The static scan keeps the candidate from
+reaching these objects by name; the trusted side treats whatever arrives as evidence, not as a verdict.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+# aten overload packets a wrapper may run on the host side of a launch.
+ALLOWED_ATEN = frozenset({
+    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided", "new_zeros",
+    "new_ones", "new_full", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill", "fill_",
+    "zero", "zero_", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy", "clone", "contiguous",
+    "detach", "alias", "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "expand", "permute",
+    "transpose", "t", "unsqueeze", "squeeze", "select", "slice", "narrow", "unfold", "split", "split_with_sizes",
+    "chunk", "unbind", "diagonal", "view_as_real", "view_as_complex", "movedim", "resize_", "set_",
+    "is_same_size", "_to_copy", "copy_", "unflatten", "flatten", "_reshape_copy", "expand_copy", "view_copy",
+    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "detach_", "_has_compatible_shallow_copy_type",
+})
+ALLOCATING_ATEN = frozenset({"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
+                             "new_empty_strided"})
+DTYPE_CHANGING_COPIES = frozenset({"_to_copy", "copy_"})
+
+
+def poison_(tensor: torch.Tensor) -> torch.Tensor:
+    """Fill with a value no honest kernel leaves behind: NaN for floats, a sentinel for integers."""
+    if tensor.numel() == 0:
+        return tensor
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        tensor.fill_(float("nan"))
+    elif tensor.dtype == torch.bool:
+        tensor.fill_(True)
+    else:
+        tensor.fill_(torch.iinfo(tensor.dtype).max if tensor.dtype != torch.uint8 else 0xA5)
+    return tensor
+
+
+class GuardState:
+    """Counters and switches shared by the launch hooks and the audit mode."""
+
+    def __init__(self) -> None:
+        self.launches = 0
+        self.ghost = False
+        self.paused = 0
+        self.auditing = False
+        self.compute_ops: list[str] = []
+
+    def reset(self, *, ghost: bool) -> None:
+        self.launches = 0
+        self.ghost = ghost
+        self.compute_ops = []
+
+
+STATE = GuardState()
+
+
+class AuditMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        if STATE.paused or not STATE.auditing:
+            return result
+        packet = func._overloadpacket.__name__
+        if packet not in ALLOWED_ATEN:
+            STATE.compute_ops.append(str(func.name()))
+        elif packet in DTYPE_CHANGING_COPIES and _changes_dtype(packet, args, kwargs, result):
+            STATE.compute_ops.append(f"{func.name()} (dtype conversion)")
+        elif STATE.ghost and packet in ALLOCATING_ATEN and isinstance(result, torch.Tensor):
+            # Ghost replay: fresh memory must not hold the real call's answer (allocator reuse).
+            poison_(result)
+        return result
+
+
+def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
+    if packet == "copy_" and len(args) >= 2 and isinstance(args[1], torch.Tensor):
+        return args[0].dtype != args[1].dtype
+    if packet == "_to_copy" and args and isinstance(args[0], torch.Tensor) and isinstance(result, torch.Tensor):
+        return args[0].dtype != result.dtype
+    return False
+
+
+def _wrap_run(original: Any) -> Any:
+    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        if not warmup:
+            STATE.launches += 1
+            if STATE.ghost:
+                return None
+        STATE.paused += 1
+        try:
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+        finally:
+            STATE.paused -= 1
+
+    run.__kgb_wrapped__ = original  # type: ignore[attr-defined]
+    return run
+
+
+def install_launch_hooks() -> dict[str, Any]:
+    """Wrap the Triton launch entry points at class level; returns the wrappers for identity checks."""
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    hooks: dict[str, Any] = {}
+    for name, cls in (("JITFunction.run", JITFunction), ("InterpretedFunction.run", InterpretedFunction)):
+        wrapper = _wrap_run(cls.run)
+        cls.run = wrapper
+        hooks[name] = (cls, wrapper)
+    return hooks
+
+
+def native_thread_count() -> int:
+    try:
+        import os
+
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return -1
+
+
+class Integrity:
+    """What the harness relies on, captured before the candidate loads, and the check against it."""
+
+    def __init__(self, hooks: dict[str, Any]) -> None:
+        import torch.testing
+
+        self.hooks = hooks
+        self.captured: dict[str, tuple[Any, str, Any]] = {}
+        targets: list[tuple[str, Any, str]] = [
+            ("time.perf_counter", time, "perf_counter"),
+            ("time.perf_counter_ns", time, "perf_counter_ns"),
+            ("time.monotonic", time, "monotonic"),
+            ("torch.testing.assert_close", torch.testing, "assert_close"),
+            ("torch.cuda.synchronize", torch.cuda, "synchronize"),
+            ("torch.cuda.Event", torch.cuda, "Event"),
+            ("torch.cuda.current_stream", torch.cuda, "current_stream"),
+            ("torch.Tensor.__torch_function__", torch.Tensor, "__torch_function__"),
+            ("torch.Tensor.__torch_dispatch__", torch.Tensor, "__torch_dispatch__"),
+            ("AuditMode.__torch_dispatch__", AuditMode, "__torch_dispatch__"),
+            ("TorchDispatchMode.__enter__", TorchDispatchMode, "__enter__"),
+            ("TorchDispatchMode.__exit__", TorchDispatchMode, "__exit__"),
+            ("torch.Tensor.fill_", torch.Tensor, "fill_"),
+            ("torch.Tensor.untyped_storage", torch.Tensor, "untyped_storage"),
+            ("torch.Tensor.set_", torch.Tensor, "set_"),
+        ]
+        for name, owner, attribute in targets:
+            self.captured[name] = (owner, attribute, owner.__dict__.get(attribute, getattr(owner, attribute, None)))
+        self.python_threads = threading.active_count()
+        self.native_threads = native_thread_count()
+
+    def violations(self) -> list[str]:
+        problems = []
+        for name, (owner, attribute, value) in self.captured.items():
+            current = owner.__dict__.get(attribute, getattr(owner, attribute, None))
+            if current is not value:
+                problems.append(f"{name} was replaced")
+        for name, (cls, wrapper) in self.hooks.items():
+            if cls.__dict__.get("run") is not wrapper:
+                problems.append(f"{name} (launch hook) was replaced")
+        if threading.active_count() > self.python_threads:
+            problems.append(f"thread count grew from {self.python_threads} to {threading.active_count()}")
+        return problems

@@ -1,0 +1,412 @@
+"""``judge(job)``: the trusted side of one judgement, from static scan to verdict.
+
+The trusted side draws a secret seed, builds every case's inputs from it, computes references on private
+copies, sends the inputs to a fresh sandbox, and compares what comes back. The sandbox never holds an
+expected output, the comparison or the seed. See docs/judge.md for the whole design.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from evaluation.catalog.spec import Call, Case, OperatorSpec
+from evaluation.judge import wire
+from evaluation.judge.compare import bit_identical, compare_outputs, fp64_relative_error
+from evaluation.judge.guard import poison_
+from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
+from evaluation.judge.sandbox import HarnessError, Sandbox
+from evaluation.judge.static_scan import scan_source
+
+
+@dataclass
+class TimingOptions:
+    sets_per_side: int = 4
+    budget_s_per_case: float = 2.0
+    rse_target: float = 0.005
+    min_iterations: int = 20
+    max_iterations: int = 2000
+    spot_checks: int = 2
+
+
+@dataclass
+class JudgeOptions:
+    """Internal knobs. The public ``judge`` uses the defaults; tests pass ``spec`` and switch the scan off
+    only to prove that the run-time defences hold on their own."""
+
+    spec: OperatorSpec | None = None
+    static_scan: bool = True
+    ghost_replay: bool = True
+    isolate: bool = True
+    timing: TimingOptions = field(default_factory=TimingOptions)
+    sandbox_factory: Callable[[str], Sandbox] | None = None  # a pool's acquire; None: start a fresh one
+
+
+class Verdict(Exception):
+    """Raised inside a judgement to stop it with a verdict."""
+
+    def __init__(self, status: str, reason: str, *, check: str = "", case: Case | None = None,
+                 tier: str = "", message: str = "") -> None:
+        super().__init__(reason)
+        self.status, self.reason, self.check, self.case, self.tier = status, reason, check, case, tier
+        self.message = message or reason
+
+
+def judge(job: JudgeJob) -> JudgeResult:
+    """Judge one kernel file. Never raises for anything the kernel does; ``error`` means our fault."""
+    return judge_with(job, JudgeOptions())
+
+
+def judge_with(job: JudgeJob, options: JudgeOptions) -> JudgeResult:
+    try:
+        return _Judgement(job, options).run()
+    except Exception:
+        return JudgeResult(status="error", reason="judge infrastructure failure:\n" + traceback.format_exc()[-3000:])
+
+
+def _seed(secret: bytes, *parts: object) -> int:
+    digest = hashlib.sha256(secret + "\x00".join(str(part) for part in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
+
+
+def _map_tensors(value: Any, function: Callable[[torch.Tensor], Any]) -> Any:
+    if isinstance(value, torch.Tensor):
+        return function(value)
+    if isinstance(value, list):
+        return [_map_tensors(item, function) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_map_tensors(item, function) for item in value)
+    if isinstance(value, dict):
+        return {key: _map_tensors(item, function) for key, item in value.items()}
+    return value
+
+
+def _to_device(call: Call, device: torch.device) -> Call:
+    """Move a call's tensors keeping sizes, strides, offsets and aliasing (storage by storage)."""
+    if device.type == "cpu":
+        return call
+    encoder = wire.Encoder()
+    payload = encoder.encode({"args": call.args, "kwargs": call.kwargs})
+    decoded = wire.Decoder(encoder.blobs, device).decode(payload)
+    return Call(args=decoded["args"], kwargs=decoded["kwargs"])
+
+
+class _Judgement:
+    def __init__(self, job: JudgeJob, options: JudgeOptions) -> None:
+        self.job = job
+        self.options = options
+        self.secret = os.urandom(32)
+        self.checks: dict[str, CheckOutcome] = {}
+        self.case_results: list[CaseResult] = []
+        self.environment: dict[str, Any] = {"chip": job.chip_slug, "device_type": job.device_type}
+        self.stage_seconds: dict[str, float] = {}
+        self.sandbox: Sandbox | None = None
+        self.deadline = time.monotonic() + job.time_budget_s
+        self.reference_device = torch.device("cpu")
+        self.flagged = False
+        self.speedup: float | None = None
+        self.speedup_ci95: tuple[float, float] | None = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def check(self, name: str, outcome: str, detail: str = "") -> None:
+        self.checks[name] = CheckOutcome(name, outcome, detail)
+
+    def result(self, status: str, reason: str, failed_case: dict[str, Any] | None = None) -> JudgeResult:
+        passed = sum(1 for case in self.case_results if case.passed)
+        return JudgeResult(
+            status=status, reason=reason, cases_total=len(self.cases) if hasattr(self, "cases") else 0,
+            cases_passed=passed, failed_case=failed_case, case_results=self.case_results,
+            speedup=self.speedup if status == "passed" else None,
+            speedup_ci95=self.speedup_ci95 if status == "passed" else None, flagged=self.flagged,
+            checks=list(self.checks.values()), environment=self.environment, stage_seconds=self.stage_seconds,
+        )
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> JudgeResult:
+        from evaluation.catalog.registry import get_operator
+
+        try:
+            self.spec = self.options.spec or get_operator(self.job.operator_id)
+        except KeyError as error:
+            return JudgeResult(status="error", reason=str(error.args[0]))
+        if self.job.device_type != "cpu":
+            try:
+                if torch.cuda.is_available():
+                    self.reference_device = torch.device(self.job.device_type)
+            except Exception:
+                self.reference_device = torch.device("cpu")
+        self.environment["reference_device"] = str(self.reference_device)
+        self.cases = self._collect_cases()
+        try:
+            self._scan()
+            if not self.cases:
+                raise Verdict("failed_correctness", "the operator has no cases in the requested tiers")
+            self._start_sandbox()
+            self._correctness()
+            if self.job.measure_timing and self.job.device_type != "cpu":
+                self._timing()
+            else:
+                self.check("timing", "skipped", "timing off for this job" if self.job.device_type != "cpu"
+                           else "the CPU interpreter's times mean nothing")
+        except Verdict as verdict:
+            failed_case = None
+            if verdict.case is not None:
+                failed_case = {"case_id": verdict.case.case_id, "tier": verdict.tier,
+                               "params": dict(verdict.case.params), "message": verdict.message}
+                self.case_results.append(CaseResult(case_id=verdict.case.case_id, tier=verdict.tier,
+                                                    params=dict(verdict.case.params), passed=False,
+                                                    message=verdict.message[-2000:]))
+            if verdict.check:
+                self.check(verdict.check, "failed", verdict.message if verdict.case is None
+                           else f"{verdict.case.case_id}: {verdict.message}")
+            return self.result(verdict.status, verdict.reason, failed_case)
+        finally:
+            self._stop_sandbox()
+        return self.result("passed", f"all {len(self.cases)} cases passed")
+
+    def _collect_cases(self) -> list[tuple[str, Case]]:
+        cases: list[tuple[str, Case]] = []
+        for tier in self.job.tiers:
+            rng = random.Random(_seed(self.secret, "held_out")) if tier == "held_out" else None
+            cases.extend((tier, case) for case in self.spec.cases(tier, rng))
+        return cases
+
+    def _scan(self) -> None:
+        if not self.options.static_scan:
+            self.check("static_scan", "skipped", "switched off for this judgement (tests only)")
+            return
+        scan = scan_source(self.job.source_code)
+        if scan.syntax_error:
+            raise Verdict("failed_compile", f"syntax error: {scan.syntax_error}")
+        if scan.findings:
+            detail = "; ".join(str(finding) for finding in scan.findings[:8])
+            self.check("static_scan", "failed", detail)
+            raise Verdict("rejected", f"static scan: {scan.findings[0]}")
+        self.check("static_scan", "passed")
+
+    # ------------------------------------------------------------------ sandbox life
+
+    def _remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def _start_sandbox(self) -> None:
+        started = time.monotonic()
+        factory = self.options.sandbox_factory
+        self.sandbox = factory(self.job.device_type) if factory else Sandbox(self.job.device_type,
+                                                                             isolate=self.options.isolate)
+        self.environment["sandbox"] = {"applied": self.sandbox.protections.applied,
+                                       "unavailable": self.sandbox.protections.unavailable}
+        try:
+            if self.sandbox.ready_seconds is None:
+                ready = self.sandbox.wait_ready(self.deadline)
+                self.environment["sandbox"]["uid"] = ready.get("uid")
+        except wire.ChannelTimeout:
+            raise Verdict("error", "the sandbox did not start within the budget") from None
+        except (wire.PeerClosed, wire.WireError):
+            raise Verdict("error", f"the sandbox failed to start ({self.sandbox.exit_status()}): "
+                                   f"{self.sandbox.logs()['stderr'][-1500:]}") from None
+        self.stage_seconds["process_start"] = round(time.monotonic() - started, 4)
+        started = time.monotonic()
+        entry_points = sorted({case.entry_point for _, case in self.cases})
+        path = self.sandbox.write_candidate(self.job.source_code)
+        reply = self._request({"op": "start", "token": self.sandbox.token, "device": self._sandbox_device(),
+                               "memory_fraction": self.job.device_memory_fraction, "source_path": path,
+                               "entry_points": entry_points, "timing": self.job.measure_timing}, [], None)[0]
+        self.environment.update(reply.get("environment", {}))
+        self.stage_seconds["compile"] = round(time.monotonic() - started, 4)
+        if not reply.get("ok"):
+            error = str(reply.get("error", ""))
+            if reply.get("missing"):
+                raise Verdict("failed_compile", error)
+            raise Verdict("failed_compile", "the kernel file raised on import:\n" + error[-3000:])
+        self._integrity(reply.get("integrity", []), None, "")
+        self.check("entry_points", "passed", ", ".join(entry_points))
+
+    def _sandbox_device(self) -> str:
+        return "cpu" if self.job.device_type == "cpu" else f"{self.job.device_type}:0"
+
+    def _stop_sandbox(self) -> None:
+        if self.sandbox is None:
+            return
+        self.environment["candidate_output"] = self.sandbox.logs()
+        self.sandbox.close()
+
+    def _request(self, header: dict[str, Any], blobs: list[bytes], case: Case | None, tier: str = "",
+                 ) -> tuple[dict[str, Any], list[bytes]]:
+        assert self.sandbox is not None
+        where = f" in case {case.case_id}" if case else " while loading"
+        try:
+            return self.sandbox.request(header, blobs, self.deadline)
+        except wire.ChannelTimeout:
+            self.sandbox.kill()
+            raise Verdict("timeout", f"the wall-clock budget of {self.job.time_budget_s:g} s ran out{where}",
+                          case=case, tier=tier, message="timeout") from None
+        except wire.PeerClosed:
+            status = self.sandbox.exit_status()
+            if "SIGXFSZ" in status:
+                status += " (file size limit)"
+            if "SIGKILL" in status:
+                status += " (killed: memory or process limits)"
+            raise Verdict("failed_runtime", f"the sandbox process died{where}: {status}", case=case, tier=tier,
+                          message=f"process died: {status}") from None
+        except wire.WireError as error:
+            self.sandbox.kill()
+            raise Verdict("rejected", f"the result channel was tampered with{where}: {error}",
+                          check="result_channel", case=case, tier=tier, message=str(error)) from None
+        except HarnessError as error:
+            raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
+
+    def _integrity(self, violations: list[str], case: Case | None, tier: str) -> None:
+        if violations:
+            raise Verdict("rejected", f"harness integrity: {violations[0]}", check="harness_integrity", case=case,
+                          tier=tier, message="; ".join(violations))
+
+    # ------------------------------------------------------------------ correctness
+
+    def _make_call(self, case: Case, seed: int) -> Call:
+        generator = torch.Generator().manual_seed(seed)
+        return self.spec.make_inputs(case, generator)
+
+    def _correctness(self) -> None:
+        started = time.monotonic()
+        for tier, case in self.cases:
+            self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
+        self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
+        for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
+                             ("triton_launched", "every call launched at least one Triton kernel"),
+                             ("plain_tensor_outputs", "every output was a plain dense torch.Tensor"),
+                             ("inputs_unchanged", "inputs not in the mutates list kept their bits"),
+                             ("harness_integrity", "timers, synchronize, launch hooks and dispatch mode "
+                                                   "unchanged; no new threads"),
+                             ("result_channel", "every reply carried the run token on the private pipe")):
+            self.check(name, "passed", detail)
+        if "ghost_replay" not in self.checks:
+            self.check("ghost_replay", "passed" if self.options.ghost_replay else "skipped",
+                       "with launches disabled every case's output was wrong" if self.options.ghost_replay
+                       else "switched off")
+
+    def _expected(self, case: Case, seed: int) -> tuple[Any, ...]:
+        private = _to_device(self._make_call(case, seed), self.reference_device)
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        returned = self.spec.reference(case, private)
+        if self.reference_device.type != "cpu":
+            torch.cuda.synchronize()
+        return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach().cpu())
+
+    def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
+        entry = self.spec.entry_point(case.entry_point)
+        sent = self._make_call(case, seed)
+        for key in entry.mutates:
+            value = sent.get(key)
+            if isinstance(value, torch.Tensor):
+                poison_(value)
+        before = Call(args=_map_tensors(sent.args, lambda t: t.clone()),
+                      kwargs=_map_tensors(sent.kwargs, lambda t: t.clone()))
+        expected = self._expected(case, seed)
+        encoder = wire.Encoder()
+        payload = encoder.encode({"args": sent.args, "kwargs": sent.kwargs})
+        wants_ghost = ghost and self.options.ghost_replay and self.spec.judgement != "metadata" and any(
+            isinstance(item, torch.Tensor) and item.numel() > 0 for item in expected)
+        reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
+                                      "ghost": wants_ghost}, encoder.blobs, case, tier)
+        real = reply.get("real", {})
+        if real.get("error"):
+            error = str(real["error"])
+            memory = any(word in error for word in ("out of memory", "can't allocate memory", "MemoryError",
+                                                    "DefaultCPUAllocator"))
+            reason = "ran out of memory" if memory else "raised"
+            raise Verdict("failed_runtime", f"case {case.case_id} {reason}: {error.strip().splitlines()[-1][:500]}",
+                          case=case, tier=tier, message=error[-2000:])
+        if real.get("not_plain"):
+            raise Verdict("rejected", f"output is not a plain tensor: {real['not_plain'][0]}",
+                          check="plain_tensor_outputs", case=case, tier=tier, message="; ".join(real["not_plain"]))
+        if real.get("compute_ops"):
+            ops = ", ".join(real["compute_ops"])
+            raise Verdict("rejected", f"computed outside Triton: {ops}", check="dispatch_audit", case=case,
+                          tier=tier, message=f"aten ops outside Triton: {ops}")
+        if int(real.get("launches", 0)) < 1:
+            raise Verdict("rejected", "no Triton kernel was launched", check="triton_launched", case=case,
+                          tier=tier, message="the call launched no Triton kernel")
+        self._integrity(list(reply.get("integrity", [])), case, tier)
+        offset = int(reply.get("ghost_blob_offset", len(blobs)))
+        decoded = wire.Decoder(blobs[:offset]).decode(real.get("value"))
+        after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
+        changed = self._mutated_inputs(entry, before, after)
+        if changed:
+            raise Verdict("rejected", f"the call modified input {changed}", check="inputs_unchanged", case=case,
+                          tier=tier, message=f"input {changed} is not in the operator's mutates list but changed")
+        outputs = self.spec.outputs_of(case, after, decoded["returned"])
+        message = compare_outputs(self.spec, case, before, outputs, expected)
+        if message:
+            raise Verdict("failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier,
+                          message=message)
+        if self.spec.fp64_relative_bound is not None:
+            self._fp64_opinion(case, tier, seed, outputs)
+        if wants_ghost:
+            self._ghost(reply, blobs[offset:], case, tier, before, expected, entry)
+        if record:
+            self.case_results.append(CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params),
+                                                passed=True))
+
+    def _mutated_inputs(self, entry: Any, before: Call, after: Call) -> str:
+        mutates = set(entry.mutates)
+        for index, value in enumerate(before.args):
+            if index not in mutates and index < len(after.args) and not bit_identical(value, after.args[index]):
+                return f"#{index}"
+        for key, value in before.kwargs.items():
+            if key not in mutates and not bit_identical(value, after.kwargs.get(key)):
+                return repr(key)
+        return ""
+
+    def _fp64_opinion(self, case: Case, tier: str, seed: int, outputs: tuple[Any, ...]) -> None:
+        call64 = self._make_call(case, seed)
+        call64 = Call(args=_map_tensors(call64.args, _widen), kwargs=_map_tensors(call64.kwargs, _widen))
+        expected64 = self.spec.outputs_of(case, call64, self.spec.reference(case, call64))
+        error = fp64_relative_error(outputs, expected64)
+        bound = self.spec.fp64_relative_bound
+        if error is not None and error > bound:
+            raise Verdict("failed_correctness", f"case {case.case_id}: relative error {error:.3g} against a float64 "
+                          f"reference exceeds {bound:g} (precision loss)", check="fp64_second_opinion", case=case,
+                          tier=tier, message=f"||out-ref64||/||ref64|| = {error:.3g} > {bound:g}")
+        self.check("fp64_second_opinion", "passed", f"bound {bound:g}")
+
+    def _ghost(self, reply: dict[str, Any], blobs: list[bytes], case: Case, tier: str, before: Call,
+               expected: tuple[Any, ...], entry: Any) -> None:
+        ghost = reply.get("ghost")
+        if not ghost or ghost.get("error") or ghost.get("not_plain"):
+            return  # no output, or an exception: the launches mattered
+        decoded = wire.Decoder(blobs).decode(ghost.get("value"))
+        outputs = self.spec.outputs_of(case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])),
+                                       decoded["returned"])
+        if compare_outputs(self.spec, case, before, outputs, expected) is None:
+            raise Verdict("rejected", f"case {case.case_id}: the output is still correct with every Triton launch "
+                          "turned into a no-op", check="ghost_replay", case=case, tier=tier,
+                          message="correct output without any Triton launch (fallback or precomputed result)")
+
+    # ------------------------------------------------------------------ timing
+
+    def _timing(self) -> None:
+        from evaluation.judge.timing_trusted import run_timing
+
+        started = time.monotonic()
+        run_timing(self)
+        self.stage_seconds["timing"] = round(time.monotonic() - started, 4)
+
+
+def _widen(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.dtype in (torch.float16, torch.bfloat16, torch.float32):
+        return tensor.to(torch.float64)
+    if tensor.dtype in (torch.complex32, torch.complex64):
+        return tensor.to(torch.complex128)
+    return tensor

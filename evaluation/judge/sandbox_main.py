@@ -1,0 +1,58 @@
+"""The untrusted side: ``python -m evaluation.judge.sandbox_main --cmd-fd N --res-fd M``.
+
+Started by evaluation.judge.sandbox with a scrubbed environment, limits and a fresh working directory. It
+imports torch and triton, installs the launch hooks, says ``ready`` and waits (a pool can keep it warm),
+then serves ONE job: load the candidate, run the calls the trusted side sends (inputs in, raw outputs back),
+time them on a GPU. It never sees expected outputs, the comparison or the run's seed. Its stdout/stderr are
+log files the trusted side truncates into evidence; results leave only through the ``--res-fd`` pipe.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+
+def _drop_privileges() -> None:
+    # Fallback when ``setpriv`` is missing: the trusted side asks for it through this variable.
+    uid = os.environ.pop("KGB_SANDBOX_SETUID", "")
+    if uid and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(int(uid))
+        os.setuid(int(uid))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cmd-fd", type=int, required=True)
+    parser.add_argument("--res-fd", type=int, required=True)
+    options = parser.parse_args()
+    _drop_privileges()
+
+    import torch  # noqa: F401  (imported before the job arrives: that is the point of a warm sandbox)
+    import triton  # noqa: F401
+
+    from evaluation.judge import guard, wire
+    from evaluation.judge.sandbox_worker import Worker
+
+    hooks = guard.install_launch_hooks()
+    wire.send(options.res_fd, {"event": "ready", "pid": os.getpid(), "uid": os.getuid()})
+    worker = Worker(options.cmd_fd, options.res_fd, hooks)
+    try:
+        worker.serve()
+    except wire.PeerClosed:
+        return 0
+    except BaseException:  # the harness itself broke: say so on the private channel if it still can
+        try:
+            wire.send(options.res_fd, {"event": "harness_error", "token": worker.token,
+                                       "error": traceback.format_exc()[-4000:]})
+        except Exception:
+            pass
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

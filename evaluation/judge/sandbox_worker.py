@@ -1,0 +1,209 @@
+"""The sandbox's command loop: load the candidate, run calls (real and ghost), time cases on a GPU.
+
+Runs in the untrusted process (see sandbox_main). Every reply carries the run token the trusted side sent
+first; replies hold raw outputs and observations, never verdicts.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+import sys
+import time
+import traceback
+from typing import Any
+
+import torch
+
+from evaluation.judge import guard, wire
+
+PLAIN_TENSOR = torch.Tensor
+
+
+def _format_error(limit: int = 6000) -> str:
+    return traceback.format_exc()[-limit:]
+
+
+def _not_plain(value: Any, path: str = "return") -> list[str]:
+    """Names of outputs that are not plain dense tensors with real storage (EXPLOITS 10)."""
+    problems: list[str] = []
+    if isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            problems += _not_plain(item, f"{path}[{index}]")
+    elif isinstance(value, torch.Tensor):
+        if type(value) is not PLAIN_TENSOR:
+            problems.append(f"{path} is a {type(value).__qualname__}, not a plain torch.Tensor")
+        elif value.layout != torch.strided or value.device.type == "meta":
+            problems.append(f"{path} has no dense storage ({value.layout}, {value.device})")
+    elif value is not None and not isinstance(value, (bool, int, float, complex)):
+        problems.append(f"{path} is a {type(value).__qualname__}")
+    return problems
+
+
+class Worker:
+    def __init__(self, cmd_fd: int, res_fd: int, hooks: dict[str, Any]) -> None:
+        self.cmd_fd = cmd_fd
+        self.res_fd = res_fd
+        self.hooks = hooks
+        self.token = ""
+        self.device = torch.device("cpu")
+        self.module: Any = None
+        self.integrity: guard.Integrity | None = None
+        self.keep_alive: list[Any] = []  # every input and output stays alive: no address is recycled
+        self.flush_buffer: torch.Tensor | None = None
+
+    def reply(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
+        wire.send(self.res_fd, dict(header, token=self.token), list(blobs))
+
+    def serve(self) -> None:
+        while True:
+            header, blobs = wire.receive(self.cmd_fd)
+            op = header.get("op")
+            if op == "start":
+                self.token = str(header["token"])
+                self.start(header)
+            elif op == "call":
+                self.call(header, blobs)
+            elif op == "time":
+                self.time_case(header, blobs)
+            elif op == "exit":
+                self.reply({"event": "bye"})
+                return
+            else:
+                self.reply({"event": "harness_error", "error": f"unknown op {op!r}"})
+
+    # ------------------------------------------------------------------ load
+
+    def start(self, header: dict[str, Any]) -> None:
+        self.device = torch.device(header["device"])
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.set_float32_matmul_precision("highest")
+        if self.device.type == "cuda":
+            torch.cuda.init()
+            torch.cuda.set_per_process_memory_fraction(float(header["memory_fraction"]), self.device)
+            torch.empty(1, device=self.device).zero_()
+            if header.get("timing"):
+                self.flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=self.device)
+        else:
+            torch.set_num_threads(1)
+        torch.ones(4096).add_(1)  # start the intra-op machinery before the thread baseline
+        self.integrity = guard.Integrity(self.hooks)
+        environment = {"python": sys.version.split()[0], "torch": torch.__version__,
+                       "triton": __import__("triton").__version__, "native_threads_before": guard.native_thread_count()}
+        if self.device.type == "cuda":
+            environment["device_name"] = torch.cuda.get_device_name(self.device)
+        started = time.perf_counter()
+        try:
+            spec = importlib.util.spec_from_file_location("candidate_kernel", header["source_path"])
+            module = importlib.util.module_from_spec(spec)
+            sys.modules["candidate_kernel"] = module
+            spec.loader.exec_module(module)
+        except BaseException:
+            self.reply({"event": "loaded", "ok": False, "error": _format_error(), "environment": environment})
+            return
+        missing = [name for name in header["entry_points"] if not callable(getattr(module, name, None))]
+        self.module = module
+        self.reply({"event": "loaded", "ok": not missing, "missing": missing,
+                    "error": f"missing entry point(s): {', '.join(missing)}" if missing else "",
+                    "import_seconds": time.perf_counter() - started,
+                    "integrity": self.integrity.violations(), "environment": environment})
+
+    # ------------------------------------------------------------------ calls
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def _run_once(self, entry_point: str, payload: Any, blobs: list[bytes], ghost: bool) -> dict[str, Any]:
+        decoded = wire.Decoder(blobs, self.device).decode(payload)
+        args, kwargs = decoded["args"], decoded["kwargs"]
+        self.keep_alive.append(decoded)
+        function = getattr(self.module, entry_point)
+        guard.STATE.reset(ghost=ghost)
+        outcome: dict[str, Any] = {}
+        try:
+            guard.STATE.auditing = True
+            with guard.AuditMode():
+                returned = function(*args, **kwargs)
+            guard.STATE.auditing = False
+            self._sync()
+        except BaseException:
+            guard.STATE.auditing = False
+            outcome["error"] = _format_error()
+            returned = None
+        finally:
+            guard.STATE.ghost = False
+        self.keep_alive.append(returned)
+        outcome["launches"] = guard.STATE.launches
+        outcome["compute_ops"] = sorted(set(guard.STATE.compute_ops))
+        outcome["not_plain"] = _not_plain(returned)
+        encoder = wire.Encoder()
+        safe_return = None if outcome["not_plain"] else returned
+        outcome["value"] = encoder.encode({"returned": safe_return, "args": args, "kwargs": kwargs})
+        outcome["_blobs"] = encoder.blobs
+        return outcome
+
+    def call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
+        real = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False)
+        integrity = self.integrity.violations() if self.integrity else []
+        ghost: dict[str, Any] | None = None
+        if header.get("ghost") and "error" not in real:
+            ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True)
+            integrity += self.integrity.violations() if self.integrity else []
+        out_blobs = real.pop("_blobs")
+        reply = {"event": "called", "real": real, "integrity": sorted(set(integrity)),
+                 "native_threads": guard.native_thread_count()}
+        if ghost is not None:
+            ghost_blobs = ghost.pop("_blobs")
+            reply["ghost"] = ghost
+            reply["ghost_blob_offset"] = len(out_blobs)
+            out_blobs = out_blobs + ghost_blobs
+        self.reply(reply, out_blobs)
+
+    # ------------------------------------------------------------------ timing (GPU)
+
+    def time_case(self, header: dict[str, Any], blobs: list[bytes]) -> None:
+        """Interleaved candidate / reference timing with CUDA events, L2 flush and rotating input sets."""
+        try:
+            result = self._time_case(header, blobs)
+        except BaseException:
+            self.reply({"event": "timed", "ok": False, "error": _format_error()})
+            return
+        spot_blobs = result.pop("_blobs")
+        self.reply(dict(result, event="timed", ok=True, integrity=self.integrity.violations()), spot_blobs)
+
+    def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
+        from evaluation.judge.timing_sandbox import time_interleaved
+
+        decoder = wire.Decoder(blobs, self.device)
+        candidate_sets = [decoder.decode(item) for item in header["candidate_sets"]]
+        reference_sets = [decoder.decode(item) for item in header["reference_sets"]]
+        self.keep_alive.extend(candidate_sets + reference_sets)
+        function = getattr(self.module, header["entry_point"])
+        reference = _reference_callable(header)
+        rng = random.Random(header["spot_seed"])
+        return time_interleaved(
+            candidate=function, reference=reference, candidate_sets=candidate_sets, reference_sets=reference_sets,
+            flush_buffer=self.flush_buffer, budget_s=float(header["budget_s"]), rse_target=float(header["rse_target"]),
+            min_iterations=int(header["min_iterations"]), max_iterations=int(header["max_iterations"]),
+            spot_checks=int(header["spot_checks"]), rng=rng, keep_alive=self.keep_alive,
+            min_launches=1, math_isfinite=math.isfinite,
+        )
+
+
+def _reference_callable(header: dict[str, Any]) -> Any:
+    """The timing baseline: the operator's ``baseline`` when the worker has it, else its reference."""
+    from evaluation.catalog.registry import get_operator
+    from evaluation.catalog.spec import Call, Case
+
+    spec = get_operator(header["operator_id"])
+    case = Case(**{key: value for key, value in header["case"].items() if key != "case_id"})
+
+    def run(args: list[Any], kwargs: dict[str, Any]) -> Any:
+        return spec.reference(case, Call(args=list(args), kwargs=dict(kwargs)))
+
+    if spec.baseline is not None:
+        run.baseline = (spec, case)  # type: ignore[attr-defined]
+    return run

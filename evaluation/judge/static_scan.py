@@ -1,0 +1,302 @@
+"""Static scan of a candidate file's source (EXPLOITS 1, 9, 10, 11, 12, 17): the first, cheap filter.
+
+Policy, in short (docs/judge.md has the reasons):
+  * imports: only torch, triton (and triton.language.*), math, typing, functools, itertools, dataclasses,
+    enum, collections, numbers, __future__. Everything that reaches the OS, threads, processes, sockets,
+    native code or the import system (os, sys, subprocess, threading, ctypes, importlib, operator, ...) is out.
+  * ``torch.*`` only from an allow-list (allocation, dtype/device helpers, a few cuda queries); every other
+    torch name (compute functions, torch.ops, torch.nn, torch.library, torch._C, streams, graphs, compile)
+    is refused wherever it appears, so ``f = torch.cos`` is caught at the alias itself.
+  * outside ``@triton.jit`` bodies, an attribute whose name is a computing ``torch.Tensor`` method
+    (``.cos``, ``.sum``, ``.matmul``, ``.cpu``, ``.tolist``, ...) is refused whatever it is called on;
+    views, metadata and allocation methods are allowed. Inside jit bodies methods are Triton's.
+  * ``@`` outside jit bodies, dunder and private attributes, ``getattr``/``setattr``/``__import__``/
+    ``exec``/``eval``/``compile``/``globals``/``vars``/``open``, attribute assignment (monkeypatching),
+    subclassing torch types and ``__torch_function__``-style hooks are refused.
+Arithmetic on Python numbers (grid math) stays allowed; arithmetic on tensors is caught at run time by the
+dispatch audit, which sees every aten op the wrapper executes.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+
+import torch
+
+ALLOWED_MODULES = {
+    "torch", "triton", "triton.language", "math", "typing", "functools", "itertools", "dataclasses", "enum",
+    "collections", "collections.abc", "numbers", "__future__",
+}
+ALLOWED_MODULE_PREFIXES = ("triton.language.",)
+
+# Full torch names a wrapper may use (dtypes are added programmatically).
+TORCH_ALLOWED = {
+    "torch.empty", "torch.empty_like", "torch.empty_strided", "torch.zeros", "torch.zeros_like", "torch.ones",
+    "torch.ones_like", "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.as_strided",
+    "torch.Tensor", "torch.Size", "torch.device", "torch.dtype", "torch.finfo", "torch.iinfo", "torch.is_tensor",
+    "torch.is_floating_point", "torch.is_complex", "torch.promote_types", "torch.result_type",
+    "torch.get_default_dtype", "torch.no_grad", "torch.inference_mode", "torch.contiguous_format",
+    "torch.channels_last", "torch.preserve_format", "torch.strided",
+    "torch.cuda.synchronize", "torch.cuda.current_device", "torch.cuda.device", "torch.cuda.is_available",
+    "torch.cuda.get_device_properties", "torch.cuda.get_device_capability", "torch.cuda.current_stream",
+    "torch.cuda.device_count",
+}
+# triton is allowed except for the parts that reach the harness's own machinery or switch modes.
+TRITON_DENIED_PREFIXES = (
+    "triton.knobs", "triton.runtime.jit", "triton.runtime.interpreter", "triton.compiler", "triton.backends",
+    "triton.testing", "triton.tools", "triton.runtime.cache",
+)
+# Tensor methods (and dtype/tensor attributes) that only read metadata, make views, allocate or copy.
+TENSOR_METHODS_ALLOWED = {
+    "view", "view_as", "reshape", "reshape_as", "contiguous", "stride", "size", "shape", "numel", "dim",
+    "ndim", "ndimension", "data_ptr", "is_contiguous", "element_size", "itemsize", "nbytes", "dtype", "device",
+    "expand", "expand_as", "t", "T", "mT", "transpose", "permute", "unsqueeze", "squeeze", "flatten",
+    "unflatten", "narrow", "select", "as_strided", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
+    "new_full", "new_tensor", "zero_", "fill_", "copy_", "clone", "detach", "to", "split", "chunk", "unbind",
+    "movedim", "moveaxis", "swapaxes", "swapdims", "unfold", "diagonal", "view_as_real", "is_cuda", "is_cpu",
+    "is_floating_point", "is_complex", "is_signed", "layout", "storage_offset", "get_device", "is_leaf",
+    "requires_grad", "values", "type", "resize_", "is_meta", "real", "imag", "names", "stride", "is_sparse",
+    "requires_grad_", "dim_order", "is_set_to", "storage_offset", "untyped_storage", "item_size",
+}
+# Attribute names that are never fine outside jit bodies, on anything.
+EXTRA_DENIED_ATTRIBUTES = {
+    "ops", "library", "nn", "functional", "linalg", "fft", "special", "jit", "compile", "fx", "autograd",
+    "backends", "distributed", "multiprocessing", "hub", "testing", "profiler", "graphs", "CUDAGraph",
+    "Stream", "stream", "graph", "set_stream", "utils", "export", "func", "vmap", "aten", "prims",
+}
+BANNED_NAMES = {
+    "getattr", "setattr", "delattr", "exec", "eval", "compile", "globals", "locals", "vars", "open",
+    "breakpoint", "input", "memoryview", "dir", "help", "__import__", "__builtins__", "__loader__",
+    "__spec__", "__file__",
+}
+ALLOWED_DUNDER_NAMES = {"__name__"}
+ALLOWED_DUNDER_DEFS = {"__init__", "__post_init__", "__repr__", "__call__", "__eq__", "__hash__", "__len__"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    line: int
+    rule: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message} [{self.rule}]"
+
+
+@dataclass(frozen=True)
+class ScanResult:
+    syntax_error: str  # non-empty when the file does not parse: a compile failure, not a cheat
+    findings: tuple[Finding, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.syntax_error and not self.findings
+
+
+@cache
+def _torch_dtype_names() -> frozenset[str]:
+    return frozenset(f"torch.{name}" for name in dir(torch) if isinstance(getattr(torch, name, None), torch.dtype))
+
+
+@cache
+def denied_attributes() -> frozenset[str]:
+    """Every public torch.Tensor method or torch function name that is not a view/metadata/allocation one."""
+    tensor_names = {name for name in dir(torch.Tensor) if not name.startswith("_")}
+    torch_functions = {name for name in dir(torch) if not name.startswith("_") and callable(getattr(torch, name, None))
+                       and not isinstance(getattr(torch, name, None), type)}
+    allowed_short = TENSOR_METHODS_ALLOWED | {name.split(".")[-1] for name in TORCH_ALLOWED}
+    # Python container / str methods that share a name with torch and are everyday code.
+    everyday = {"append", "extend", "items", "keys", "get", "format", "join", "index", "count", "update",
+                "startswith", "endswith", "replace", "lower", "upper", "strip", "insert", "pop", "setdefault",
+                "bit_length", "is_integer", "split", "values", "copy"}
+    return frozenset((tensor_names | torch_functions | EXTRA_DENIED_ATTRIBUTES) - allowed_short - everyday)
+
+
+def _module_allowed(module: str) -> bool:
+    return module in ALLOWED_MODULES or module.startswith(ALLOWED_MODULE_PREFIXES)
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self.aliases: dict[str, str] = {}  # local name -> dotted module path it stands for
+        self.jit_depth = 0
+        self.class_depth = 0
+
+    def flag(self, node: ast.AST, rule: str, message: str) -> None:
+        self.findings.append(Finding(getattr(node, "lineno", 0), rule, message))
+
+    # -- names and chains
+
+    def chain_of(self, node: ast.AST) -> str | None:
+        """``a.b.c`` with ``a`` resolved through import aliases, or None when the root is not a plain name."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        root = self.aliases.get(node.id)
+        if root is None:
+            return None
+        return ".".join([root, *reversed(parts)])
+
+    def check_chain(self, node: ast.AST, chain: str) -> None:
+        if chain == "torch" or chain.startswith("torch."):
+            if self.jit_depth:
+                self.flag(node, "torch_in_kernel", f"{chain} inside a @triton.jit function")
+                return
+            if chain == "torch":
+                return
+            parts = chain.split(".")
+            for end in range(len(parts), 1, -1):
+                prefix = ".".join(parts[:end])
+                if prefix in TORCH_ALLOWED or prefix in _torch_dtype_names():
+                    for extra in parts[end:]:
+                        if extra in denied_attributes():
+                            self.flag(node, "torch_call", f"{chain} is not an allowed torch name")
+                            return
+                    return
+            self.flag(node, "torch_call", f"{chain} is not an allowed torch name")
+        elif chain.startswith("triton"):
+            if chain.startswith(TRITON_DENIED_PREFIXES):
+                self.flag(node, "triton_internals", f"{chain} reaches the harness's Triton machinery")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr.startswith("_"):
+            self.flag(node, "private_attribute", f"attribute {node.attr!r}")
+        chain = self.chain_of(node)
+        parent_is_attribute = getattr(node, "_kgb_parent_attr", False)
+        if chain is not None:
+            if not parent_is_attribute:
+                self.check_chain(node, chain)
+        elif not self.jit_depth and node.attr in denied_attributes():
+            self.flag(node, "tensor_method", f".{node.attr} computes outside Triton")
+        if isinstance(node.ctx, (ast.Store, ast.Del)) and not self._is_self_store(node):
+            self.flag(node, "attribute_store", "assigning attributes (monkeypatching) is not allowed")
+        node.value._kgb_parent_attr = True  # type: ignore[attr-defined]
+        self.generic_visit(node)
+
+    def _is_self_store(self, node: ast.Attribute) -> bool:
+        return self.class_depth > 0 and isinstance(node.value, ast.Name) and node.value.id == "self"
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in BANNED_NAMES:
+            self.flag(node, "banned_builtin", f"{node.id} is not allowed")
+        elif node.id.startswith("__") and node.id not in ALLOWED_DUNDER_NAMES:
+            self.flag(node, "dunder_name", f"{node.id} is not allowed")
+        elif isinstance(node.ctx, ast.Load) and not getattr(node, "_kgb_parent_attr", False):
+            root = self.aliases.get(node.id)
+            if root is not None and root != "torch":
+                self.check_chain(node, root)
+            elif root == "torch" and self.jit_depth:
+                self.flag(node, "torch_in_kernel", "torch inside a @triton.jit function")
+
+    # -- imports and aliases
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if not _module_allowed(alias.name):
+                self.flag(node, "import", f"import {alias.name} is not allowed")
+                continue
+            if alias.asname:
+                self.aliases[alias.asname] = alias.name
+            else:
+                root = alias.name.split(".")[0]
+                self.aliases[root] = root
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        module = node.module or ""
+        if node.level or not _module_allowed(module):
+            self.flag(node, "import", f"from {'.' * node.level}{module} import is not allowed")
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                self.flag(node, "import", f"from {module} import * is not allowed")
+                continue
+            full = f"{module}.{alias.name}"
+            local = alias.asname or alias.name
+            if _module_allowed(full):
+                self.aliases[local] = full
+            else:
+                self.aliases[local] = full
+                self.check_chain(node, full)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # ``t = torch`` / ``J = triton.runtime`` make ``t.cos`` resolve like ``torch.cos``.
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            source = node.value
+            chain = self.chain_of(source) if isinstance(source, ast.Attribute) else (
+                self.aliases.get(source.id) if isinstance(source, ast.Name) else None)
+            if chain is not None:
+                self.aliases[node.targets[0].id] = chain
+        self.generic_visit(node)
+
+    # -- definitions
+
+    def _is_jit(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        for decorator in node.decorator_list:
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            chain = self.chain_of(target) if isinstance(target, (ast.Attribute, ast.Name)) else None
+            if isinstance(target, ast.Name) and chain is None:
+                chain = self.aliases.get(target.id)
+            if chain in {"triton.jit", "triton.runtime.jit.jit"}:
+                return True
+        return False
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        if node.name.startswith("__") and node.name not in ALLOWED_DUNDER_DEFS:
+            self.flag(node, "dunder_def", f"defining {node.name} is not allowed")
+        jit = self._is_jit(node)
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self.jit_depth += jit
+        for child in [node.args, *node.body, *( [node.returns] if node.returns else [])]:
+            self.visit(child)
+        self.jit_depth -= jit
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for base in [*node.bases, *(keyword.value for keyword in node.keywords)]:
+            chain = self.chain_of(base) if isinstance(base, ast.Attribute) else (
+                self.aliases.get(base.id) if isinstance(base, ast.Name) else None)
+            if chain is not None and chain.startswith("torch"):
+                self.flag(node, "torch_subclass", f"class {node.name} derives from {chain}")
+        self.class_depth += 1
+        self.generic_visit(node)
+        self.class_depth -= 1
+
+    # -- expressions
+
+    def visit_BinOp(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.MatMult) and not self.jit_depth:
+            self.flag(node, "matmul_operator", "the @ operator computes outside Triton")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if isinstance(node.op, ast.MatMult) and not self.jit_depth:
+            self.flag(node, "matmul_operator", "the @= operator computes outside Triton")
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if isinstance(node.func, ast.Name) and node.func.id == "type" and len(node.args) != 1:
+            self.flag(node, "dynamic_class", "type() with several arguments builds classes at run time")
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.generic_visit(node)
+
+
+def scan_source(source: str, filename: str = "<kernel>") -> ScanResult:
+    """Scan a candidate file; findings are in source order."""
+    try:
+        tree = ast.parse(source, filename=filename)
+    except SyntaxError as error:
+        return ScanResult(syntax_error=f"{error.msg} (line {error.lineno})", findings=())
+    scanner = _Scanner()
+    scanner.visit(tree)
+    findings = sorted(set(scanner.findings), key=lambda finding: (finding.line, finding.rule, finding.message))
+    return ScanResult(syntax_error="", findings=tuple(findings))

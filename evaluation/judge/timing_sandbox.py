@@ -1,0 +1,141 @@
+"""The timing loop that runs inside the sandbox on a GPU (it must: the kernel lives there).
+
+Per timed call: flush L2 (write a 256 MB buffer), record a start event on the current stream, call, then
+``torch.cuda.synchronize()`` (all streams, so work hidden on another stream is counted) and record the end
+event. Candidate and reference alternate call by call on different rotating input sets, so no call sees
+the set the previous call used, and warm-up calls look exactly like timed ones. It repeats until the
+relative standard error of both medians is under the target or the budget is spent. A few random
+iterations are spot-checked: their inputs (cloned before the call) and outputs go back to the trusted side,
+which compares them against the reference. The trusted side also cross-checks the reported event totals
+against the host time it measured for the whole batch.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from evaluation.judge import guard, wire
+
+
+def relative_standard_error_of_median(samples: list[float]) -> float:
+    """Asymptotic RSE of the median: 1.2533 * stdev / sqrt(n) / median (normal approximation)."""
+    if len(samples) < 3:
+        return float("inf")
+    median = statistics.median(samples)
+    if median <= 0:
+        return float("inf")
+    return 1.2533 * statistics.stdev(samples) / (len(samples) ** 0.5) / median
+
+
+def _clone_call(call: dict[str, Any]) -> dict[str, Any]:
+    def clone(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return value.clone()
+        if isinstance(value, list):
+            return [clone(item) for item in value]
+        if isinstance(value, tuple):
+            return tuple(clone(item) for item in value)
+        if isinstance(value, dict):
+            return {key: clone(item) for key, item in value.items()}
+        return value
+
+    return clone(call)
+
+
+def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., Any],
+                     candidate_sets: list[dict[str, Any]], reference_sets: list[dict[str, Any]],
+                     flush_buffer: torch.Tensor | None, budget_s: float, rse_target: float, min_iterations: int,
+                     max_iterations: int, spot_checks: int, rng: random.Random, keep_alive: list[Any],
+                     min_launches: int, math_isfinite: Callable[[float], bool]) -> dict[str, Any]:
+    reference_thunks = _reference_thunks(reference, reference_sets)
+    candidate_ms: list[float] = []
+    reference_ms: list[float] = []
+    host_ms_total = 0.0
+    low_launch_calls = 0
+    spot_iterations = set(rng.sample(range(min_iterations), k=min(spot_checks, min_iterations)))
+    encoder = wire.Encoder()
+    spots: list[Any] = []
+    warmup = 3
+    started = time.perf_counter()
+    iteration = 0
+    while True:
+        index = iteration % len(candidate_sets)
+        for side in ("reference", "candidate"):
+            if flush_buffer is not None:
+                flush_buffer.zero_()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            if side == "candidate":
+                call = candidate_sets[index]
+                spot = iteration - warmup in spot_iterations
+                before = _clone_call(call) if spot else None
+                guard.STATE.reset(ghost=False)
+                host_start = time.perf_counter()
+                start.record()
+                returned = candidate(*call["args"], **call["kwargs"])
+                torch.cuda.synchronize()
+                end.record()
+                end.synchronize()
+                host_ms_total += (time.perf_counter() - host_start) * 1000
+                if guard.STATE.launches < min_launches:
+                    low_launch_calls += 1
+                if spot:
+                    keep_alive.append(returned)
+                    spots.append(encoder.encode({"before": before, "returned": returned, "args": call["args"],
+                                                 "kwargs": call["kwargs"]}))
+                if iteration >= warmup:
+                    candidate_ms.append(start.elapsed_time(end))
+            else:
+                thunk = reference_thunks[iteration % len(reference_thunks)]
+                host_start = time.perf_counter()
+                start.record()
+                thunk()
+                torch.cuda.synchronize()
+                end.record()
+                end.synchronize()
+                host_ms_total += (time.perf_counter() - host_start) * 1000
+                if iteration >= warmup:
+                    reference_ms.append(start.elapsed_time(end))
+        iteration += 1
+        done = iteration - warmup
+        if done >= max_iterations:
+            break
+        if done >= min_iterations:
+            converged = max(relative_standard_error_of_median(candidate_ms),
+                            relative_standard_error_of_median(reference_ms)) < rse_target
+            if converged or time.perf_counter() - started > budget_s:
+                break
+    return {
+        "candidate_ms": candidate_ms,
+        "reference_ms": reference_ms,
+        "host_ms_total": host_ms_total,
+        "event_ms_total": sum(candidate_ms) + sum(reference_ms),
+        "iterations": len(candidate_ms),
+        "low_launch_calls": low_launch_calls,
+        "reference_kind": "baseline" if getattr(reference, "baseline", None) else "reference",
+        "spots": spots,
+        "_blobs": encoder.blobs,
+        "finite": all(math_isfinite(value) for value in candidate_ms + reference_ms),
+    }
+
+
+def _reference_thunks(reference: Callable[..., Any], sets: list[dict[str, Any]]) -> list[Callable[[], Any]]:
+    baseline = getattr(reference, "baseline", None)
+    thunks: list[Callable[[], Any]] = []
+    for call in sets:
+        thunk = None
+        if baseline is not None:
+            from evaluation.catalog.spec import Call
+
+            spec, case = baseline
+            thunk = spec.baseline(case, Call(args=list(call["args"]), kwargs=dict(call["kwargs"])))
+        if thunk is None:
+            def thunk(call: dict[str, Any] = call) -> Any:
+                return reference(call["args"], call["kwargs"])
+        thunks.append(thunk)
+    return thunks

@@ -1,0 +1,231 @@
+"""The byte format between the trusted judge and the sandbox: framed messages and tensors by storage.
+
+A message is a JSON header plus raw binary blobs, never pickle: the trusted side parses what the untrusted
+sandbox sends, and unpickling it would hand the candidate code execution in the judge. Tensors travel as the
+bytes of each distinct untyped storage (sent once) plus (dtype, size, stride, storage offset) views, so sizes,
+strides, offsets and aliasing between arguments survive the trip and are rebuilt with ``set_`` on the
+receiving side's device.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import struct
+import time
+from typing import Any
+
+import torch
+
+MAX_HEADER_BYTES = 64 * 1024 * 1024
+MAX_BLOB_BYTES = 8 * 1024 * 1024 * 1024
+
+DTYPES: dict[str, torch.dtype] = {
+    str(dtype).removeprefix("torch."): dtype
+    for dtype in (
+        torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex32, torch.complex64,
+        torch.complex128, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool,
+        torch.uint16, torch.uint32, torch.uint64,
+    )
+}
+for _name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"):
+    if hasattr(torch, _name):
+        DTYPES[_name] = getattr(torch, _name)
+
+
+class WireError(Exception):
+    """A malformed, oversized or forged message: the peer broke the protocol."""
+
+
+class ChannelTimeout(Exception):
+    """The peer did not answer within the deadline."""
+
+
+class PeerClosed(Exception):
+    """The peer closed its end (it exited or crashed)."""
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+# ---------------------------------------------------------------- values <-> JSON + storages
+
+
+class Encoder:
+    """Turns a tree of Python values and tensors into JSON plus one blob per distinct storage."""
+
+    def __init__(self) -> None:
+        self.blobs: list[bytes] = []
+        self._storage_index: dict[tuple[str, int], int] = {}
+
+    def storage_of(self, tensor: torch.Tensor) -> int:
+        storage = tensor.untyped_storage()
+        key = (str(tensor.device), storage.data_ptr() if storage.nbytes() else -len(self.blobs) - 1)
+        if key not in self._storage_index:
+            host = storage.cpu() if tensor.device.type != "cpu" else storage
+            raw = torch.empty(0, dtype=torch.uint8).set_(host).numpy().tobytes() if host.nbytes() else b""
+            self._storage_index[key] = len(self.blobs)
+            self.blobs.append(raw)
+        return self._storage_index[key]
+
+    def encode(self, value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return {"__tensor__": {
+                "storage": self.storage_of(value),
+                "dtype": dtype_name(value.dtype),
+                "size": list(value.shape),
+                "stride": list(value.stride()),
+                "offset": value.storage_offset(),
+            }}
+        if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else {"__float__": repr(value)}
+        if isinstance(value, complex):
+            return {"__complex__": [self.encode(value.real), self.encode(value.imag)]}
+        if isinstance(value, torch.dtype):
+            return {"__dtype__": dtype_name(value)}
+        if isinstance(value, torch.device):
+            return {"__device__": str(value)}
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(item) for item in value]}
+        if isinstance(value, list):
+            return [self.encode(item) for item in value]
+        if isinstance(value, dict):
+            return {"__dict__": [[str(key), self.encode(item)] for key, item in value.items()]}
+        return {"__unsupported__": type(value).__name__}
+
+
+class Decoder:
+    """Rebuilds values from JSON plus storage blobs, on ``device``, validating every view's bounds."""
+
+    def __init__(self, blobs: list[bytes], device: str | torch.device = "cpu") -> None:
+        self.blobs = blobs
+        self.device = torch.device(device)
+        self._storages: dict[int, torch.UntypedStorage] = {}
+
+    def storage(self, index: int) -> torch.UntypedStorage:
+        if not isinstance(index, int) or not 0 <= index < len(self.blobs):
+            raise WireError(f"bad storage index {index!r}")
+        if index not in self._storages:
+            raw = self.blobs[index]
+            host = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+            self._storages[index] = host.to(self.device).untyped_storage()
+        return self._storages[index]
+
+    def tensor(self, meta: dict[str, Any]) -> torch.Tensor:
+        try:
+            dtype = DTYPES[meta["dtype"]]
+            size = [int(item) for item in meta["size"]]
+            stride = [int(item) for item in meta["stride"]]
+            offset = int(meta["offset"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise WireError(f"bad tensor header: {error}") from None
+        if len(size) != len(stride) or any(item < 0 for item in size + stride) or offset < 0:
+            raise WireError("bad tensor geometry")
+        storage = self.storage(meta["storage"])
+        itemsize = torch.empty(0, dtype=dtype).element_size()
+        if any(item == 0 for item in size):
+            last = offset
+        else:
+            last = offset + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
+        if (last + 1) * itemsize > storage.nbytes() and not (any(item == 0 for item in size)):
+            raise WireError("tensor view runs past its storage")
+        return torch.empty(0, dtype=dtype, device=self.device).set_(storage, offset, size, stride)
+
+    def decode(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return [self.decode(item) for item in value]
+        if not isinstance(value, dict):
+            return value
+        if "__tensor__" in value:
+            return self.tensor(value["__tensor__"])
+        if "__float__" in value:
+            return float(value["__float__"])
+        if "__complex__" in value:
+            real, imag = value["__complex__"]
+            return complex(self.decode(real), self.decode(imag))
+        if "__dtype__" in value:
+            if value["__dtype__"] not in DTYPES:
+                raise WireError(f"unknown dtype {value['__dtype__']!r}")
+            return DTYPES[value["__dtype__"]]
+        if "__device__" in value:
+            return torch.device(str(value["__device__"]))
+        if "__tuple__" in value:
+            return tuple(self.decode(item) for item in value["__tuple__"])
+        if "__dict__" in value:
+            return {str(key): self.decode(item) for key, item in value["__dict__"]}
+        if "__unsupported__" in value:
+            return Unsupported(str(value["__unsupported__"]))
+        raise WireError("unknown value tag")
+
+
+class Unsupported:
+    """Stands for a value the sender could not encode (its type name is kept for messages)."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<unsupported {self.type_name}>"
+
+
+# ---------------------------------------------------------------- framing over pipe fds
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def send(fd: int, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
+    """One frame: 8-byte header length, JSON header (with the blob lengths), then the blobs."""
+    header = dict(header, blob_sizes=[len(blob) for blob in blobs])
+    encoded = json.dumps(header).encode()
+    _write_all(fd, struct.pack("<Q", len(encoded)) + encoded)
+    for blob in blobs:
+        _write_all(fd, blob)
+
+
+def _read_exact(fd: int, count: int, deadline: float | None) -> bytes:
+    chunks: list[bytes] = []
+    remaining = count
+    while remaining:
+        if deadline is not None:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise ChannelTimeout()
+            ready, _, _ = select.select([fd], [], [], wait)
+            if not ready:
+                raise ChannelTimeout()
+        chunk = os.read(fd, min(remaining, 1 << 24))
+        if not chunk:
+            raise PeerClosed()
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def receive(fd: int, deadline: float | None = None, max_blob_bytes: int = MAX_BLOB_BYTES,
+            ) -> tuple[dict[str, Any], list[bytes]]:
+    """Read one frame; WireError when it is malformed or larger than the caps."""
+    (length,) = struct.unpack("<Q", _read_exact(fd, 8, deadline))
+    if length > MAX_HEADER_BYTES:
+        raise WireError(f"header of {length} bytes")
+    try:
+        header = json.loads(_read_exact(fd, length, deadline))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise WireError(f"header is not JSON: {error}") from None
+    if not isinstance(header, dict):
+        raise WireError("header is not an object")
+    sizes = header.pop("blob_sizes", [])
+    if not isinstance(sizes, list) or any(not isinstance(size, int) or size < 0 for size in sizes):
+        raise WireError("bad blob sizes")
+    if sum(sizes) > max_blob_bytes:
+        raise WireError(f"{sum(sizes)} bytes of tensors exceed the cap of {max_blob_bytes}")
+    return header, [_read_exact(fd, size, deadline) for size in sizes]
