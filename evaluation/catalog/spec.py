@@ -73,6 +73,9 @@ class EntryPoint:
     aten_overload: str = ""
     mutates: tuple[int | str, ...] = ()
     compare_return: bool = True
+    # Arguments the call may write but that are not compared (workspaces such as paged_attention_v2's
+    # exp_sum / max_logits / tmp_out): exempt from the "inputs unchanged" check, never judged.
+    scratch: tuple[int | str, ...] = ()
 
 
 @dataclass(frozen=True)
