@@ -11,6 +11,10 @@ from evaluation.catalog.spec import OperatorSpec
 RECORD_MODULES: tuple[str, ...] = (
     "evaluation.catalog.aten.pointwise",
     "evaluation.catalog.aten.copies",
+    "evaluation.catalog.cublas.level1",
+    "evaluation.catalog.cublas.level2",
+    "evaluation.catalog.cublas.level3",
+    "evaluation.catalog.cublas.batched",
 )
 
 
