@@ -125,13 +125,14 @@ def vllm_baseline(op_name: str) -> Callable[[Case, Call], Callable[[], Any] | No
 
 def record(name: str, *, description: str, signature: str, make_inputs: MakeInputs, reference: Reference,
            smoke: Sequence[Case], public: Sequence[Case], held_out: HeldOutDraw,
-           mutates: tuple[int | str, ...] = (), compare_return: bool = True, **extra: Any) -> OperatorSpec:
+           mutates: tuple[int | str, ...] = (), compare_return: bool = True, scratch: tuple[int | str, ...] = (),
+           **extra: Any) -> OperatorSpec:
     """An OperatorSpec of source "vllm" with one entry point named after the op."""
     return OperatorSpec(
         operator_id=f"vllm13::{name}",
         source="vllm",
         description=description,
-        entry_points=(EntryPoint(name, signature, mutates=mutates, compare_return=compare_return),),
+        entry_points=(EntryPoint(name, signature, mutates=mutates, compare_return=compare_return, scratch=scratch),),
         make_inputs=make_inputs,
         reference=reference,
         smoke=tuple(smoke),
