@@ -47,11 +47,11 @@ def as_cli_json(result: JudgeResult) -> dict:
 
 
 def run_cli(path: str, operator_id: str, chip: str | None, as_json: bool) -> int:
-    from evaluation.catalog.registry import get_operator
+    from evaluation.judge.records import find_operator
     from evaluation.judge.runner import judge
 
     try:
-        get_operator(operator_id)
+        find_operator(operator_id)
     except KeyError as error:
         print(f"error: {error.args[0]}", file=sys.stderr)
         return 2

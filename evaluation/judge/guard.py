@@ -174,3 +174,17 @@ class Integrity:
         if threading.active_count() > self.python_threads:
             problems.append(f"thread count grew from {self.python_threads} to {threading.active_count()}")
         return problems
+
+
+def install_interpreter_autotune_shim() -> None:
+    """Under TRITON_INTERPRET without a GPU, Triton's autotuner has no benchmarker (no active driver) and
+    raises; give it a host-clock one so honest ``@triton.autotune`` kernels run on the CPU interpreter."""
+    from triton.runtime import autotuner
+
+    def host_bench(function: Any, quantiles: Any = None, **_: Any) -> Any:
+        started = time.perf_counter()
+        function()
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        return [elapsed_ms] * len(quantiles) if quantiles else elapsed_ms
+
+    autotuner.Autotuner.do_bench = property(lambda self: host_bench)

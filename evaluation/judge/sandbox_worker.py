@@ -88,6 +88,7 @@ class Worker:
                 self.flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=self.device)
         else:
             torch.set_num_threads(1)
+            guard.install_interpreter_autotune_shim()
         torch.ones(4096).add_(1)  # start the intra-op machinery before the thread baseline
         self.integrity = guard.Integrity(self.hooks)
         environment = {"python": sys.version.split()[0], "torch": torch.__version__,
@@ -189,16 +190,17 @@ class Worker:
             flush_buffer=self.flush_buffer, budget_s=float(header["budget_s"]), rse_target=float(header["rse_target"]),
             min_iterations=int(header["min_iterations"]), max_iterations=int(header["max_iterations"]),
             spot_checks=int(header["spot_checks"]), rng=rng, keep_alive=self.keep_alive,
-            min_launches=1, math_isfinite=math.isfinite,
+            min_launches=1, math_isfinite=math.isfinite, mutates=list(header.get("mutates", [])),
+            host_clock=self.device.type == "cpu",
         )
 
 
 def _reference_callable(header: dict[str, Any]) -> Any:
     """The timing baseline: the operator's ``baseline`` when the worker has it, else its reference."""
-    from evaluation.catalog.registry import get_operator
     from evaluation.catalog.spec import Call, Case
+    from evaluation.judge.records import find_operator
 
-    spec = get_operator(header["operator_id"])
+    spec = find_operator(header["operator_id"])
     case = Case(**{key: value for key, value in header["case"].items() if key != "case_id"})
 
     def run(args: list[Any], kwargs: dict[str, Any]) -> Any:

@@ -48,11 +48,30 @@ def _clone_call(call: dict[str, Any]) -> dict[str, Any]:
     return clone(call)
 
 
+class HostClockEvent:
+    """Stand-in for ``torch.cuda.Event`` in tests of the timing path on the CPU interpreter only."""
+
+    def __init__(self, enable_timing: bool = True) -> None:
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def synchronize(self) -> None:
+        return None
+
+    def elapsed_time(self, end: HostClockEvent) -> float:
+        return (end.at - self.at) * 1000.0
+
+
 def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., Any],
                      candidate_sets: list[dict[str, Any]], reference_sets: list[dict[str, Any]],
                      flush_buffer: torch.Tensor | None, budget_s: float, rse_target: float, min_iterations: int,
                      max_iterations: int, spot_checks: int, rng: random.Random, keep_alive: list[Any],
-                     min_launches: int, math_isfinite: Callable[[float], bool]) -> dict[str, Any]:
+                     min_launches: int, math_isfinite: Callable[[float], bool],
+                     mutates: list[int | str] = (), host_clock: bool = False) -> dict[str, Any]:
+    event_class = HostClockEvent if host_clock else torch.cuda.Event
+    synchronize = (lambda: None) if host_clock else torch.cuda.synchronize
     reference_thunks = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
@@ -67,9 +86,16 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     while True:
         index = iteration % len(candidate_sets)
         for side in ("reference", "candidate"):
+            if side == "candidate":
+                # Out buffers hold the answer of this set's previous round: poison them (untimed).
+                for key in mutates:
+                    target = candidate_sets[index]["args"][key] if isinstance(key, int) else \
+                        candidate_sets[index]["kwargs"][key]
+                    if isinstance(target, torch.Tensor):
+                        guard.poison_(target)
             if flush_buffer is not None:
                 flush_buffer.zero_()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start, end = event_class(enable_timing=True), event_class(enable_timing=True)
             if side == "candidate":
                 call = candidate_sets[index]
                 spot = iteration - warmup in spot_iterations
@@ -78,7 +104,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                 host_start = time.perf_counter()
                 start.record()
                 returned = candidate(*call["args"], **call["kwargs"])
-                torch.cuda.synchronize()
+                synchronize()
                 end.record()
                 end.synchronize()
                 host_ms_total += (time.perf_counter() - host_start) * 1000
@@ -95,7 +121,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                 host_start = time.perf_counter()
                 start.record()
                 thunk()
-                torch.cuda.synchronize()
+                synchronize()
                 end.record()
                 end.synchronize()
                 host_ms_total += (time.perf_counter() - host_start) * 1000

@@ -1,0 +1,4 @@
+import torch
+
+def cos(x)
+    return x
