@@ -15,6 +15,18 @@ RECORD_MODULES: tuple[str, ...] = (
     "evaluation.catalog.cublas.level2",
     "evaluation.catalog.cublas.level3",
     "evaluation.catalog.cublas.batched",
+    "evaluation.catalog.vllm.norms",
+    "evaluation.catalog.vllm.rotary",
+    "evaluation.catalog.vllm.kv_cache",
+    "evaluation.catalog.vllm.attention",
+    "evaluation.catalog.vllm.sparse_index",
+    "evaluation.catalog.vllm.quant",
+    "evaluation.catalog.vllm.gemm_quant",
+    "evaluation.catalog.vllm.marlin",
+    "evaluation.catalog.vllm.ggml",
+    "evaluation.catalog.vllm.moe",
+    "evaluation.catalog.vllm.ssm",
+    "evaluation.catalog.vllm.misc",
 )
 
 
