@@ -40,7 +40,7 @@ def small_cos_record() -> OperatorSpec:
 
 @pytest.fixture(scope="session")
 def sandbox_pool():
-    with SandboxPool("cpu", size=1) as pool:
+    with SandboxPool("cpu", size=2) as pool:
         yield pool
 
 

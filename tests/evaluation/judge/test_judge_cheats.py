@@ -1,0 +1,217 @@
+"""One kernel per EXPLOITS.md class: each is refused with the right status and the right check named.
+
+Cheats the static scan stops are also run with the scan switched off (a test-only option) where a run-time
+defence exists, to prove that layer holds on its own.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import check_outcomes
+
+# (kernel, rule of the first finding) for cheats the static scan must refuse before any process starts.
+STATIC = [
+    ("torch_cos.py", "torch_call"),  # 1: torch op for the real work
+    ("method_cos.py", "tensor_method"),  # 1: tensor method
+    ("alias_cos.py", "torch_call"),  # 1: alias f = torch.cos
+    ("getattr_cos.py", "banned_builtin"),  # 1: getattr with a built string
+    ("dunder_import.py", "banned_builtin"),  # 1: __import__
+    ("torch_ops_aten.py", "torch_call"),  # 1: torch.ops.aten
+    ("matmul_operator.py", "matmul_operator"),  # 1: x @ y
+    ("fallback_try_except.py", "torch_call"),  # 2: try/except falling back to torch
+    ("host_math_ghost.py", "tensor_method"),  # 1/2: host-side math through .tolist()
+    ("file_write.py", "banned_builtin"),  # 7/17: cache in a file
+    ("proc_read.py", "banned_builtin"),  # 13/17: /proc
+    ("spawn_thread.py", "import"),  # 9: background thread
+    ("patch_timer.py", "import"),  # 11: time.perf_counter
+    ("patch_assert_close.py", "import"),  # 11: torch.testing.assert_close
+    ("patch_synchronize.py", "attribute_store"),  # 11: torch.cuda.synchronize
+    ("patch_launch_hook.py", "import"),  # 11: the harness's launch hooks
+    ("forge_result_pipe.py", "import"),  # 12: write to the result pipe
+    ("import_os.py", "import"),  # 9/17
+    ("import_subprocess.py", "import"),  # 9/17
+    ("import_socket.py", "import"),  # 9/17
+    ("import_ctypes.py", "import"),  # 1: ctypes into vendor libraries
+    ("import_importlib.py", "import"),  # dynamic imports
+    ("tensor_subclass.py", "torch_subclass"),  # 10: tensor subclass
+    ("env_secret.py", "import"),  # 14/17: read secrets from the environment
+    ("stream_hide.py", "torch_call"),  # 9: work on another stream
+    ("kernel_body_torch.py", "torch_in_kernel"),  # 1: torch inside a jit body (runs under the interpreter)
+    ("gc_scan.py", "import"),  # 13: hunt memory for the expected output
+]
+
+
+@pytest.mark.parametrize(("name", "rule"), STATIC)
+def test_static_scan_rejects_before_any_process_starts(run_judge, name, rule):
+    result = run_judge(f"cheats/{name}")
+
+    assert result.status == "rejected"
+    assert result.reason.startswith("static scan: line ")
+    assert result.reason.endswith(f"[{rule}]")
+    assert check_outcomes(result) == {"static_scan": "failed"}
+    assert "process_start" not in result.stage_seconds  # no sandbox was started
+
+
+def _runtime(run_judge, name, **kwargs):
+    return run_judge(f"cheats/{name}", static_scan=False, **kwargs)
+
+
+def test_torch_compute_is_caught_by_the_dispatch_audit(run_judge):
+    result = _runtime(run_judge, "torch_cos.py")
+
+    assert (result.status, result.reason) == ("rejected", "computed outside Triton: aten::cos")
+    assert check_outcomes(result)["dispatch_audit"] == "failed"
+    assert check_outcomes(result)["static_scan"] == "skipped"
+
+
+def test_tensor_method_compute_is_caught_by_the_dispatch_audit(run_judge):
+    result = _runtime(run_judge, "method_cos.py")
+
+    assert (result.status, result.reason) == ("rejected", "computed outside Triton: aten::cos")
+
+
+def test_try_except_fallback_is_caught_at_run_time(run_judge):
+    result = _runtime(run_judge, "fallback_try_except.py")
+
+    assert (result.status, result.reason) == ("rejected", "computed outside Triton: aten::cos")
+
+
+def test_host_math_with_an_idle_launch_is_caught_by_ghost_replay(run_judge):
+    result = _runtime(run_judge, "host_math_ghost.py")
+
+    assert result.status == "rejected"
+    assert check_outcomes(result)["ghost_replay"] == "failed"
+    assert result.reason.endswith("the output is still correct with every Triton launch turned into a no-op")
+    assert result.failed_case["params"] == {"shape": [33], "dtype": "float32", "range": [-2.0, 2.0]}
+
+
+def test_cache_by_shape_is_caught_by_ghost_replay(run_judge):
+    result = run_judge("cheats/cache_by_shape.py")
+
+    assert result.status == "rejected"
+    assert check_outcomes(result)["ghost_replay"] == "failed"
+    assert result.failed_case["params"]["shape"] == [33]
+
+
+def test_cache_by_data_ptr_never_hits_because_inputs_are_fresh_buffers(run_judge):
+    # EXPLOITS 7: every call gets new buffers and old ones stay alive, so an address-keyed cache is useless.
+    result = run_judge("cheats/cache_by_data_ptr.py")
+
+    assert (result.status, result.cases_passed) == ("passed", 3)
+
+
+def test_mutating_the_input_is_rejected(run_judge):
+    result = run_judge("cheats/mutate_input.py")
+
+    assert (result.status, result.reason) == ("rejected", "the call modified input #0")
+    assert check_outcomes(result)["inputs_unchanged"] == "failed"
+
+
+def test_returning_the_input_fails_correctness(run_judge):
+    result = run_judge("cheats/return_input.py")
+
+    assert result.status == "failed_correctness"
+    assert result.failed_case["params"]["shape"] == [33]
+
+
+def test_returning_zeros_fails_correctness(run_judge):
+    result = run_judge("cheats/return_zeros.py")
+
+    assert result.status == "failed_correctness"
+    assert "values outside atol=0.0001 rtol=1e-05" in result.failed_case["message"]
+
+
+def test_no_triton_launch_is_rejected(run_judge):
+    result = run_judge("cheats/no_launch.py")
+
+    assert (result.status, result.reason) == ("rejected", "no Triton kernel was launched")
+    assert check_outcomes(result)["triton_launched"] == "failed"
+
+
+def test_spawning_a_thread_is_caught_by_the_integrity_check(run_judge):
+    result = _runtime(run_judge, "spawn_thread.py")
+
+    assert result.status == "rejected"
+    assert check_outcomes(result)["harness_integrity"] == "failed"
+    assert result.reason.startswith("harness integrity: thread count grew from")
+
+
+@pytest.mark.parametrize(("name", "replaced"), [
+    ("patch_timer.py", "time.perf_counter was replaced"),
+    ("patch_assert_close.py", "torch.testing.assert_close was replaced"),
+    ("patch_synchronize.py", "torch.cuda.synchronize was replaced"),
+    ("patch_launch_hook.py", "JITFunction.run (launch hook) was replaced"),
+])
+def test_monkeypatching_the_harness_is_caught_after_import(run_judge, name, replaced):
+    result = _runtime(run_judge, name)
+
+    assert result.status == "rejected"
+    assert check_outcomes(result)["harness_integrity"] == "failed"
+    assert result.failed_case is None  # caught right after the import, before any case
+    assert replaced in next(check.detail for check in result.checks if check.name == "harness_integrity")
+
+
+def test_printing_a_forged_result_changes_nothing(run_judge):
+    result = run_judge("cheats/forge_stdout.py")
+
+    assert result.status == "failed_correctness"
+    assert result.environment["candidate_output"]["stdout"].startswith('{"status": "passed"')
+
+
+def test_forging_a_frame_on_the_result_pipe_is_rejected(run_judge):
+    result = _runtime(run_judge, "forge_result_pipe.py")
+
+    assert (result.status, result.reason.split(":")[0]) == ("rejected", "the result channel was tampered with in case "
+                                                            "cos[{\"dtype\"")
+    assert result.reason.endswith("reply without this run's token")
+    assert check_outcomes(result)["result_channel"] == "failed"
+
+
+def test_tensor_subclass_output_is_rejected(run_judge):
+    result = _runtime(run_judge, "tensor_subclass.py")
+
+    assert result.status == "rejected"
+    assert result.reason == "output is not a plain tensor: return is a Lazy, not a plain torch.Tensor"
+    assert check_outcomes(result)["plain_tensor_outputs"] == "failed"
+
+
+def test_special_casing_published_shapes_fails_on_held_out_cases(run_judge):
+    from conftest import cos_record
+
+    spec = cos_record()
+    public_only = run_judge("cheats/published_shapes.py", spec=spec)
+    assert (public_only.status, public_only.cases_passed) == ("passed", 18)
+
+    result = run_judge("cheats/published_shapes.py", spec=spec, tiers=("smoke", "held_out"))
+    assert result.status == "failed_correctness"
+    assert result.failed_case["tier"] == "held_out"
+    assert result.cases_passed == 18
+
+
+def test_sandbox_environment_holds_no_secrets(run_judge, monkeypatch):
+    monkeypatch.setenv("SECRET_KEY", "parent-secret-key")
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:pw@db/kgb")
+    monkeypatch.setenv("CELERY_BROKER_URL", "redis://broker:6379/0")
+    result = _runtime(run_judge, "env_secret.py")
+
+    assert result.status == "failed_runtime"
+    message = result.failed_case["message"]
+    assert "ENVIRONMENT=" in message
+    for leaked in ("SECRET_KEY", "parent-secret-key", "DATABASE_URL", "CELERY_BROKER_URL", "KGB_"):
+        assert leaked not in message
+    assert "'TRITON_INTERPRET', '1'" in message
+
+
+def test_gc_scan_finds_no_expected_output_in_the_sandbox(run_judge):
+    # EXPLOITS 3/13: expected outputs never exist in the candidate's process; the best tensor it finds is wrong.
+    result = _runtime(run_judge, "gc_scan.py")
+
+    assert result.status in {"failed_correctness", "rejected"}
+    assert result.status != "passed"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (tf32 matmul precision loss)")
+def test_tf32_matmul_fails_the_fp64_second_opinion():  # pragma: no cover - GPU only
+    pytest.skip("run scripts/gpu/judge_h200.py on the H200: needs an aten::mm record with fp64_relative_bound")
