@@ -407,3 +407,38 @@ def test_triangular_inputs_are_diagonally_dominant():
     diagonal = matrix.diagonal().abs()
     off = matrix.abs().sum(dim=1) - diagonal
     assert bool((diagonal > off).all())
+
+
+# --- on a CUDA device: the ctypes baseline agrees with the reference (run by the lead on the H200) ---------
+
+def _to_device(value, device: torch.device):
+    if isinstance(value, torch.Tensor):
+        return value.to(device)  # every buffer here is a whole contiguous storage: .to keeps the layout
+    if isinstance(value, list):
+        return [_to_device(item, device) for item in value]
+    return value
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device with cuBLAS")
+@pytest.mark.parametrize("operator_id", sorted(RECORDS))
+def test_cublas_baseline_matches_reference_on_gpu(operator_id):
+    spec = RECORDS[operator_id]
+    device = torch.device("cuda")
+    assert load_cublas() is not None, "libcublas not found"
+    for case in spec.smoke + spec.public[:6]:
+        built = spec.make_inputs(case, torch.Generator().manual_seed(11))
+        for_reference = Call(args=[_to_device(arg, device) for arg in built.args])
+        for_baseline = Call(args=[_to_device(arg, device) for arg in built.args])
+        spec.reference(case, for_reference)
+        thunk = spec.baseline(case, for_baseline)
+        assert thunk is not None, f"{spec.name}: symbol missing from libcublas"
+        thunk()
+        torch.cuda.synchronize()
+        expected = compared(spec, case, for_reference)
+        actual = compared(spec, case, for_baseline)
+        for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
+            atol, rtol = spec.tolerance(case, index, want.dtype)
+            if want.dtype == torch.float16:
+                atol, rtol = max(atol, 1e-2), 1e-2  # Hgemm computes in fp16; the reference rounds once
+            torch.testing.assert_close(got, want, atol=atol, rtol=rtol, msg=lambda m: f"{case.case_id}: {m}")
