@@ -96,3 +96,81 @@ def matched_set_speedups(per_method: Mapping[str, Mapping[str, OperatorOutcome]]
         values = [outcomes[op].speedup for op in sorted(common)]
         result[method] = (geomean(values), bootstrap_geomean_ci(values))
     return common, result
+
+
+# --- Beyond the paper -----------------------------------------------------------------------------------
+
+SPEEDUP_BUCKETS: tuple[tuple[str, float, float], ...] = (
+    (">2", 2.0, math.inf), ("1.5-2", 1.5, 2.0), ("1-1.5", 1.0, 1.5), ("0.8-1", 0.8, 1.0), ("0.5-0.8", 0.5, 0.8),
+    ("<=0.5", 0.0, 0.5),
+)
+
+
+@dataclass
+class SpeedupSpread:
+    """PROTOCOL 6's secondary figures over per-operator speedups: median, IQM, extremes and buckets."""
+
+    count: int
+    median: float | None
+    iqm: float | None
+    minimum: float | None
+    maximum: float | None
+    buckets: dict[str, int]
+
+
+def speedup_spread(values: Sequence[float]) -> SpeedupSpread:
+    ordered = sorted(value for value in values if value is not None and value > 0)
+    count = len(ordered)
+    buckets = {label: 0 for label, _, _ in SPEEDUP_BUCKETS}
+    for value in ordered:
+        # Buckets are closed above (">2" is strictly above 2, "<=0.5" includes 0.5).
+        for label, low, high in SPEEDUP_BUCKETS:
+            if (low < value <= high) if label != ">2" else value > low:
+                buckets[label] += 1
+                break
+    if not count:
+        return SpeedupSpread(0, None, None, None, None, buckets)
+    middle = count // 2
+    median = ordered[middle] if count % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+    quarter = count // 4
+    inner = ordered[quarter:count - quarter] or ordered
+    return SpeedupSpread(count, median, sum(inner) / len(inner), ordered[0], ordered[-1], buckets)
+
+
+@dataclass
+class MatchedSpeedup:
+    """A method's geomean over the operators every compared method solved, with its bootstrap interval."""
+
+    speedup_geomean: float | None
+    ci95: tuple[float, float] | None
+    covered: int
+
+
+def matched_speedups(per_method: Mapping[int, Mapping[str, OperatorOutcome]]) -> tuple[list[str], dict[int,
+                                                                                                    MatchedSpeedup]]:
+    """Like-with-like speedups: only operators every method solved cleanly with a known speedup count."""
+    common, figures = matched_set_speedups(
+        {key: {op: outcome for op, outcome in outcomes.items() if not outcome.flagged}
+         for key, outcomes in per_method.items()})
+    return sorted(common), {
+        key: MatchedSpeedup(value, interval, len(common)) for key, (value, interval) in figures.items()
+    }
+
+
+def ratio(value: float | None, reference: float | None) -> float | None:
+    """value / reference, None when either is unknown or the reference is zero (portability ratios)."""
+    if value is None or not reference:
+        return None
+    return value / reference
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of points not dominated when lower x (cost) and higher y (accuracy) are better, ordered by x."""
+    order = sorted(range(len(points)), key=lambda index: (points[index][0], -points[index][1]))
+    front: list[int] = []
+    best_y = -math.inf
+    for index in order:
+        if points[index][1] > best_y:
+            front.append(index)
+            best_y = points[index][1]
+    return front

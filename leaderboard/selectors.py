@@ -6,11 +6,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from evaluation.models import FINISHED_STATUSES, Chip, Run, RunStatus, Worker
-from leaderboard.metrics import OperatorOutcome, Summary, summarize
-from leaderboard.models import Method, Operator, OperatorSet, Submission, Visibility
+from leaderboard.metrics import MatchedSpeedup, OperatorOutcome, Summary, matched_speedups, ratio, summarize
+from leaderboard.models import Method, Operator, OperatorSet, PaperCost, PaperResult, Submission, Visibility
 
 SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
 
@@ -20,6 +20,40 @@ class LeaderboardRow:
     method: Method
     summaries: dict[str, Summary] = field(default_factory=dict)  # view ("overall", "aten", ...) -> figures
     outcomes: dict[str, OperatorOutcome] = field(default_factory=dict)  # operator_id -> outcome
+
+
+@dataclass(frozen=True)
+class SetOperator:
+    """What a board needs of an operator: its id, source and current definition version."""
+
+    pk: int
+    operator_id: str
+    source: str
+    version: int
+
+
+@dataclass(frozen=True)
+class MethodFilter:
+    """Which methods a board shows: by kind (empty = all) and by model name (substring, case-insensitive)."""
+
+    kinds: tuple[str, ...] = ()
+    model: str = ""
+
+    def admits(self, method: Method) -> bool:
+        if self.kinds and method.kind not in self.kinds:
+            return False
+        return not self.model or self.model.lower() in method.model.lower()
+
+
+NO_FILTER = MethodFilter()
+
+
+def set_operators(*, operator_set: OperatorSet) -> dict[int, SetOperator]:
+    return {
+        pk: SetOperator(pk, operator_id, source, version)
+        for pk, operator_id, source, version in operator_set.operators.values_list("pk", "operator_id", "source",
+                                                                                    "version")
+    }
 
 
 def counted_runs(*, chip: Chip, operator_ids: set[str] | None = None) -> QuerySet[Run]:
@@ -36,57 +70,289 @@ def counted_runs(*, chip: Chip, operator_ids: set[str] | None = None) -> QuerySe
     return runs
 
 
-def method_outcomes(*, chip: Chip, operator_set: OperatorSet) -> dict[int, dict[str, OperatorOutcome]]:
-    """Per method id, per operator id: solved (any kernel passed cleanly), best speedup, tokens of all tries."""
-    operators = {op.operator_id: op for op in operator_set.operators.all()}
+# One finished public verdict, as a plain tuple: the boards read tens of thousands of these per page, so they
+# skip model instances entirely.
+VERDICT_FIELDS = (
+    "kernel_id", "chip_id", "status", "speedup", "flagged", "operator_version", "kernel__operator_id",
+    "kernel__submission__method_id", "kernel__submission__target_chip_id", "kernel__total_tokens",
+    "kernel__solve_seconds",
+)
+
+
+def latest_public_verdicts(*, chip_ids: list[int], operator_pks: list[int],
+                            method_ids: list[int] | None = None) -> list[tuple]:
+    """The latest finished verdict of each (public kernel, chip): a re-run supersedes the run before it."""
+    runs = Run.objects.all() if method_ids is None else Run.objects.filter(kernel__submission__method_id__in=method_ids)
     rows = (
-        counted_runs(chip=chip, operator_ids=set(operators))
-        .order_by("kernel_id", "created_at")
-        .values_list(
-            "kernel_id", "status", "speedup", "flagged", "operator_version",
-            "kernel__operator__operator_id", "kernel__operator__source", "kernel__operator__version",
-            "kernel__submission__method_id", "kernel__total_tokens", "kernel__solve_seconds",
+        runs.filter(
+            chip_id__in=chip_ids,
+            status__in=FINISHED_STATUSES,
+            kernel__operator_id__in=operator_pks,
+            kernel__submission__visibility=Visibility.PUBLIC,
+            kernel__submission__method__public=True,
         )
+        .order_by()
+        .values_list("id", *VERDICT_FIELDS)
     )
-    latest_by_kernel: dict[int, tuple] = {}
-    for row in rows:  # ordered by creation: the last one per kernel is its latest verdict
-        latest_by_kernel[row[0]] = row
-    outcomes: dict[int, dict[str, OperatorOutcome]] = defaultdict(dict)
-    for (_, status, speedup, flagged, run_version, operator_id, source, current_version, method_id, tokens,
-         seconds) in latest_by_kernel.values():
-        outcome = outcomes[method_id].setdefault(operator_id, OperatorOutcome(operator_id, source))
+    latest: dict[tuple[int, int], tuple] = {}
+    for row in rows:
+        key = (row[1], row[2])
+        kept = latest.get(key)
+        if kept is None or kept[0] < row[0]:  # ids grow with creation: the larger is the newer verdict
+            latest[key] = row
+    return list(latest.values())
+
+
+def verdict_outcomes(*, verdicts: list[tuple], operators: dict[int, SetOperator], native_only: bool = True,
+                     foreign_only: bool = False) -> dict[tuple[int, int], dict[str, OperatorOutcome]]:
+    """Per (method id, chip id), per operator id: solved (any kernel passed cleanly), best speedup, all tokens.
+
+    ``native_only`` keeps kernels written for the chip they were judged on (or for no chip in particular),
+    as PROTOCOL 7 ranks; ``foreign_only`` keeps the opposite (kernels written for another chip: portability).
+    """
+    outcomes: dict[tuple[int, int], dict[str, OperatorOutcome]] = defaultdict(dict)
+    for (_, _, chip_id, status, speedup, flagged, run_version, operator_pk, method_id, target_chip_id, tokens,
+         seconds) in verdicts:
+        native = target_chip_id is None or target_chip_id == chip_id
+        if (native_only and not native) or (foreign_only and native):
+            continue
+        operator = operators[operator_pk]
+        by_operator = outcomes[(method_id, chip_id)]
+        outcome = by_operator.get(operator.operator_id)
+        if outcome is None:
+            outcome = by_operator[operator.operator_id] = OperatorOutcome(operator.operator_id, operator.source)
         outcome.attempts += 1
         outcome.tokens += tokens or 0
         outcome.solve_seconds += seconds or 0.0
         if status != RunStatus.PASSED:
             continue
-        better = not outcome.solved or (speedup is not None and (outcome.speedup or 0) < speedup)
-        if better:
+        if not outcome.solved or (speedup is not None and (outcome.speedup or 0) < speedup):
             outcome.solved = True
             outcome.speedup = speedup
             outcome.flagged = flagged
-            outcome.stale = run_version < current_version
+            outcome.stale = run_version < operator.version
     return outcomes
 
 
-def leaderboard_rows(*, chip: Chip, operator_set: OperatorSet) -> list[LeaderboardRow]:
-    """One row per method with figures per source view, sorted by overall accuracy then speedup."""
-    operators = list(operator_set.operators.values_list("operator_id", "source"))
-    totals = {view: sum(1 for _, source in operators if view in ("overall", source)) for view in SOURCE_VIEWS}
-    outcomes_by_method = method_outcomes(chip=chip, operator_set=operator_set)
-    methods = Method.objects.in_bulk(list(outcomes_by_method))
-    rows = []
-    for method_id, outcomes in outcomes_by_method.items():
-        row = LeaderboardRow(method=methods[method_id], outcomes=outcomes)
-        for view in SOURCE_VIEWS:
-            if totals[view] == 0:
-                continue
+def method_outcomes(*, chip: Chip, operator_set: OperatorSet) -> dict[int, dict[str, OperatorOutcome]]:
+    """Per method id, per operator id: solved (any kernel passed cleanly), best speedup, tokens of all tries."""
+    operators = set_operators(operator_set=operator_set)
+    verdicts = latest_public_verdicts(chip_ids=[chip.pk], operator_pks=list(operators))
+    return {method_id: outcomes
+            for (method_id, _), outcomes in verdict_outcomes(verdicts=verdicts, operators=operators).items()}
+
+
+def _view_totals(operators: dict[int, SetOperator]) -> dict[str, int]:
+    return {view: sum(1 for op in operators.values() if view in ("overall", op.source)) for view in SOURCE_VIEWS}
+
+
+def _summaries(outcomes: dict[str, OperatorOutcome], totals: dict[str, int]) -> dict[str, Summary]:
+    summaries = {}
+    for view in SOURCE_VIEWS:
+        if totals[view]:
             in_view = [o for o in outcomes.values() if view in ("overall", o.source)]
-            row.summaries[view] = summarize(in_view, totals[view])
-        rows.append(row)
+            summaries[view] = summarize(in_view, totals[view])
+    return summaries
+
+
+def _admitted_methods(method_ids, method_filter: MethodFilter) -> dict[int, Method]:
+    methods = Method.objects.in_bulk(list(method_ids))
+    return {pk: method for pk, method in methods.items() if method_filter.admits(method)}
+
+
+# Sort keys a board accepts: "<view>.<figure>" or a method attribute; "-" in front reverses.
+ROW_FIGURES = ("accuracy", "speedup", "fast_0.8", "fast_1", "fast_1.5", "tokens", "tokens_per_success", "hours")
+
+
+def summary_figure(summary: Summary | None, figure: str) -> float | None:
+    if summary is None:
+        return None
+    if figure.startswith("fast_"):
+        return summary.fast_p.get(figure[5:])
+    return {
+        "accuracy": summary.accuracy_pct, "speedup": summary.speedup_geomean, "tokens": summary.tokens_total,
+        "tokens_per_success": summary.tokens_per_success, "hours": summary.solve_hours,
+    }.get(figure)
+
+
+def sort_rows(rows: list, sort: str, figure_of) -> None:
+    """Sort in place by ``sort`` ("-overall.accuracy", "method", ...); unknown figures sort last."""
+    descending = sort.startswith("-")
+    key = sort.lstrip("-")
+    if key in ("method", "kind", "model"):
+        rows.sort(key=lambda row: str(getattr(row.method, key) if key != "method" else row.method).lower(),
+                  reverse=descending)
+        return
+    known = [row for row in rows if figure_of(row, key) is not None]
+    unknown = [row for row in rows if figure_of(row, key) is None]
+    known.sort(key=lambda row: figure_of(row, key), reverse=descending)
+    rows[:] = known + unknown
+
+
+def leaderboard_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER,
+                     sort: str = "") -> list[LeaderboardRow]:
+    """One row per method with figures per source view, sorted by overall accuracy then speedup."""
+    operators = set_operators(operator_set=operator_set)
+    totals = _view_totals(operators)
+    verdicts = latest_public_verdicts(chip_ids=[chip.pk], operator_pks=list(operators))
+    outcomes_by_key = verdict_outcomes(verdicts=verdicts, operators=operators)
+    methods = _admitted_methods({method_id for method_id, _ in outcomes_by_key}, method_filter)
+    rows = [
+        LeaderboardRow(method=methods[method_id], outcomes=outcomes, summaries=_summaries(outcomes, totals))
+        for (method_id, _), outcomes in outcomes_by_key.items() if method_id in methods
+    ]
     rows.sort(key=lambda r: (-r.summaries["overall"].accuracy_pct, -(r.summaries["overall"].speedup_geomean or 0),
                              str(r.method)))
+    if sort:
+        sort_rows(rows, sort, lambda row, key: summary_figure(row.summaries.get(key.split(".")[0]),
+                                                              key.partition(".")[2]))
     return rows
+
+
+@dataclass
+class ChipRow:
+    """A method's figures on several chips (multi-chip and portability boards)."""
+
+    method: Method
+    per_chip: dict[int, Summary] = field(default_factory=dict)  # chip id -> figures over the set
+    ported: dict[int, Summary] = field(default_factory=dict)  # chip id -> figures of kernels written elsewhere
+    accuracy_ratio: dict[int, float | None] = field(default_factory=dict)  # against the reference chip
+    speedup_ratio: dict[int, float | None] = field(default_factory=dict)
+
+
+def multi_chip_rows(*, chips: list[Chip], operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER,
+                    sort: str = "", reference_chip: Chip | None = None) -> list[ChipRow]:
+    """Per method, its figures on every chip, each from the kernels it wrote for that chip (PROTOCOL 7); ratios
+    against ``reference_chip`` and figures of kernels written for other chips feed portability."""
+    operators = set_operators(operator_set=operator_set)
+    total = len(operators)
+    verdicts = latest_public_verdicts(chip_ids=[chip.pk for chip in chips], operator_pks=list(operators))
+    native = verdict_outcomes(verdicts=verdicts, operators=operators)
+    foreign = verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False, foreign_only=True)
+    methods = _admitted_methods({method_id for method_id, _ in native} | {method_id for method_id, _ in foreign},
+                                method_filter)
+    rows: dict[int, ChipRow] = {}
+    for (method_id, chip_id), outcomes in native.items():
+        if method_id in methods:
+            row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
+            row.per_chip[chip_id] = summarize(list(outcomes.values()), total)
+    for (method_id, chip_id), outcomes in foreign.items():
+        if method_id in methods:
+            row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
+            row.ported[chip_id] = summarize(list(outcomes.values()), total)
+    reference_id = reference_chip.pk if reference_chip else None
+    for row in rows.values():
+        reference = row.per_chip.get(reference_id)
+        for chip_id, summary in row.per_chip.items():
+            row.accuracy_ratio[chip_id] = ratio(summary.accuracy_pct, reference.accuracy_pct if reference else None)
+            row.speedup_ratio[chip_id] = ratio(summary.speedup_geomean,
+                                               reference.speedup_geomean if reference else None)
+    result = sorted(rows.values(), key=lambda r: (
+        -(r.per_chip[reference_id].accuracy_pct if reference_id in r.per_chip else -1), str(r.method)))
+    if sort:
+        slug_to_id = {chip.slug: chip.pk for chip in chips}
+        sort_rows(result, sort, lambda row, key: summary_figure(
+            row.per_chip.get(slug_to_id.get(key.split(".")[0])), key.partition(".")[2]))
+    return result
+
+
+@dataclass
+class MatchedRow:
+    method: Method
+    figure: MatchedSpeedup
+    summary: Summary
+
+
+def matched_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER,
+                 method_ids: list[int] | None = None) -> tuple[list[str], list[MatchedRow]]:
+    """Speedups over the operators every shown method solved on ``chip`` (like with like), with 95% intervals.
+
+    Methods that solved nothing with a known speedup are left out: they would empty the common set.
+    """
+    rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter)
+    if method_ids:
+        rows = [row for row in rows if row.method.pk in method_ids]
+    rows = [row for row in rows if any(o.solved and o.speedup is not None and not o.flagged
+                                       for o in row.outcomes.values())]
+    common, figures = matched_speedups({row.method.pk: row.outcomes for row in rows})
+    result = [MatchedRow(row.method, figures[row.method.pk], row.summaries["overall"]) for row in rows]
+    result.sort(key=lambda r: (-(r.figure.speedup_geomean or 0), str(r.method)))
+    return common, result
+
+
+def operator_pass_matrix(*, method: Method, operator_set: OperatorSet, chips: list[Chip]) -> list[dict]:
+    """Per operator of the set: this method's verdict on each chip (passed, failed, or none) and its speedup,
+    over all its public kernels judged there (native ones and ported ones alike)."""
+    operators = set_operators(operator_set=operator_set)
+    verdicts = latest_public_verdicts(chip_ids=[chip.pk for chip in chips], operator_pks=list(operators),
+                                      method_ids=[method.pk])
+    outcomes = verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False)
+    matrix = []
+    for operator in sorted(operators.values(), key=lambda op: op.operator_id):
+        cells = []
+        for chip in chips:
+            outcome = outcomes.get((method.pk, chip.pk), {}).get(operator.operator_id)
+            cells.append({"chip": chip, "outcome": outcome,
+                          "state": "none" if outcome is None else ("passed" if outcome.solved else "failed")})
+        matrix.append({"operator_id": operator.operator_id, "cells": cells})
+    return matrix
+
+
+# --- The paper's layer ------------------------------------------------------------------------------------
+
+
+def paper_results(*, table: str, platform: str | None = None) -> dict[tuple[str, str], dict]:
+    """The paper's reported figures of one table: (method, model) -> {(view, platform): (accuracy, speedup)}.
+
+    Never merged into verified rows: pages show it as its own, labelled layer.
+    """
+    query = PaperResult.objects.filter(table=table)
+    if platform:
+        query = query.filter(platform=platform)
+    layer: dict[tuple[str, str], dict] = defaultdict(dict)
+    for method, model, view, plat, accuracy, speedup in query.values_list(
+            "method", "model", "view", "platform", "accuracy_pct", "speedup_geomean"):
+        layer[(method, model)][(view, plat)] = (accuracy, speedup)
+    return dict(layer)
+
+
+def paper_costs() -> list[PaperCost]:
+    return list(PaperCost.objects.order_by("tokens_per_passed_operator_millions"))
+
+
+# --- Catalog pages --------------------------------------------------------------------------------------
+
+
+def operator_solvers(*, operator: Operator) -> list[dict]:
+    """Who solved this operator on which chip, best public kernel first per chip (native kernels only)."""
+    rows = (
+        Run.objects.filter(kernel__operator=operator, status=RunStatus.PASSED,
+                           kernel__submission__visibility=Visibility.PUBLIC, kernel__submission__method__public=True)
+        .filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=F("chip")))
+        .select_related("chip", "kernel__submission__method")
+        .order_by("chip__slug", F("speedup").desc(nulls_last=True), "created_at")
+    )
+    best: dict[int, dict] = {}
+    for run in rows[:2000]:
+        entry = best.setdefault(run.chip_id, {"chip": run.chip, "runs": [], "methods": set()})
+        if run.kernel.submission.method_id in entry["methods"]:
+            continue  # one line per method: its best kernel
+        entry["methods"].add(run.kernel.submission.method_id)
+        entry["runs"].append(run)
+    return list(best.values())
+
+
+def method_submissions(*, method: Method, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Submission]:
+    return visible_submissions(user=user).filter(method=method)
+
+
+def visible_methods(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Method]:
+    """Public methods, plus the user's own (all, for staff)."""
+    if user.is_authenticated and user.is_staff:
+        return Method.objects.all()
+    if user.is_authenticated:
+        return Method.objects.filter(Q(public=True) | Q(owner=user))
+    return Method.objects.filter(public=True)
 
 
 # --- Access -------------------------------------------------------------------------------------------
