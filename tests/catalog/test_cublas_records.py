@@ -25,11 +25,14 @@ OPERATORS_CSV = Path("/work/shared/kgb/operators.csv")
 KGB_SIGNATURES = {
     "cublasCcopy_v2": "n, x, incx, y, incy",
     "cublasCdotu_v2": "n, x, incx, y, incy, result",
-    "cublasCgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
-    "cublasCgemmStridedBatched_64": "transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
+    "cublasCgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, "
+    "strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
+    "cublasCgemmStridedBatched_64": "transa, transb, m, n, k, alpha, A, lda, "
+    "strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
     "cublasCgemm_v2": "transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc",
     "cublasCgemvBatched_64": "trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount",
-    "cublasCgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount",
+    "cublasCgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, "
+    "x, incx, stridex, beta, y, incy, stridey, batchCount",
     "cublasCgemv_v2": "trans, m, n, alpha, A, lda, x, incx, beta, y, incy",
     "cublasCgeru_v2": "m, n, alpha, x, incx, y, incy, A, lda",
     "cublasCsymm_v2": "side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc",
@@ -39,26 +42,32 @@ KGB_SIGNATURES = {
     "cublasDaxpy_v2": "n, alpha, x, incx, y, incy",
     "cublasDcopy_v2": "n, x, incx, y, incy",
     "cublasDgemmBatched": "transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount",
-    "cublasDgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
-    "cublasDgemmStridedBatched_64": "transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
+    "cublasDgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, "
+    "strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
+    "cublasDgemmStridedBatched_64": "transa, transb, m, n, k, alpha, A, lda, "
+    "strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
     "cublasDgemvBatched": "trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount",
-    "cublasDgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount",
+    "cublasDgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, "
+    "x, incx, stridex, beta, y, incy, stridey, batchCount",
     "cublasDgemv_v2": "trans, m, n, alpha, A, lda, x, incx, beta, y, incy",
     "cublasDsbmv_v2": "uplo, n, k, alpha, A, lda, x, incx, beta, y, incy",
     "cublasDsyr2_v2": "uplo, n, alpha, x, incx, y, incy, A, lda",
     "cublasDtrsmBatched": "side, uplo, trans, diag, m, n, alpha, Aarray, lda, Barray, ldb, batchCount",
     "cublasHgemmBatched": "transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount",
-    "cublasHgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
+    "cublasHgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, "
+    "strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
     "cublasSaxpy_v2": "n, alpha, x, incx, y, incy",
     "cublasSdgmm": "mode, m, n, A, lda, x, incx, C, ldc",
     "cublasSdot_v2": "n, x, incx, y, incy, result",
     "cublasSgeam": "transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc",
     "cublasSgemmBatched_64": "transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount",
     "cublasSgemmEx": "transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc",
-    "cublasSgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
+    "cublasSgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, "
+    "strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
     "cublasSgemm_v2": "transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc",
     "cublasSgemvBatched": "trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount",
-    "cublasSgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount",
+    "cublasSgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, "
+    "x, incx, stridex, beta, y, incy, stridey, batchCount",
     "cublasSger_v2": "m, n, alpha, x, incx, y, incy, A, lda",
     "cublasSscal_v2": "n, alpha, x, incx",
     "cublasSsyrk_v2": "uplo, trans, n, k, alpha, A, lda, beta, C, ldc",
@@ -67,9 +76,11 @@ KGB_SIGNATURES = {
     "cublasStrsv_v2": "uplo, trans, diag, n, A, lda, x, incx",
     "cublasZdotc_v2": "n, x, incx, y, incy, result",
     "cublasZgemmBatched": "transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount",
-    "cublasZgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
+    "cublasZgemmStridedBatched": "transa, transb, m, n, k, alpha, A, lda, "
+    "strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount",
     "cublasZgemvBatched": "trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount",
-    "cublasZgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount",
+    "cublasZgemvStridedBatched": "trans, m, n, alpha, A, lda, strideA, "
+    "x, incx, stridex, beta, y, incy, stridey, batchCount",
     "cublasZgerc_v2": "m, n, alpha, x, incx, y, incy, A, lda",
     "cublasZswap_v2": "n, x, incx, y, incy",
     "cublasZtrsmBatched": "side, uplo, trans, diag, m, n, alpha, Aarray, lda, Barray, ldb, batchCount",
@@ -90,6 +101,7 @@ def compared(spec: OperatorSpec, case: Case, call: Call) -> list[torch.Tensor]:
 
 
 # --- completeness -----------------------------------------------------------------------------------------
+
 
 def test_the_fifty_ids_are_the_cublas_operators_of_the_benchmark():
     assert len(RECORDS) == 50
@@ -163,9 +175,19 @@ def test_held_out_cases_come_from_the_generator(operator_id):
 
 def test_fp32_gemm_like_records_carry_the_float64_bound():
     bounded = {name for name, spec in ((s.name, s) for s in RECORDS.values()) if spec.fp64_relative_bound}
-    for name in ("cublasSgemm_v2", "cublasSgemmEx", "cublasSgemmStridedBatched", "cublasSgemmBatched_64",
-                 "cublasCgemm_v2", "cublasCgemmStridedBatched", "cublasCgemmStridedBatched_64", "cublasSsyrk_v2",
-                 "cublasCsyrkEx", "cublasStrsm_v2", "cublasCsymm_v2"):
+    for name in (
+        "cublasSgemm_v2",
+        "cublasSgemmEx",
+        "cublasSgemmStridedBatched",
+        "cublasSgemmBatched_64",
+        "cublasCgemm_v2",
+        "cublasCgemmStridedBatched",
+        "cublasCgemmStridedBatched_64",
+        "cublasSsyrk_v2",
+        "cublasCsyrkEx",
+        "cublasStrsm_v2",
+        "cublasCsymm_v2",
+    ):
         assert name in bounded
         assert RECORDS[f"cublas::{name}"].fp64_relative_bound == 1e-5
     assert "cublasDgemmStridedBatched" not in bounded and "cublasHgemmBatched" not in bounded
@@ -182,6 +204,7 @@ def test_gemm_flops_and_reduce_dim():
 
 
 # --- every smoke case runs on the CPU ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("operator_id", sorted(RECORDS))
 def test_reference_runs_every_smoke_case_on_cpu(operator_id):
@@ -228,6 +251,7 @@ def test_no_cublas_library_without_cuda():
 
 # --- hand-checked answers for the memory rule ------------------------------------------------------------
 
+
 def call_of(spec: OperatorSpec, **values) -> tuple[Case, Call]:
     (entry,) = spec.entry_points
     names = [name.strip() for name in KGB_SIGNATURES[spec.name].split(",")]
@@ -240,13 +264,15 @@ def test_sgemm_keeps_ld_padding_and_reads_column_major():
     A = torch.tensor([1.0, 2.0, -7.0, 3.0, 4.0, -7.0])
     B = torch.tensor([1.0, 0.0, 0.0, 1.0])  # identity, ldb 2
     C = torch.tensor([10.0, 20.0, 99.0, 30.0, 40.0, 99.0])  # ldc 3, padding 99
-    case, call = call_of(spec, transa="N", transb="N", m=2, n=2, k=2, alpha=2.0, A=A, lda=3, B=B, ldb=2, beta=1.0,
-                         C=C, ldc=3)
+    case, call = call_of(
+        spec, transa="N", transb="N", m=2, n=2, k=2, alpha=2.0, A=A, lda=3, B=B, ldb=2, beta=1.0, C=C, ldc=3
+    )
     spec.reference(case, call)
     assert C.tolist() == [12.0, 24.0, 99.0, 36.0, 48.0, 99.0]
     C2 = torch.tensor([0.0, 0.0, 99.0, 0.0, 0.0, 99.0])
-    case, call = call_of(spec, transa="T", transb="N", m=2, n=2, k=2, alpha=1.0, A=A, lda=3, B=B, ldb=2, beta=0.0,
-                         C=C2, ldc=3)
+    case, call = call_of(
+        spec, transa="T", transb="N", m=2, n=2, k=2, alpha=1.0, A=A, lda=3, B=B, ldb=2, beta=0.0, C=C2, ldc=3
+    )
     spec.reference(case, call)
     assert C2.tolist() == [1.0, 3.0, 99.0, 2.0, 4.0, 99.0]  # A^T, column-major
 
@@ -254,8 +280,22 @@ def test_sgemm_keeps_ld_padding_and_reads_column_major():
 def test_beta_zero_does_not_read_c():
     spec = RECORDS["cublas::cublasSgemm_v2"]
     C = torch.tensor([float("nan")] * 4)
-    case, call = call_of(spec, transa="N", transb="N", m=2, n=2, k=1, alpha=1.0, A=torch.tensor([1.0, 2.0]), lda=2,
-                         B=torch.tensor([3.0, 4.0]), ldb=1, beta=0.0, C=C, ldc=2)
+    case, call = call_of(
+        spec,
+        transa="N",
+        transb="N",
+        m=2,
+        n=2,
+        k=1,
+        alpha=1.0,
+        A=torch.tensor([1.0, 2.0]),
+        lda=2,
+        B=torch.tensor([3.0, 4.0]),
+        ldb=1,
+        beta=0.0,
+        C=C,
+        ldc=2,
+    )
     spec.reference(case, call)
     assert C.tolist() == [3.0, 6.0, 4.0, 8.0]
 
@@ -358,8 +398,21 @@ def test_csyrkex_rejects_conjugate_transpose():
     spec = RECORDS["cublas::cublasCsyrkEx"]
     assert {case.params["trans"] for case in spec.public} == {0, 1}
     C = torch.zeros(1, dtype=torch.complex64)
-    case, call = call_of(spec, uplo=0, trans=2, n=1, k=1, alpha=1.0, A=torch.ones(1, dtype=torch.complex64),
-                         Atype=8, lda=1, beta=0.0, C=C, Ctype=8, ldc=1)
+    case, call = call_of(
+        spec,
+        uplo=0,
+        trans=2,
+        n=1,
+        k=1,
+        alpha=1.0,
+        A=torch.ones(1, dtype=torch.complex64),
+        Atype=8,
+        lda=1,
+        beta=0.0,
+        C=C,
+        Ctype=8,
+        ldc=1,
+    )
     with pytest.raises(ValueError):
         spec.reference(case, call)
 
@@ -382,8 +435,26 @@ def test_strided_batched_gemm_leaves_gaps_between_entries():
     A = torch.tensor([2.0, -1.0, 3.0])  # entries 1x1 at offsets 0 and 2
     B = torch.tensor([5.0, -1.0, 7.0])
     C = torch.tensor([1.0, 42.0, 1.0])
-    case, call = call_of(spec, transa="N", transb="N", m=1, n=1, k=1, alpha=1.0, A=A, lda=1, strideA=2, B=B, ldb=1,
-                         strideB=2, beta=1.0, C=C, ldc=1, strideC=2, batchCount=2)
+    case, call = call_of(
+        spec,
+        transa="N",
+        transb="N",
+        m=1,
+        n=1,
+        k=1,
+        alpha=1.0,
+        A=A,
+        lda=1,
+        strideA=2,
+        B=B,
+        ldb=1,
+        strideB=2,
+        beta=1.0,
+        C=C,
+        ldc=1,
+        strideC=2,
+        batchCount=2,
+    )
     spec.reference(case, call)
     assert C.tolist() == [11.0, 42.0, 22.0]
 
@@ -393,8 +464,21 @@ def test_pointer_array_gemv_updates_each_entry():
     matrices = [torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([3.0, 4.0], dtype=torch.float64)]
     xs = [torch.tensor([1.0], dtype=torch.float64), torch.tensor([2.0], dtype=torch.float64)]
     ys = [torch.zeros(2, dtype=torch.float64), torch.zeros(2, dtype=torch.float64)]
-    case, call = call_of(spec, trans="N", m=2, n=1, alpha=1.0, Aarray=matrices, lda=2, xarray=xs, incx=1, beta=0.0,
-                         yarray=ys, incy=1, batchCount=2)
+    case, call = call_of(
+        spec,
+        trans="N",
+        m=2,
+        n=1,
+        alpha=1.0,
+        Aarray=matrices,
+        lda=2,
+        xarray=xs,
+        incx=1,
+        beta=0.0,
+        yarray=ys,
+        incy=1,
+        batchCount=2,
+    )
     spec.reference(case, call)
     assert [y.tolist() for y in ys] == [[1.0, 2.0], [6.0, 8.0]]
 
@@ -410,6 +494,7 @@ def test_triangular_inputs_are_diagonally_dominant():
 
 
 # --- on a CUDA device: the ctypes baseline agrees with the reference (run by the lead on the H200) ---------
+
 
 def _to_device(value, device: torch.device):
     if isinstance(value, torch.Tensor):
@@ -441,4 +526,5 @@ def test_cublas_baseline_matches_reference_on_gpu(operator_id):
             atol, rtol = spec.tolerance(case, index, want.dtype)
             if want.dtype == torch.float16:
                 atol, rtol = max(atol, 1e-2), 1e-2  # Hgemm computes in fp16; the reference rounds once
-            torch.testing.assert_close(got, want, atol=atol, rtol=rtol, msg=lambda m: f"{case.case_id}: {m}")
+            label = case.case_id
+            torch.testing.assert_close(got, want, atol=atol, rtol=rtol, msg=lambda m, label=label: f"{label}: {m}")

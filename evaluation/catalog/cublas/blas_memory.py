@@ -65,13 +65,13 @@ def to_scalar(value: Any) -> float | complex:
 
 # --- views on raw storage -------------------------------------------------------------------------------
 
+
 def matrix_view(buffer: torch.Tensor, rows: int, cols: int, ld: int, offset: int = 0) -> torch.Tensor:
     """The rows x cols column-major matrix at ``buffer``'s data pointer (+ ``offset`` elements), lead dim ld."""
     return buffer.as_strided((rows, cols), (1, ld), buffer.storage_offset() + offset)
 
 
-def batched_matrix_view(buffer: torch.Tensor, batch: int, rows: int, cols: int, ld: int,
-                        stride: int) -> torch.Tensor:
+def batched_matrix_view(buffer: torch.Tensor, batch: int, rows: int, cols: int, ld: int, stride: int) -> torch.Tensor:
     """Matrix b of a strided batch starts ``b*stride`` elements after the data pointer."""
     return buffer.as_strided((batch, rows, cols), (stride, 1, ld), buffer.storage_offset())
 
@@ -99,8 +99,9 @@ def read_matrix(buffer: torch.Tensor, rows: int, cols: int, ld: int) -> torch.Te
     return matrix_view(buffer, rows, cols, ld).to(wide_dtype(buffer.dtype))
 
 
-def write_matrix(buffer: torch.Tensor, rows: int, cols: int, ld: int, values: torch.Tensor,
-                 keep: torch.Tensor | None = None) -> None:
+def write_matrix(
+    buffer: torch.Tensor, rows: int, cols: int, ld: int, values: torch.Tensor, keep: torch.Tensor | None = None
+) -> None:
     """Store ``values``; where the boolean ``keep`` mask is True the old element stays (other triangle)."""
     view = matrix_view(buffer, rows, cols, ld)
     if keep is not None:
@@ -137,13 +138,13 @@ def gemm_update(alpha: Any, product: torch.Tensor, beta: Any, old: torch.Tensor)
 
 # --- buffers for make_inputs ----------------------------------------------------------------------------
 
+
 def vector_buffer(n: int, inc: int, dtype: str | torch.dtype, generator: torch.Generator) -> torch.Tensor:
     """A flat buffer of n*|inc| elements (the original's size): gaps and tail must stay untouched."""
     return random_values((max(1, n * abs(inc)),), _dtype(dtype), generator)
 
 
-def matrix_buffer(rows: int, cols: int, ld: int, dtype: str | torch.dtype,
-                  generator: torch.Generator) -> torch.Tensor:
+def matrix_buffer(rows: int, cols: int, ld: int, dtype: str | torch.dtype, generator: torch.Generator) -> torch.Tensor:
     """A contiguous (cols, ld) tensor: column-major rows x cols with lead dim ld, padding rows included.
 
     Its declared shape is deliberately not the math shape (the original passed row-major tensors that
@@ -152,8 +153,9 @@ def matrix_buffer(rows: int, cols: int, ld: int, dtype: str | torch.dtype,
     return random_values((max(1, cols), max(1, ld)), _dtype(dtype), generator)
 
 
-def strided_batch_buffer(batch: int, rows: int, cols: int, ld: int, stride: int, dtype: str | torch.dtype,
-                         generator: torch.Generator) -> torch.Tensor:
+def strided_batch_buffer(
+    batch: int, rows: int, cols: int, ld: int, stride: int, dtype: str | torch.dtype, generator: torch.Generator
+) -> torch.Tensor:
     """Room for ``batch`` matrices ``stride`` elements apart (shape (batch, cols, ld) when they tile)."""
     dtype = _dtype(dtype)
     if stride == ld * cols and batch > 0:
@@ -161,8 +163,9 @@ def strided_batch_buffer(batch: int, rows: int, cols: int, ld: int, stride: int,
     return random_values((max(1, (batch - 1) * stride + ld * cols),), dtype, generator)
 
 
-def strided_vector_batch(batch: int, n: int, inc: int, stride: int, dtype: str | torch.dtype,
-                         generator: torch.Generator) -> torch.Tensor:
+def strided_vector_batch(
+    batch: int, n: int, inc: int, stride: int, dtype: str | torch.dtype, generator: torch.Generator
+) -> torch.Tensor:
     return random_values((max(1, (batch - 1) * stride + n * inc),), _dtype(dtype), generator)
 
 

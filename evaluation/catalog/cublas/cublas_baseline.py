@@ -111,7 +111,9 @@ def scalar_argument(value: Any, precision: str) -> ctypes._SimpleCData | ctypes.
     raise ValueError(f"unknown precision {precision!r}")
 
 
-def marshal(name: str, params: tuple[str, ...], values: dict[str, Any], device: torch.device) -> tuple[list[Any], list[Any]]:
+def marshal(
+    name: str, params: tuple[str, ...], values: dict[str, Any], device: torch.device
+) -> tuple[list[Any], list[Any]]:
     """C arguments after the handle, and the objects that must stay alive while the routine runs."""
     precision = name[len("cublas")]
     integer = ctypes.c_int64 if name.endswith("_64") else ctypes.c_int
@@ -171,8 +173,10 @@ def baseline_for(name: str, params: tuple[str, ...] | None = None) -> Callable[[
 
         def run() -> None:
             _ = keep_alive  # scalars and pointer tables must outlive every call
-            _check(library.cublasSetStream_v2(handle, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)),
-                   "cublasSetStream_v2")
+            _check(
+                library.cublasSetStream_v2(handle, ctypes.c_void_p(torch.cuda.current_stream(device).cuda_stream)),
+                "cublasSetStream_v2",
+            )
             _check(library.cublasSetPointerMode_v2(handle, mode), "cublasSetPointerMode_v2")
             _check(function(handle, *arguments), name)
 

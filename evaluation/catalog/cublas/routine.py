@@ -65,8 +65,13 @@ def case(routine: Routine, params: Mapping[str, Any], *, reduce_dim: int = 1, ti
     return Case(entry_point=routine.name, params=dict(params), reduce_dim=max(1, int(reduce_dim)), timed=timed)
 
 
-def cases(routine: Routine, points: Iterable[Mapping[str, Any]], *, reduce_dim: Callable[[Mapping[str, Any]], int],
-          timed: Callable[[Mapping[str, Any]], bool] | bool) -> tuple[Case, ...]:
+def cases(
+    routine: Routine,
+    points: Iterable[Mapping[str, Any]],
+    *,
+    reduce_dim: Callable[[Mapping[str, Any]], int],
+    timed: Callable[[Mapping[str, Any]], bool] | bool,
+) -> tuple[Case, ...]:
     """Cases from parameter points; ``timed`` is False for every smoke case (pass ``False``)."""
     return tuple(
         case(routine, point, reduce_dim=reduce_dim(point), timed=timed(point) if callable(timed) else timed)
@@ -82,11 +87,22 @@ def product(**axes: Sequence[Any]) -> list[dict[str, Any]]:
     return points
 
 
-def blas_record(*, routine: Routine, description: str, make_inputs: Callable[[Case, torch.Generator], Call],
-                reference: Callable[[Case, Call], Any], smoke: tuple[Case, ...], public: tuple[Case, ...],
-                held_out: Callable[[random.Random], Sequence[Case]], bytes_moved: Callable[[Case], int],
-                flops: Callable[[Case], int], prompt_notes: str, judgement_notes: str = "",
-                fp64_relative_bound: float | None = None, departures: str = "") -> OperatorSpec:
+def blas_record(
+    *,
+    routine: Routine,
+    description: str,
+    make_inputs: Callable[[Case, torch.Generator], Call],
+    reference: Callable[[Case, Call], Any],
+    smoke: tuple[Case, ...],
+    public: tuple[Case, ...],
+    held_out: Callable[[random.Random], Sequence[Case]],
+    bytes_moved: Callable[[Case], int],
+    flops: Callable[[Case], int],
+    prompt_notes: str,
+    judgement_notes: str = "",
+    fp64_relative_bound: float | None = None,
+    departures: str = "",
+) -> OperatorSpec:
     return OperatorSpec(
         operator_id=f"cublas::{routine.name}",
         source="cublas",
