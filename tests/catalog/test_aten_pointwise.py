@@ -154,3 +154,31 @@ def test_fmax_cases_hold_nans_on_one_side_and_allow_them_only_where_both_are():
     assert call.args[0].isnan().any() and call.args[1].isnan().any()
     result = spec.reference(case, call)
     assert torch.equal(result.isnan(), call.args[0].isnan() & call.args[1].isnan())
+
+
+BOOL_RESULTS = ("aten::eq", "aten::gt", "aten::le", "aten::_to_copy", "aten::to")
+
+
+@pytest.mark.parametrize("operator_id", BOOL_RESULTS)
+def test_bool_results_have_at_least_30_elements_so_the_ghost_replay_poison_cannot_match(operator_id):
+    spec = BY_ID[operator_id]
+    for case in spec.smoke + spec.public + spec.cases("held_out", random.Random(2)):
+        if spec.name in COMPARISONS or case.params.get("to_dtype") == "bool":
+            shapes = [tuple(case.params[key]) for key in pointwise.SHAPE_KEYS if key in case.params]
+            assert math.prod(torch.broadcast_shapes(*shapes)) >= 30, case.case_id
+
+
+def test_contiguous_is_only_asked_of_views_that_are_not_contiguous():
+    spec = BY_ID["aten::contiguous"]
+    for case in spec.smoke + spec.cases("held_out", random.Random(4)):
+        (view,) = spec.make_inputs(case, torch.Generator().manual_seed(0)).args if math.prod(
+            case.params["shape"]) < 100_000 else (None,)
+        if view is not None:
+            assert not view.is_contiguous(), case.case_id
+    assert all(case.params["layout"] != "contiguous" for case in spec.public)
+
+
+def test_resolve_records_always_set_the_bit():
+    for name, bit in (("aten::resolve_conj", "conj_bit"), ("aten::resolve_neg", "neg_bit")):
+        spec = BY_ID[name]
+        assert all(case.params[bit] for case in spec.smoke + spec.public + spec.cases("held_out", random.Random(1)))

@@ -6,13 +6,18 @@ what is judged is the values and dtype of the result, whatever the input's layou
 
 from __future__ import annotations
 
+import math
+import random
+
 from evaluation.catalog.aten.pointwise import (
     FLOAT_DTYPES,
     PUBLIC_SHAPES,
     SMOKE_SHAPES,
+    draw_held_out_shapes,
     overload,
     paired,
     pointwise_record,
+    wide_only,
 )
 from evaluation.catalog.spec import Case, OperatorSpec, grid
 
@@ -30,9 +35,13 @@ CONVERSION_RANGE = [[-100.0, 100.0]]
 def conversions(entry_point: str, shapes: list[list[int]], **axes: list) -> tuple[Case, ...]:
     cases: tuple[Case, ...] = ()
     for source, target in CONVERSIONS:
-        # To bool: small integer values, so that zeros (False) are common.
-        values = {"range": [[-2, 2]], "integral": [True]} if target == "bool" else {"range": CONVERSION_RANGE}
-        cases += grid(entry_point, shape=shapes, dtype=[source], to_dtype=[target], **values, **axes)
+        # To bool: small integer values, so that zeros (False) are common, on outputs of 30+ elements.
+        if target == "bool":
+            cases += wide_only(grid(entry_point, shape=shapes, dtype=[source], to_dtype=[target], range=[[-2, 2]],
+                                    integral=[True], **axes))
+        else:
+            cases += grid(entry_point, shape=shapes, dtype=[source], to_dtype=[target], range=CONVERSION_RANGE,
+                          **axes)
     return cases
 
 
@@ -88,6 +97,7 @@ def to_copy() -> OperatorSpec:
     public += grid("_to_copy", shape=[[1024, 1024]], dtype=["float32"], to_dtype=["bfloat16"], layout=VIEW_LAYOUTS)
     return pointwise_record(
         "_to_copy", "A copy of self converted to dtype (same device).", overloads, smoke=smoke, public=public,
+        minimum_output=30,
         prompt_notes="dtype=None keeps self's dtype. Float to int truncates toward zero; anything to bool is "
                      "x != 0; float narrowing rounds to nearest even. device/layout/pin_memory are never set.")
 
@@ -105,26 +115,41 @@ def to() -> OperatorSpec:
                    layout=["contiguous", "transposed"])
     return pointwise_record(
         "to", "self converted to dtype (a copy unless the dtype already matches and copy is False).", overloads,
-        smoke=smoke, public=public,
+        smoke=smoke, public=public, minimum_output=30,
         prompt_notes="Same conversion rules as _to_copy. With copy=False and the same dtype, returning self is "
                      "allowed; with copy=True a new tensor is required.")
+
+
+def contiguous_held_out(rng: random.Random) -> list[Case]:
+    """Unseen shapes in views that are never contiguous (the last two sizes >= 2), so a copy is always due."""
+    cases = []
+    for shape in draw_held_out_shapes(rng):
+        sizes = [max(2, size) for size in ([1] * max(0, 2 - len(shape)) + list(shape))[-4:]]
+        while math.prod(sizes) > 4_000_000:
+            largest = sizes.index(max(sizes))
+            sizes[largest] //= 2
+        cases.append(Case("contiguous", {"shape": sizes, "dtype": rng.choice(FLOAT_DTYPES + ("int64",)),
+                                         "layout": rng.choice(VIEW_LAYOUTS)}))
+    return cases
 
 
 def contiguous() -> OperatorSpec:
     overloads = [overload("contiguous(self: Tensor, *, memory_format: MemoryFormat = contiguous_format) -> Tensor",
                           args="self")]
-    smoke = grid("contiguous", shape=[[4, 17], [2, 3, 5]], dtype=["float32"], layout=ALL_LAYOUTS)
-    smoke += grid("contiguous", shape=[[33], []], dtype=["float32"], layout=["strided"])
+    # Only views that are not contiguous: for a contiguous self the answer is self and there is nothing to judge.
+    smoke = grid("contiguous", shape=[[4, 17], [2, 3, 5]], dtype=["float32"], layout=VIEW_LAYOUTS)
+    smoke += grid("contiguous", shape=[[33]], dtype=["float32"], layout=["strided"])
     smoke += grid("contiguous", shape=[[4, 17]], dtype=["float16", "bfloat16", "int32", "bool"], layout=["transposed"])
     public = grid("contiguous", shape=PUBLIC[2:], dtype=FLOAT_DTYPES, layout=VIEW_LAYOUTS)
-    public += grid("contiguous", shape=[[1024, 1024]], dtype=["int64"], layout=ALL_LAYOUTS)
+    public += grid("contiguous", shape=[[1024, 1024]], dtype=["int64"], layout=VIEW_LAYOUTS)
     return pointwise_record(
         "contiguous", "self in row-major (C-contiguous) memory: a copy unless it already is.", overloads,
-        smoke=smoke, public=public,
+        smoke=smoke, public=public, held_out=contiguous_held_out,
         prompt_notes="If self is already contiguous return it; otherwise return a contiguous copy (strides of a "
                      "fresh torch.empty). Inputs are transposed, every-other-element and expanded views.",
         judgement_notes="Values and dtype are compared; the result must also be C-contiguous.",
-        departures="A value comparison cannot see a returned non-contiguous self; the judge needs an "
+        departures="Every case is a non-contiguous view (a contiguous self is returned as is: nothing to judge). "
+                   "A value comparison cannot see a returned non-contiguous self; the judge needs an "
                    "is_contiguous() check on contiguous outputs.")
 
 
@@ -132,17 +157,16 @@ def resolve_conj() -> OperatorSpec:
     overloads = [overload("resolve_conj(self: Tensor) -> Tensor", args="self")]
     smoke = grid("resolve_conj", shape=[[33], [4, 17], []], dtype=["complex64"], conj_bit=[True])
     smoke += grid("resolve_conj", shape=[[4, 17]], dtype=["complex64"], conj_bit=[True], layout=["transposed"])
-    smoke += grid("resolve_conj", shape=[[4, 17]], dtype=["complex64", "float32"])
     public = grid("resolve_conj", shape=PUBLIC, dtype=["complex64"], conj_bit=[True])
     public += grid("resolve_conj", shape=[[1024, 1024]], dtype=["complex64"], conj_bit=[True],
                    layout=["transposed", "strided"])
-    public += grid("resolve_conj", shape=[[1024, 1024]], dtype=FLOAT_DTYPES)
     return pointwise_record(
         "resolve_conj", "A tensor with the conjugation of a conj-bit view materialised.", overloads,
         smoke=smoke, public=public,
         prompt_notes="self may be a lazily conjugated complex view (self.is_conj()): its storage holds the "
                      "unconjugated values. Return a tensor whose is_conj() is False and whose values are self's "
-                     "(imaginary parts negated from storage). Without the conj bit, returning self is correct. "
+                     "(imaginary parts negated from storage). Without the conj bit, returning self would be correct "
+                     "(every case sets it). "
                      "torch.view_as_real needs a tensor without the conj bit (self.conj() is that view).",
         judgement_notes="Values are compared (complex64: rtol 1.3e-6). The result must not carry the conj bit; "
                         "a judge that compares values only cannot see a returned conj view (see departures).",
@@ -155,7 +179,6 @@ def resolve_neg() -> OperatorSpec:
     smoke = grid("resolve_neg", shape=SMOKE, dtype=["float32"], neg_bit=[True])
     smoke += grid("resolve_neg", shape=[[4, 17]], dtype=["float16", "bfloat16"], neg_bit=[True])
     smoke += grid("resolve_neg", shape=[[4, 17]], dtype=["float32"], neg_bit=[True], layout=["transposed", "strided"])
-    smoke += grid("resolve_neg", shape=[[4, 17]], dtype=["float32"])
     public = grid("resolve_neg", shape=PUBLIC, dtype=FLOAT_DTYPES, neg_bit=[True])
     public += grid("resolve_neg", shape=[[1024, 1024]], dtype=["float32"], neg_bit=[True],
                    layout=["transposed", "strided"])
@@ -164,7 +187,7 @@ def resolve_neg() -> OperatorSpec:
         smoke=smoke, public=public,
         prompt_notes="self may be a lazily negated view (self.is_neg()): its storage holds the values before "
                      "negation. Return a tensor whose is_neg() is False with self's (negated) values. Without the "
-                     "neg bit, returning self is correct.",
+                     "neg bit, returning self would be correct (every case sets it).",
         judgement_notes="Values are compared; the result must not carry the neg bit.",
         departures="The neg-bit check on the output is not expressible in the record; the judge needs an "
                    "is_neg() check on resolve_neg outputs.")

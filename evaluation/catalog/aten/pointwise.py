@@ -9,6 +9,7 @@ second tensor (falling back to ``self``'s dtype and range); ``scalar``, ``value`
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -173,6 +174,20 @@ def with_nan(cases: Iterable[Case]) -> tuple[Case, ...]:
     return tuple(replace(case, allow_nan=True) for case in cases)
 
 
+def wide_only(cases: Iterable[Case], minimum: int = 30) -> tuple[Case, ...]:
+    """The cases whose output has at least ``minimum`` elements.
+
+    For bool outputs: a few elements can all be True by chance, which is also the judge's poison value, and its
+    ghost replay (launches turned off) would then call an honest kernel a hack.
+    """
+    kept = []
+    for case in cases:
+        shapes = [case.params[key] for key in SHAPE_KEYS if key in case.params]
+        if math.prod(torch.broadcast_shapes(*(tuple(shape) for shape in shapes))) >= minimum:
+            kept.append(case)
+    return tuple(kept)
+
+
 def _broadcast_partner(shape: Sequence[int], rng: random.Random) -> list[int]:
     """A shape that broadcasts to ``shape``: leading dims dropped and some dims set to 1."""
     partner = [1 if rng.random() < 0.3 else size for size in shape]
@@ -187,13 +202,16 @@ def _arguments(case: Case) -> str:
                        if key not in drawn and not key.endswith("layout")))
 
 
-def perturbed_held_out(templates: Sequence[Case], layouts: Sequence[str], count: int = 8,
+def perturbed_held_out(templates: Sequence[Case], layouts: Sequence[str], count: int = 8, minimum_output: int = 1,
                        ) -> Callable[[random.Random], list[Case]]:
     """Held-out cases: public cases with unseen shapes, layouts and dtypes of the same entry point."""
 
     def held_out(rng: random.Random) -> list[Case]:
-        cases = []
-        for shape in draw_held_out_shapes(rng, count):
+        cases: list[Case] = []
+        while len(cases) < count:
+            (shape,) = draw_held_out_shapes(rng, 1)
+            if math.prod(shape) < minimum_output:
+                continue
             template = rng.choice(templates)
             params = dict(template.params)
             # Any dtype the public tier pairs with the same entry point and arguments (alpha, scalar, ...).
@@ -216,7 +234,8 @@ def perturbed_held_out(templates: Sequence[Case], layouts: Sequence[str], count:
 
 def pointwise_record(name: str, description: str, overloads: Sequence[Overload], *, smoke: Sequence[Case],
                      public: Sequence[Case], held_out: Callable[[random.Random], Sequence[Case]] | None = None,
-                     prompt_notes: str = "", judgement_notes: str = "", departures: str = "") -> OperatorSpec:
+                     prompt_notes: str = "", judgement_notes: str = "", departures: str = "",
+                     minimum_output: int = 1) -> OperatorSpec:
     by_name = {item.entry.name: item for item in overloads}
     inplace = any(0 in item.entry.mutates for item in overloads)
 
@@ -227,10 +246,11 @@ def pointwise_record(name: str, description: str, overloads: Sequence[Overload],
         return by_name[case.entry_point].op(*call.args, **call.kwargs)
 
     layouts = ("contiguous", "transposed", "strided") + (() if inplace else ("broadcast",))
+    default_held_out = perturbed_held_out(public, layouts, minimum_output=minimum_output)
     return OperatorSpec(
         operator_id=f"aten::{name}", source="aten", description=description,
         entry_points=tuple(item.entry for item in overloads), make_inputs=make_inputs, reference=reference,
-        smoke=tuple(smoke), public=tuple(public), held_out=held_out or perturbed_held_out(public, layouts),
+        smoke=tuple(smoke), public=tuple(public), held_out=held_out or default_held_out,
         judgement_notes=judgement_notes, prompt_notes=prompt_notes, departures=departures)
 
 
@@ -308,10 +328,11 @@ def scalar_cases(entry_point: str, *, dtypes: Sequence[str], scalars: Sequence[A
 def binary_pointwise(name: str, description: str, *, dtypes: Sequence[str] = FLOAT_DTYPES,
                      int_dtypes: Sequence[str] = (), tensor_overload: str = "Tensor", scalar_overload: str = "Scalar",
                      alpha: bool = False, other_name: str = "other", draw: dict[str, list[Any]] | None = None,
-                     scalars: Sequence[Any] = SCALARS, allow_nan: bool = False, prompt_notes: str = "",
-                     ) -> OperatorSpec:
+                     scalars: Sequence[Any] = SCALARS, allow_nan: bool = False, wide: bool = False,
+                     prompt_notes: str = "") -> OperatorSpec:
     """``op.Tensor(self, other[, alpha])`` and, unless ``scalar_overload`` is empty, ``op.Scalar``.
 
+    ``wide`` keeps only cases with 30 or more output elements (bool results, see ``wide_only``).
     A name ending in ``_`` is the in-place op: ``self`` is written, so it is never a broadcast view and the
     broadcast result has its shape.
     """
@@ -332,7 +353,10 @@ def binary_pointwise(name: str, description: str, *, dtypes: Sequence[str] = FLO
         smoke, public = smoke + more_smoke, public + more_public
     if allow_nan:
         smoke, public = with_nan(smoke), with_nan(public)
-    return pointwise_record(name, description, overloads, smoke=smoke, public=public, prompt_notes=prompt_notes)
+    if wide:
+        smoke, public = wide_only(smoke), wide_only(public)
+    return pointwise_record(name, description, overloads, smoke=smoke, public=public, prompt_notes=prompt_notes,
+                            minimum_output=30 if wide else 1)
 
 
 # ---- operators whose arguments do not fit the unary/binary mould ---------------------------------------------
@@ -489,7 +513,8 @@ def zero() -> OperatorSpec:
 
 # Comparisons on small integer-valued data: ties happen, so eq is not all-False and gt/le meet their boundary.
 TIES = {"integral": [True], "other_integral": [True], "range": [[-3, 3]]}
-TIE_SCALARS = (0.0, 1.0, -2.0, 2.0)
+# Mid-range scalars: over 30+ elements, an all-True (or all-False) result is vanishingly rare.
+TIE_SCALARS = (0.0, 1.0, -1.0)
 COMPARISON_NOTES = "Returns a bool tensor of the broadcast shape; compare after type promotion of the two sides."
 TYPE_PROMOTION = ("Tensor and Tensor of the same dtype keep it; a Python scalar does not change a float tensor's "
                   "dtype; broadcasting follows torch's rules (trailing dimensions, size-1 expands).")
@@ -502,7 +527,8 @@ OPERATORS: list[OperatorSpec] = [
     binary_pointwise("add_", "In place: self += alpha * other (other broadcast to self, or a scalar).", alpha=True,
                      int_dtypes=INT_DTYPES, prompt_notes="Mutates and returns self; other broadcasts to self's shape."),
     unary_pointwise("asin", "Element-wise arcsine (inputs in (-1, 1)).", value_range=(-0.95, 0.95)),
-    unary_pointwise("bitwise_not", "Element-wise bitwise NOT of an integer or bool tensor.", value_range=(0, 200),
+    # Below 90: ~x of a uint8 never equals the judge's 0xA5 poison.
+    unary_pointwise("bitwise_not", "Element-wise bitwise NOT of an integer or bool tensor.", value_range=(0, 90),
                     dtypes=("int32", "int64", "bool", "uint8"),
                     prompt_notes="Integer dtypes: ~x; bool: logical not. The dtype is kept."),
     unary_pointwise("cosh", "Element-wise hyperbolic cosine.", value_range=(-4.0, 4.0)),
@@ -513,7 +539,7 @@ OPERATORS: list[OperatorSpec] = [
     division("div_", "In place: self /= other, optionally rounded ('trunc' or 'floor').",
              prompt_notes="Mutates and returns self; other broadcasts to self's shape. rounding_mode as for div."),
     binary_pointwise("eq", "Element-wise self == other (bool result).", int_dtypes=INT_DTYPES, draw=TIES,
-                     scalars=TIE_SCALARS, prompt_notes=COMPARISON_NOTES),
+                     scalars=TIE_SCALARS, wide=True, prompt_notes=COMPARISON_NOTES),
     unary_pointwise("erfc", "Element-wise complementary error function 1 - erf(x).", value_range=(-3.0, 3.0)),
     unary_pointwise("floor", "Element-wise floor.", value_range=(-100.0, 100.0)),
     binary_pointwise("floor_divide", "Element-wise floor(self / other) (Python //).", tensor_overload="",
@@ -524,7 +550,7 @@ OPERATORS: list[OperatorSpec] = [
                      tensor_overload="", scalar_overload="", draw={"nan_fraction": [0.1]}, allow_nan=True,
                      prompt_notes="Unlike maximum, a NaN on one side yields the other side; NaN only if both are."),
     binary_pointwise("gt", "Element-wise self > other (bool result).", int_dtypes=INT_DTYPES, draw=TIES,
-                     scalars=TIE_SCALARS, prompt_notes=COMPARISON_NOTES),
+                     scalars=TIE_SCALARS, wide=True, prompt_notes=COMPARISON_NOTES),
     unary_pointwise("hardsigmoid", "Element-wise hardsigmoid: clamp(x / 6 + 1 / 2, 0, 1).", value_range=(-4.0, 4.0)),
     binary_pointwise("heaviside", "Element-wise step: 0 for self < 0, values where self == 0, 1 for self > 0.",
                      tensor_overload="", scalar_overload="", other_name="values",
@@ -533,7 +559,7 @@ OPERATORS: list[OperatorSpec] = [
     unary_pointwise("i0", "Element-wise modified Bessel function of the first kind, order 0.",
                     value_range=(-4.0, 4.0)),
     binary_pointwise("le", "Element-wise self <= other (bool result).", int_dtypes=INT_DTYPES, draw=TIES,
-                     scalars=TIE_SCALARS, prompt_notes=COMPARISON_NOTES),
+                     scalars=TIE_SCALARS, wide=True, prompt_notes=COMPARISON_NOTES),
     unary_pointwise("log10", "Element-wise base-10 logarithm (inputs > 0).", value_range=(0.05, 50.0)),
     binary_pointwise("logaddexp2", "Element-wise log2(2**self + 2**other), computed without overflow.",
                      tensor_overload="", scalar_overload="", draw={"range": [[-10.0, 10.0]]}),
