@@ -153,13 +153,50 @@ KGB_WORKER_STALE_AFTER_S = float(os.environ.get("KGB_WORKER_STALE_AFTER_S", 60))
 KGB_MAX_RUN_ATTEMPTS = int(os.environ.get("KGB_MAX_RUN_ATTEMPTS", 3))
 KGB_SHARED_DIR = Path(os.environ.get("KGB_SHARED_DIR", BASE_DIR.parent / "shared" / "kgb"))
 
+# --- REST API (leaderboard.api): token + session auth, role permissions, pagination, filters, throttling ---
+INSTALLED_APPS += [
+    "rest_framework.authtoken",  # one token per user, managed on /api/token/ (DRF's model, no model of ours)
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI / ReDoc assets served from our own static files
+]
 REST_FRAMEWORK = {
+    # Token first: an anonymous write is then a 401 with "WWW-Authenticate: Token", not a bare 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_PAGINATION_CLASS": "leaderboard.api.pagination.Pagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("KGB_API_ANON_RATE", "120/min"),
+        "user": os.environ.get("KGB_API_USER_RATE", "600/min"),
+    },
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
 }
+SPECTACULAR_SETTINGS = {
+    "TITLE": "KernelGenBench Web API",
+    "DESCRIPTION": "Operators, chips, methods, submissions, kernels, runs and leaderboards; uploads by script.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+# How long runs exported in an offline job bundle stay claimed before they may be handed out again.
+KGB_BUNDLE_LEASE_S = float(os.environ.get("KGB_BUNDLE_LEASE_S", 7 * 24 * 3600))
+# --- end REST API
 
 LOGGING = {
     "version": 1,
