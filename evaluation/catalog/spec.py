@@ -76,6 +76,10 @@ class EntryPoint:
     # Arguments the call may write but that are not compared (workspaces such as paged_attention_v2's
     # exp_sum / max_logits / tmp_out): exempt from the "inputs unchanged" check, never judged.
     scratch: tuple[int | str, ...] = ()
+    # True when the mutated arguments are read as well as written (BLAS y += alpha*x, C = alpha*AB + beta*C,
+    # padding and gaps that must stay untouched): the judge must not poison them before the call.
+    # False: they are pure outputs whose old contents do not matter, so poisoning them is fair.
+    mutated_are_inputs: bool = False
 
 
 @dataclass(frozen=True)

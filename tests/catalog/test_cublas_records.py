@@ -135,6 +135,7 @@ def test_record_is_complete(operator_id):
     params = KGB_SIGNATURES[spec.name]
     assert entry.signature.startswith(f"{spec.name}({params}) -> ")
     assert entry.compare_return is False
+    assert entry.mutated_are_inputs is True  # the judge must not poison y / C / A before the call
     assert entry.mutates and all(isinstance(index, int) for index in entry.mutates)
     assert len(spec.smoke) >= 6 and len(spec.public) >= 12
     for tier in (spec.smoke, spec.public):
