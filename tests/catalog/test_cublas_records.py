@@ -529,3 +529,13 @@ def test_cublas_baseline_matches_reference_on_gpu(operator_id):
                 atol, rtol = max(atol, 1e-2), 1e-2  # Hgemm computes in fp16; the reference rounds once
             label = case.case_id
             torch.testing.assert_close(got, want, atol=atol, rtol=rtol, msg=lambda m, label=label: f"{label}: {m}")
+
+
+def test_zswap_exchanges_both_vectors():
+    spec = RECORDS["cublas::cublasZswap_v2"]
+    x = torch.tensor([1 + 1j, 9j, 2 + 2j], dtype=torch.complex128)  # incx 2: (1+1j, 2+2j)
+    y = torch.tensor([5.0 + 0j, 6.0 + 0j], dtype=torch.complex128)
+    case, call = call_of(spec, n=2, x=x, incx=2, y=y, incy=1)
+    spec.reference(case, call)
+    assert x.tolist() == [5 + 0j, 9j, 6 + 0j]
+    assert y.tolist() == [1 + 1j, 2 + 2j]

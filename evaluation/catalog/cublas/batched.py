@@ -218,13 +218,15 @@ def strided_gemm_record(
         m, n, k, batch = a["m"], a["n"], a["k"], a["batchCount"]
         wide = wide_dtype(a["C"].dtype)
         left = apply_operation(
-            batched_matrix_view(a["A"], batch, *stored_shape(opa, m, k), a["lda"], a["strideA"]).to(wide), opa
+            batched_matrix_view(a["A"], batch, *stored_shape(opa, m, k), a["lda"], a["strideA"]).to(wide, copy=True),
+            opa,
         )
         right = apply_operation(
-            batched_matrix_view(a["B"], batch, *stored_shape(opb, k, n), a["ldb"], a["strideB"]).to(wide), opb
+            batched_matrix_view(a["B"], batch, *stored_shape(opb, k, n), a["ldb"], a["strideB"]).to(wide, copy=True),
+            opb,
         )
         out = batched_matrix_view(a["C"], batch, m, n, a["ldc"], a["strideC"])
-        out.copy_(gemm_update(a["alpha"], left @ right, a["beta"], out.to(wide)).to(out.dtype))
+        out.copy_(gemm_update(a["alpha"], left @ right, a["beta"], out.to(wide, copy=True)).to(out.dtype))
         return a["C"]
 
     def draw(rng: random.Random) -> dict[str, Any]:
@@ -459,12 +461,16 @@ def strided_gemv_record(
         batch = a["batchCount"]
         wide = wide_dtype(a["y"].dtype)
         matrix = apply_operation(
-            batched_matrix_view(a["A"], batch, a["m"], a["n"], a["lda"], a["strideA"]).to(wide),
+            batched_matrix_view(a["A"], batch, a["m"], a["n"], a["lda"], a["strideA"]).to(wide, copy=True),
             parse_operation(a["trans"]),
         )
-        x = a["x"].as_strided((batch, x_len, 1), (a["stridex"], a["incx"], 1), a["x"].storage_offset()).to(wide)
+        x = (
+            a["x"]
+            .as_strided((batch, x_len, 1), (a["stridex"], a["incx"], 1), a["x"].storage_offset())
+            .to(wide, copy=True)
+        )
         y = a["y"].as_strided((batch, y_len, 1), (a["stridey"], a["incy"], 1), a["y"].storage_offset())
-        y.copy_(gemm_update(a["alpha"], matrix @ x, a["beta"], y.to(wide)).to(y.dtype))
+        y.copy_(gemm_update(a["alpha"], matrix @ x, a["beta"], y.to(wide, copy=True)).to(y.dtype))
         return a["y"]
 
     return _record(

@@ -86,7 +86,8 @@ def vector_view(buffer: torch.Tensor, n: int, inc: int) -> torch.Tensor:
 
 
 def read_vector(buffer: torch.Tensor, n: int, inc: int) -> torch.Tensor:
-    values = vector_view(buffer, n, inc).to(wide_dtype(buffer.dtype))
+    # A copy, never a view: a reference must not see its own writes (swap reads x, then writes it).
+    values = vector_view(buffer, n, inc).to(wide_dtype(buffer.dtype), copy=True)
     return values.flip(0) if inc < 0 else values
 
 
@@ -96,7 +97,7 @@ def write_vector(buffer: torch.Tensor, n: int, inc: int, values: torch.Tensor) -
 
 
 def read_matrix(buffer: torch.Tensor, rows: int, cols: int, ld: int) -> torch.Tensor:
-    return matrix_view(buffer, rows, cols, ld).to(wide_dtype(buffer.dtype))
+    return matrix_view(buffer, rows, cols, ld).to(wide_dtype(buffer.dtype), copy=True)
 
 
 def write_matrix(
