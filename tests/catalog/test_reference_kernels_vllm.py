@@ -26,13 +26,16 @@ from evaluation.catalog.spec import Case, OperatorSpec  # noqa: E402
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "evaluation" / "catalog" / "reference_kernels"
 RECORDS = {
     spec.name: spec
-    for module_name in registry.RECORD_MODULES if module_name.startswith("evaluation.catalog.vllm.")
+    for module_name in registry.RECORD_MODULES
+    if module_name.startswith("evaluation.catalog.vllm.")
     for spec in importlib.import_module(module_name).OPERATORS
 }
-KERNEL_FILES = {name: KERNEL_DIR / f"vllm13__{name}.py" for name in RECORDS
-                if (KERNEL_DIR / f"vllm13__{name}.py").exists()}
-SMOKE = [pytest.param(RECORDS[name], case, id=case.case_id) for name in sorted(KERNEL_FILES)
-         for case in RECORDS[name].smoke]
+KERNEL_FILES = {
+    name: KERNEL_DIR / f"vllm13__{name}.py" for name in RECORDS if (KERNEL_DIR / f"vllm13__{name}.py").exists()
+}
+SMOKE = [
+    pytest.param(RECORDS[name], case, id=case.case_id) for name in sorted(KERNEL_FILES) for case in RECORDS[name].smoke
+]
 _MODULES: dict[str, ModuleType] = {}
 
 
@@ -79,8 +82,9 @@ def check_case(spec: OperatorSpec, case: Case, module: ModuleType, seed: int = 1
             assert isinstance(got, torch.Tensor)
             assert got.dtype == want.dtype and got.shape == want.shape
             atol, rtol = spec.tolerance(case, index, want.dtype)
-            torch.testing.assert_close(comparable(got), comparable(want), atol=atol, rtol=rtol,
-                                       equal_nan=case.allow_nan)
+            torch.testing.assert_close(
+                comparable(got), comparable(want), atol=atol, rtol=rtol, equal_nan=case.allow_nan
+            )
 
 
 def test_at_least_ten_vllm_operators_have_reference_kernels() -> None:

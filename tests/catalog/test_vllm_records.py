@@ -34,7 +34,7 @@ def tensors_in(value: object) -> list[torch.Tensor]:
 
 
 def signature_parameters(signature: str) -> list[str]:
-    inside = signature[signature.index("(") + 1: signature.rindex(")")]
+    inside = signature[signature.index("(") + 1 : signature.rindex(")")]
     return [re.split(r"[:=]", part)[0].strip() for part in re.split(r",(?![^\[]*\])", inside) if part.strip()]
 
 
@@ -92,12 +92,15 @@ def test_smoke_case_builds_cpu_inputs_and_runs_the_reference(spec: OperatorSpec,
     assert set(call.kwargs) <= set(parameters)
     entry = spec.entry_point(case.entry_point)
     written = {id(tensor) for key in entry.mutates + entry.scratch for tensor in tensors_in(call.get(key))}
-    for tensor, twin in zip(tensors_in(call.args) + tensors_in(call.kwargs), tensors_in(again.args) +
-                            tensors_in(again.kwargs), strict=True):
+    for tensor, twin in zip(
+        tensors_in(call.args) + tensors_in(call.kwargs), tensors_in(again.args) + tensors_in(again.kwargs), strict=True
+    ):
         assert tensor.device.type == "cpu"
         if id(tensor) not in written:  # outputs may start as torch.empty garbage
-            assert torch.equal(tensor.view(torch.uint8) if tensor.dtype.itemsize == 1 else tensor,
-                               twin.view(torch.uint8) if twin.dtype.itemsize == 1 else twin)
+            assert torch.equal(
+                tensor.view(torch.uint8) if tensor.dtype.itemsize == 1 else tensor,
+                twin.view(torch.uint8) if twin.dtype.itemsize == 1 else twin,
+            )
 
     private = Call(args=copy.deepcopy(call.args), kwargs=copy.deepcopy(call.kwargs))
     returned = spec.reference(case, private)
@@ -122,8 +125,11 @@ def test_in_place_records_compare_what_they_write() -> None:
     assert by_name["reshape_and_cache"].entry_points[0].mutates == (2, 3)
     assert by_name["paged_attention_v2"].entry_points[0].scratch == (1, 2, 3)
     assert by_name["rms_norm_dynamic_per_token_quant"].output_tolerances[0] == (1.0, 0.0)
-    assert all(not entry.compare_return for name in ("rms_norm", "copy_blocks", "merge_attn_states")
-               for entry in by_name[name].entry_points)
+    assert all(
+        not entry.compare_return
+        for name in ("rms_norm", "copy_blocks", "merge_attn_states")
+        for entry in by_name[name].entry_points
+    )
 
 
 def test_moe_align_check_accepts_any_order_inside_a_segment_and_nothing_else() -> None:
@@ -136,5 +142,7 @@ def test_moe_align_check_accepts_any_order_inside_a_segment_and_nothing_else() -
     sorted_ids[:segment_end] = sorted_ids[:segment_end].flip(0)
     assert spec.stat_check(case, call, spec.outputs_of(case, call, None)) is None
     sorted_ids[0] = sorted_ids[0] + 1
-    assert spec.stat_check(case, call, spec.outputs_of(case, call, None)) == \
-        "sorted_token_ids differ (as a multiset per expert segment)"
+    assert (
+        spec.stat_check(case, call, spec.outputs_of(case, call, None))
+        == "sorted_token_ids differ (as a multiset per expert segment)"
+    )

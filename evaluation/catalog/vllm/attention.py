@@ -3,24 +3,37 @@
 from __future__ import annotations
 
 import math
-import random
 
 import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
-from evaluation.catalog.vllm.common import FLOAT16_DTYPES, FLOAT_DTYPES, cases, product, rand, randint, randn, randperm, record
+from evaluation.catalog.vllm.common import (
+    FLOAT16_DTYPES,
+    FLOAT_DTYPES,
+    cases,
+    product,
+    rand,
+    randint,
+    randn,
+    randperm,
+    record,
+)
 
 PARTITION_SIZE = 512  # paged_attention_v2's tokens per partition
 
 
 # --- merge_attn_states -------------------------------------------------------------------------------------
 
+
 def merge_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     dtype = dtype_of(params["dtype"])
     tokens, heads, head_size = params["shape"]
     output = torch.empty((tokens, heads, head_size), dtype=dtype)
-    prefix, suffix = randn((tokens, heads, head_size), dtype, generator), randn((tokens, heads, head_size), dtype, generator)
+    prefix, suffix = (
+        randn((tokens, heads, head_size), dtype, generator),
+        randn((tokens, heads, head_size), dtype, generator),
+    )
     prefix_lse = (rand((heads, tokens), torch.float32, generator) - 0.5) * 4
     suffix_lse = (rand((heads, tokens), torch.float32, generator) - 0.5) * 4
     if params.get("infinities"):
@@ -53,24 +66,45 @@ MERGE_SHAPES = ((1, 8, 64), (4, 8, 64), (4, 32, 128), (16, 8, 128), (16, 32, 64)
 MERGE_ATTN_STATES = record(
     "merge_attn_states",
     description="Merge two partial attention outputs by their log-sum-exp weights (prefix + suffix).",
-    signature=("merge_attn_states(output: Tensor, prefix_output: Tensor, prefix_lse: Tensor, suffix_output: Tensor, "
-               "suffix_lse: Tensor, output_lse: Tensor | None = None) -> None"),
+    signature=(
+        "merge_attn_states(output: Tensor, prefix_output: Tensor, prefix_lse: Tensor, suffix_output: Tensor, "
+        "suffix_lse: Tensor, output_lse: Tensor | None = None) -> None"
+    ),
     make_inputs=merge_inputs,
     reference=merge_reference,
-    smoke=cases("merge_attn_states", product(shape=[(3, 2, 16)], dtype=FLOAT_DTYPES, infinities=[False, True],
-                                             output_lse=[True]) + [{"shape": [2, 4, 32], "dtype": "float16"}],
-                timed=lambda p: p["shape"][0] >= 16),
-    public=cases("merge_attn_states", product(shape=MERGE_SHAPES, dtype=FLOAT_DTYPES)
-                 + product(shape=[(64, 32, 128), (512, 16, 128)], dtype=FLOAT16_DTYPES, infinities=[True],
-                           output_lse=[True]), timed=lambda p: p["shape"][0] >= 16),
-    held_out=lambda rng: list(cases("merge_attn_states", [
-        {"shape": [rng.randint(1, 2048), rng.choice((4, 8, 16, 32)), rng.choice((64, 96, 128, 160, 256))],
-         "dtype": rng.choice(FLOAT_DTYPES), "infinities": rng.random() < 0.3, "output_lse": rng.random() < 0.5}
-        for _ in range(6)], timed=lambda p: p["shape"][0] >= 16)),
+    smoke=cases(
+        "merge_attn_states",
+        product(shape=[(3, 2, 16)], dtype=FLOAT_DTYPES, infinities=[False, True], output_lse=[True])
+        + [{"shape": [2, 4, 32], "dtype": "float16"}],
+        timed=lambda p: p["shape"][0] >= 16,
+    ),
+    public=cases(
+        "merge_attn_states",
+        product(shape=MERGE_SHAPES, dtype=FLOAT_DTYPES)
+        + product(shape=[(64, 32, 128), (512, 16, 128)], dtype=FLOAT16_DTYPES, infinities=[True], output_lse=[True]),
+        timed=lambda p: p["shape"][0] >= 16,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "merge_attn_states",
+            [
+                {
+                    "shape": [rng.randint(1, 2048), rng.choice((4, 8, 16, 32)), rng.choice((64, 96, 128, 160, 256))],
+                    "dtype": rng.choice(FLOAT_DTYPES),
+                    "infinities": rng.random() < 0.3,
+                    "output_lse": rng.random() < 0.5,
+                }
+                for _ in range(6)
+            ],
+            timed=lambda p: p["shape"][0] >= 16,
+        )
+    ),
     mutates=(0, 5),
     compare_return=False,
-    bytes_moved=lambda case: 3 * math.prod(case.params["shape"]) * dtype_of(case.params["dtype"]).itemsize
-    + 3 * 4 * case.params["shape"][0] * case.params["shape"][1],
+    bytes_moved=lambda case: (
+        3 * math.prod(case.params["shape"]) * dtype_of(case.params["dtype"]).itemsize
+        + 3 * 4 * case.params["shape"][0] * case.params["shape"][1]
+    ),
     prompt_notes=(
         "prefix_output, suffix_output, output [T, H, D] (fp16/bf16/fp32); prefix_lse, suffix_lse fp32 laid out "
         "[H, T] (element (t, h) at h*T + t); output_lse None or fp32 [H, T]. An infinite LSE (either sign) counts "
@@ -87,8 +121,10 @@ MERGE_ATTN_STATES = record(
 
 # --- paged attention ---------------------------------------------------------------------------------------
 
-def gather_paged_kv(key_cache: torch.Tensor, value_cache: torch.Tensor, block_tables: torch.Tensor, length: int
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+
+def gather_paged_kv(
+    key_cache: torch.Tensor, value_cache: torch.Tensor, block_tables: torch.Tensor, length: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """K, V as fp32 [S, length, Hkv, D] from caches [nb, Hkv, D/x, bs, x] and [nb, Hkv, D, bs]."""
     _, kv_heads, _, block_size, _ = key_cache.shape
     positions = torch.arange(length, device=key_cache.device)
@@ -99,10 +135,18 @@ def gather_paged_kv(key_cache: torch.Tensor, value_cache: torch.Tensor, block_ta
     return keys.flatten(-2).float(), values.float()
 
 
-def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor, num_kv_heads: int,
-                    scale: float, block_tables: torch.Tensor, seq_lens: torch.Tensor, alibi_slopes: torch.Tensor | None,
-                    partition: int | None, max_seq_len: int = 0
-                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def paged_attention(
+    query: torch.Tensor,
+    key_cache: torch.Tensor,
+    value_cache: torch.Tensor,
+    num_kv_heads: int,
+    scale: float,
+    block_tables: torch.Tensor,
+    seq_lens: torch.Tensor,
+    alibi_slopes: torch.Tensor | None,
+    partition: int | None,
+    max_seq_len: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """vLLM's decode attention, partitioned like v2 (partition=None: one partition, v1).
 
     Returns (out, exp_sums [S, H, P], max_logits [S, H, P], tmp_out [S, H, P, D]).
@@ -120,7 +164,9 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
     logits = torch.einsum("sgqd,slgd->sgql", q, keys).reshape(seqs, heads, length) * scale
     positions = torch.arange(length, device=query.device)
     if alibi_slopes is not None:
-        logits = logits + alibi_slopes.float()[None, :, None] * (positions[None, None, :] - seq_lens64[:, None, None] + 1)
+        logits = logits + alibi_slopes.float()[None, :, None] * (
+            positions[None, None, :] - seq_lens64[:, None, None] + 1
+        )
     valid = (positions[None, :] < seq_lens64[:, None])[:, None, :].expand(seqs, heads, length)
     logits = torch.where(valid, logits, torch.full_like(logits, float("-inf"))).view(seqs, heads, parts, part)
     valid = valid.reshape(seqs, heads, parts, part)
@@ -142,8 +188,9 @@ def paged_attention(query: torch.Tensor, key_cache: torch.Tensor, value_cache: t
     return out, exp_sums, max_logits, tmp_out
 
 
-def paged_cache(params: dict, generator: torch.Generator, dtype: torch.dtype, blocks: int
-                ) -> tuple[torch.Tensor, torch.Tensor]:
+def paged_cache(
+    params: dict, generator: torch.Generator, dtype: torch.dtype, blocks: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     kv_heads, head_size, block_size = params["kv_heads"], params["head_size"], params["block_size"]
     x = 16 // torch.empty((), dtype=dtype).element_size()
     key_cache = randn((blocks, kv_heads, head_size // x, block_size, x), dtype, generator)
@@ -176,8 +223,24 @@ def paged_v1_inputs(case: Case, generator: torch.Generator) -> Call:
     alibi = rand((heads,), torch.float32, generator) if params.get("alibi") else None
     out = torch.empty_like(query)
     ones = torch.ones(1, dtype=torch.float32)
-    return Call(args=[out, query, key_cache, value_cache, params["kv_heads"], 1.0 / math.sqrt(head_size), block_tables,
-                      seq_lens, params["block_size"], max_seq_len, alibi, "auto", ones, ones.clone()])
+    return Call(
+        args=[
+            out,
+            query,
+            key_cache,
+            value_cache,
+            params["kv_heads"],
+            1.0 / math.sqrt(head_size),
+            block_tables,
+            seq_lens,
+            params["block_size"],
+            max_seq_len,
+            alibi,
+            "auto",
+            ones,
+            ones.clone(),
+        ]
+    )
 
 
 def paged_v1_reference(case: Case, call: Call) -> None:
@@ -189,8 +252,10 @@ def paged_bytes(case: Case) -> int:
     params = case.params
     item = dtype_of(params["dtype"]).itemsize
     tokens = params["seqs"] * params.get("context", params.get("max_seq_len", 1))
-    return item * (2 * tokens * params["kv_heads"] * params["head_size"]
-                   + 2 * params["seqs"] * params["heads"] * params["head_size"])
+    return item * (
+        2 * tokens * params["kv_heads"] * params["head_size"]
+        + 2 * params["seqs"] * params["heads"] * params["head_size"]
+    )
 
 
 def paged_flops(case: Case) -> int:
@@ -200,9 +265,16 @@ def paged_flops(case: Case) -> int:
 
 
 def paged_v1_configs(seqs, contexts, heads_list, head_sizes, divisors, block_sizes, dtypes) -> list[dict]:
-    return [{"seqs": s, "context": c, "heads": h, "kv_heads": h // div, "head_size": d, "block_size": bs, "dtype": dt}
-            for s in seqs for c in contexts for h in heads_list for d in head_sizes for div in divisors
-            for bs in block_sizes for dt in dtypes]
+    return [
+        {"seqs": s, "context": c, "heads": h, "kv_heads": h // div, "head_size": d, "block_size": bs, "dtype": dt}
+        for s in seqs
+        for c in contexts
+        for h in heads_list
+        for d in head_sizes
+        for div in divisors
+        for bs in block_sizes
+        for dt in dtypes
+    ]
 
 
 def paged_v1_timed(params: dict) -> bool:
@@ -223,25 +295,71 @@ PAGED_NOTES = (
 PAGED_ATTENTION_V1 = record(
     "paged_attention_v1",
     description="Decode attention (one query per sequence) over a paged KV cache.",
-    signature=("paged_attention_v1(out: Tensor, query: Tensor, key_cache: Tensor, value_cache: Tensor, num_kv_heads: int, "
-               "scale: float, block_tables: Tensor, seq_lens: Tensor, block_size: int, max_seq_len: int, alibi_slopes: "
-               "Tensor | None, kv_cache_dtype: str, k_scale: Tensor, v_scale: Tensor, tp_rank: int = 0, "
-               "blocksparse_local_blocks: int = 0, blocksparse_vert_stride: int = 0, blocksparse_block_size: int = 64, "
-               "blocksparse_head_sliding_step: int = 0) -> None"),
+    signature=(
+        "paged_attention_v1(out: Tensor, query: Tensor, key_cache: Tensor, value_cache: Tensor, num_kv_heads: int, "
+        "scale: float, block_tables: Tensor, seq_lens: Tensor, block_size: int, max_seq_len: int, alibi_slopes: "
+        "Tensor | None, kv_cache_dtype: str, k_scale: Tensor, v_scale: Tensor, tp_rank: int = 0, "
+        "blocksparse_local_blocks: int = 0, blocksparse_vert_stride: int = 0, blocksparse_block_size: int = 64, "
+        "blocksparse_head_sliding_step: int = 0) -> None"
+    ),
     make_inputs=paged_v1_inputs,
     reference=paged_v1_reference,
-    smoke=cases("paged_attention_v1", paged_v1_configs((2,), (1, 19), (4,), (32,), (1, 2), (8,), FLOAT16_DTYPES)
-                + [{"seqs": 3, "context": 40, "heads": 4, "kv_heads": 2, "head_size": 64, "block_size": 16,
-                    "dtype": "float16", "alibi": True}], timed=paged_v1_timed),
-    public=cases("paged_attention_v1", paged_v1_configs((1, 4, 16, 71), (1, 33, 128, 512, 2048), (8, 16), (64, 80, 128),
-                                                        (1, 4), (16, 32), FLOAT16_DTYPES)
-                 + [{"seqs": 16, "context": 512, "heads": 16, "kv_heads": 4, "head_size": 128, "block_size": 16,
-                     "dtype": d, "alibi": True} for d in FLOAT16_DTYPES], timed=paged_v1_timed),
-    held_out=lambda rng: list(cases("paged_attention_v1", [
-        {"seqs": rng.randint(1, 80), "context": rng.randint(1, 3000), "heads": (h := rng.choice((8, 16, 32))),
-         "kv_heads": h // rng.choice((1, 2, 4, 8)), "head_size": rng.choice((64, 80, 96, 112, 128, 256)),
-         "block_size": rng.choice((8, 16, 32)), "dtype": rng.choice(FLOAT16_DTYPES), "alibi": rng.random() < 0.2}
-        for _ in range(6)], timed=paged_v1_timed)),
+    smoke=cases(
+        "paged_attention_v1",
+        paged_v1_configs((2,), (1, 19), (4,), (32,), (1, 2), (8,), FLOAT16_DTYPES)
+        + [
+            {
+                "seqs": 3,
+                "context": 40,
+                "heads": 4,
+                "kv_heads": 2,
+                "head_size": 64,
+                "block_size": 16,
+                "dtype": "float16",
+                "alibi": True,
+            }
+        ],
+        timed=paged_v1_timed,
+    ),
+    public=cases(
+        "paged_attention_v1",
+        paged_v1_configs(
+            (1, 4, 16, 71), (1, 33, 128, 512, 2048), (8, 16), (64, 80, 128), (1, 4), (16, 32), FLOAT16_DTYPES
+        )
+        + [
+            {
+                "seqs": 16,
+                "context": 512,
+                "heads": 16,
+                "kv_heads": 4,
+                "head_size": 128,
+                "block_size": 16,
+                "dtype": d,
+                "alibi": True,
+            }
+            for d in FLOAT16_DTYPES
+        ],
+        timed=paged_v1_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "paged_attention_v1",
+            [
+                {
+                    "seqs": rng.randint(1, 80),
+                    "context": rng.randint(1, 3000),
+                    "heads": (h := rng.choice((8, 16, 32))),
+                    "kv_heads": h // rng.choice((1, 2, 4, 8)),
+                    "head_size": rng.choice((64, 80, 96, 112, 128, 256)),
+                    "block_size": rng.choice((8, 16, 32)),
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                    "alibi": rng.random() < 0.2,
+                }
+                for _ in range(6)
+            ],
+            timed=paged_v1_timed,
+        )
+    ),
     mutates=(0,),
     compare_return=False,
     bytes_moved=paged_bytes,
@@ -266,18 +384,49 @@ def paged_v2_inputs(case: Case, generator: torch.Generator) -> Call:
     alibi = rand((heads,), torch.float32, generator) if params.get("alibi") else None
     parts = math.ceil(max_seq_len / PARTITION_SIZE)
     ones = torch.ones(1, dtype=torch.float32)
-    return Call(args=[torch.empty_like(query), torch.empty((seqs, heads, parts), dtype=torch.float32),
-                      torch.empty((seqs, heads, parts), dtype=torch.float32),
-                      torch.empty((seqs, heads, parts, head_size), dtype=dtype), query, key_cache, value_cache,
-                      params["kv_heads"], 1.0 / math.sqrt(head_size), block_tables, seq_lens, params["block_size"],
-                      max_seq_len, alibi, "auto", ones, ones.clone()])
+    return Call(
+        args=[
+            torch.empty_like(query),
+            torch.empty((seqs, heads, parts), dtype=torch.float32),
+            torch.empty((seqs, heads, parts), dtype=torch.float32),
+            torch.empty((seqs, heads, parts, head_size), dtype=dtype),
+            query,
+            key_cache,
+            value_cache,
+            params["kv_heads"],
+            1.0 / math.sqrt(head_size),
+            block_tables,
+            seq_lens,
+            params["block_size"],
+            max_seq_len,
+            alibi,
+            "auto",
+            ones,
+            ones.clone(),
+        ]
+    )
 
 
 def paged_v2_reference(case: Case, call: Call) -> None:
-    (out, exp_sums, max_logits, tmp_out, query, key_cache, value_cache, kv_heads, scale, block_tables, seq_lens,
-     _bs, max_seq_len, alibi) = call.args[:14]
-    result, sums, maxima, partials = paged_attention(query, key_cache, value_cache, kv_heads, scale, block_tables,
-                                                     seq_lens, alibi, PARTITION_SIZE, max_seq_len)
+    (
+        out,
+        exp_sums,
+        max_logits,
+        tmp_out,
+        query,
+        key_cache,
+        value_cache,
+        kv_heads,
+        scale,
+        block_tables,
+        seq_lens,
+        _bs,
+        max_seq_len,
+        alibi,
+    ) = call.args[:14]
+    result, sums, maxima, partials = paged_attention(
+        query, key_cache, value_cache, kv_heads, scale, block_tables, seq_lens, alibi, PARTITION_SIZE, max_seq_len
+    )
     out.copy_(result)
     exp_sums.copy_(sums)
     max_logits.copy_(maxima)
@@ -288,35 +437,103 @@ V2_SHAPES = ((2, 8, 8, 64, 16, 128), (4, 8, 8, 64, 16, 256), (4, 32, 8, 128, 16,
 PAGED_ATTENTION_V2 = record(
     "paged_attention_v2",
     description="Decode attention over a paged KV cache, split into 512-token partitions and reduced.",
-    signature=("paged_attention_v2(out: Tensor, exp_sum: Tensor, max_logits: Tensor, tmp_out: Tensor, query: Tensor, "
-               "key_cache: Tensor, value_cache: Tensor, num_kv_heads: int, scale: float, block_tables: Tensor, "
-               "seq_lens: Tensor, block_size: int, max_seq_len: int, alibi_slopes: Tensor | None, kv_cache_dtype: str, "
-               "k_scale: Tensor, v_scale: Tensor, tp_rank: int = 0, blocksparse_local_blocks: int = 0, "
-               "blocksparse_vert_stride: int = 0, blocksparse_block_size: int = 64, "
-               "blocksparse_head_sliding_step: int = 0) -> None"),
+    signature=(
+        "paged_attention_v2(out: Tensor, exp_sum: Tensor, max_logits: Tensor, tmp_out: Tensor, query: Tensor, "
+        "key_cache: Tensor, value_cache: Tensor, num_kv_heads: int, scale: float, block_tables: Tensor, "
+        "seq_lens: Tensor, block_size: int, max_seq_len: int, alibi_slopes: Tensor | None, kv_cache_dtype: str, "
+        "k_scale: Tensor, v_scale: Tensor, tp_rank: int = 0, blocksparse_local_blocks: int = 0, "
+        "blocksparse_vert_stride: int = 0, blocksparse_block_size: int = 64, "
+        "blocksparse_head_sliding_step: int = 0) -> None"
+    ),
     make_inputs=paged_v2_inputs,
     reference=paged_v2_reference,
-    smoke=cases("paged_attention_v2", [
-        {"seqs": 2, "heads": 4, "kv_heads": 2, "head_size": 32, "block_size": 16, "max_seq_len": 40,
-         "random_lengths": True, "dtype": d} for d in FLOAT16_DTYPES]
-        + [{"seqs": 2, "heads": 2, "kv_heads": 1, "head_size": 32, "block_size": 32, "max_seq_len": 700,
-            "random_lengths": True, "dtype": "float16"}], timed=lambda p: p["max_seq_len"] >= 256),
-    public=cases("paged_attention_v2", [
-        {"seqs": s, "heads": h, "kv_heads": g, "head_size": d, "block_size": bs, "max_seq_len": m,
-         "random_lengths": True, "dtype": dt} for s, h, g, d, bs, m in V2_SHAPES for dt in FLOAT16_DTYPES]
-        + [{"seqs": 16, "heads": 32, "kv_heads": 8, "head_size": 128, "block_size": 16, "max_seq_len": 4096,
-            "random_lengths": True, "dtype": dt} for dt in FLOAT16_DTYPES], timed=lambda p: p["max_seq_len"] >= 256),
-    held_out=lambda rng: list(cases("paged_attention_v2", [
-        {"seqs": rng.randint(1, 32), "heads": (h := rng.choice((8, 16, 32))), "kv_heads": h // rng.choice((1, 4, 8)),
-         "head_size": rng.choice((64, 128, 256)), "block_size": rng.choice((16, 32)),
-         "max_seq_len": rng.randint(300, 5000), "random_lengths": True, "dtype": rng.choice(FLOAT16_DTYPES),
-         "alibi": rng.random() < 0.2} for _ in range(5)], timed=lambda p: p["max_seq_len"] >= 256)),
+    smoke=cases(
+        "paged_attention_v2",
+        [
+            {
+                "seqs": 2,
+                "heads": 4,
+                "kv_heads": 2,
+                "head_size": 32,
+                "block_size": 16,
+                "max_seq_len": 40,
+                "random_lengths": True,
+                "dtype": d,
+            }
+            for d in FLOAT16_DTYPES
+        ]
+        + [
+            {
+                "seqs": 2,
+                "heads": 2,
+                "kv_heads": 1,
+                "head_size": 32,
+                "block_size": 32,
+                "max_seq_len": 700,
+                "random_lengths": True,
+                "dtype": "float16",
+            }
+        ],
+        timed=lambda p: p["max_seq_len"] >= 256,
+    ),
+    public=cases(
+        "paged_attention_v2",
+        [
+            {
+                "seqs": s,
+                "heads": h,
+                "kv_heads": g,
+                "head_size": d,
+                "block_size": bs,
+                "max_seq_len": m,
+                "random_lengths": True,
+                "dtype": dt,
+            }
+            for s, h, g, d, bs, m in V2_SHAPES
+            for dt in FLOAT16_DTYPES
+        ]
+        + [
+            {
+                "seqs": 16,
+                "heads": 32,
+                "kv_heads": 8,
+                "head_size": 128,
+                "block_size": 16,
+                "max_seq_len": 4096,
+                "random_lengths": True,
+                "dtype": dt,
+            }
+            for dt in FLOAT16_DTYPES
+        ],
+        timed=lambda p: p["max_seq_len"] >= 256,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "paged_attention_v2",
+            [
+                {
+                    "seqs": rng.randint(1, 32),
+                    "heads": (h := rng.choice((8, 16, 32))),
+                    "kv_heads": h // rng.choice((1, 4, 8)),
+                    "head_size": rng.choice((64, 128, 256)),
+                    "block_size": rng.choice((16, 32)),
+                    "max_seq_len": rng.randint(300, 5000),
+                    "random_lengths": True,
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                    "alibi": rng.random() < 0.2,
+                }
+                for _ in range(5)
+            ],
+            timed=lambda p: p["max_seq_len"] >= 256,
+        )
+    ),
     mutates=(0,),
     compare_return=False,
     scratch=(1, 2, 3),
     bytes_moved=paged_bytes,
     flops=paged_flops,
-    prompt_notes=PAGED_NOTES + (
+    prompt_notes=PAGED_NOTES
+    + (
         " Partitioned: exp_sum, max_logits fp32 [S, H, P] and tmp_out [S, H, P, D] (P = ceil(max_seq_len/512)) "
         "are workspaces (written, not compared). vLLM computes per 512-token partition p: m_p, e_p and "
         "tmp_p = dtype(local softmax . V) as above; if a sequence has one partition out = tmp_0, else with "
@@ -325,7 +542,7 @@ PAGED_ATTENTION_V2 = record(
     ),
     judgement_notes="Only `out` is compared (as in the original); the three workspaces may hold anything.",
     departures="Block tables are distinct shuffled blocks (the original draws them with repeats); one larger "
-               "case (max_seq_len 4096, up to 8 partitions) is added.",
+    "case (max_seq_len 4096, up to 8 partitions) is added.",
 )
 
 

@@ -31,8 +31,9 @@ def rand(shape: Sequence[int], dtype: torch.dtype, generator: torch.Generator) -
     return torch.rand(tuple(shape), generator=generator, dtype=torch.float32).to(dtype)
 
 
-def randint(low: int, high: int, shape: Sequence[int], generator: torch.Generator,
-            dtype: torch.dtype = torch.int64) -> torch.Tensor:
+def randint(
+    low: int, high: int, shape: Sequence[int], generator: torch.Generator, dtype: torch.dtype = torch.int64
+) -> torch.Tensor:
     return torch.randint(low, high, tuple(shape), generator=generator, dtype=torch.int64).to(dtype)
 
 
@@ -84,14 +85,20 @@ def unpack_bits(words: torch.Tensor, bits: int, dim: int) -> torch.Tensor:
     return values.reshape(*words.shape[:-1], -1).movedim(-1, dim)
 
 
-def cases(entry_point: str, configs: Iterable[Mapping[str, Any]], *, timed: Callable[[Mapping[str, Any]], bool],
-          reduce_dim: Callable[[Mapping[str, Any]], int] | None = None) -> tuple[Case, ...]:
+def cases(
+    entry_point: str,
+    configs: Iterable[Mapping[str, Any]],
+    *,
+    timed: Callable[[Mapping[str, Any]], bool],
+    reduce_dim: Callable[[Mapping[str, Any]], int] | None = None,
+) -> tuple[Case, ...]:
     """Cases from explicit parameter dicts; ``timed`` is the original's per-op gate for timing."""
     built = []
     for params in configs:
         params = dict(params)
-        built.append(Case(entry_point, params, reduce_dim=reduce_dim(params) if reduce_dim else 1,
-                          timed=bool(timed(params))))
+        built.append(
+            Case(entry_point, params, reduce_dim=reduce_dim(params) if reduce_dim else 1, timed=bool(timed(params)))
+        )
     return tuple(built)
 
 
@@ -102,8 +109,12 @@ def product(**axes: Iterable[Any]) -> list[dict[str, Any]]:
     names = list(axes)
     rows = []
     for values in itertools.product(*(list(axes[name]) for name in names)):
-        rows.append({name: list(value) if isinstance(value, tuple) else value
-                     for name, value in zip(names, values, strict=True)})
+        rows.append(
+            {
+                name: list(value) if isinstance(value, tuple) else value
+                for name, value in zip(names, values, strict=True)
+            }
+        )
     return rows
 
 
@@ -123,10 +134,21 @@ def vllm_baseline(op_name: str) -> Callable[[Case, Call], Callable[[], Any] | No
     return baseline
 
 
-def record(name: str, *, description: str, signature: str, make_inputs: MakeInputs, reference: Reference,
-           smoke: Sequence[Case], public: Sequence[Case], held_out: HeldOutDraw,
-           mutates: tuple[int | str, ...] = (), compare_return: bool = True, scratch: tuple[int | str, ...] = (),
-           **extra: Any) -> OperatorSpec:
+def record(
+    name: str,
+    *,
+    description: str,
+    signature: str,
+    make_inputs: MakeInputs,
+    reference: Reference,
+    smoke: Sequence[Case],
+    public: Sequence[Case],
+    held_out: HeldOutDraw,
+    mutates: tuple[int | str, ...] = (),
+    compare_return: bool = True,
+    scratch: tuple[int | str, ...] = (),
+    **extra: Any,
+) -> OperatorSpec:
     """An OperatorSpec of source "vllm" with one entry point named after the op."""
     return OperatorSpec(
         operator_id=f"vllm13::{name}",

@@ -11,8 +11,21 @@ import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import (
-    FLOAT16_DTYPES, cases, no_cases, pack_bits, pack_nibbles, product, rand, randint, randn, randperm, record,
-    unavailable_inputs, unavailable_reference, unpack_bits, unpack_nibbles,
+    FLOAT16_DTYPES,
+    cases,
+    no_cases,
+    pack_bits,
+    pack_nibbles,
+    product,
+    rand,
+    randint,
+    randn,
+    randperm,
+    record,
+    unavailable_inputs,
+    unavailable_reference,
+    unpack_bits,
+    unpack_nibbles,
 )
 
 
@@ -27,6 +40,7 @@ def k_of(params: dict) -> int:
 
 # --- cutlass_scaled_mm / cutlass_scaled_mm_azp -------------------------------------------------------------
 
+
 def int8_operands(params: dict, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """a int8 [M, K] row-major and b int8 [K, N] column-major (a transposed view of [N, K])."""
     a = randint(-128, 128, (params["m"], params["k"]), generator, torch.int8)
@@ -39,8 +53,13 @@ def exact_int_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return a.double() @ b.double()
 
 
-def scaled_epilogue(accumulator: torch.Tensor, scale_a: torch.Tensor, scale_b: torch.Tensor,
-                    bias: torch.Tensor | None, out_dtype: torch.dtype) -> torch.Tensor:
+def scaled_epilogue(
+    accumulator: torch.Tensor,
+    scale_a: torch.Tensor,
+    scale_b: torch.Tensor,
+    bias: torch.Tensor | None,
+    out_dtype: torch.dtype,
+) -> torch.Tensor:
     """out = out_dtype(fma(scale_a, fp32(fp32(acc) * scale_b), bias)); the fma is emulated in float64."""
     scaled = accumulator.float() * scale_b.float()
     if bias is None:
@@ -56,7 +75,10 @@ def scaled_mm_inputs(case: Case, generator: torch.Generator) -> Call:
     if params["scales"] == "all_scalar":
         scale_a, scale_b = randn((1, 1), torch.float32, generator), randn((1, 1), torch.float32, generator)
     else:
-        scale_a, scale_b = randn((params["m"], 1), torch.float32, generator), randn((1, params["n"]), torch.float32, generator)
+        scale_a, scale_b = (
+            randn((params["m"], 1), torch.float32, generator),
+            randn((1, params["n"]), torch.float32, generator),
+        )
     scale_a, scale_b = scale_a * 0.01, scale_b * 0.01  # realistic quantisation scales: outputs stay finite
     bias = randn((params["n"],), out_dtype, generator) if params["bias"] else None
     return Call(args=[a, b, scale_a, scale_b, out_dtype, bias])
@@ -75,23 +97,46 @@ def mm_bytes(case: Case) -> int:
 CUTLASS_SCALED_MM = record(
     "cutlass_scaled_mm",
     description="int8 x int8 GEMM with per-tensor / per-token / per-channel fp32 scales and optional bias.",
-    signature=("cutlass_scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out_dtype: torch.dtype, "
-               "bias: Tensor | None = None) -> Tensor"),
+    signature=(
+        "cutlass_scaled_mm(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out_dtype: torch.dtype, "
+        "bias: Tensor | None = None) -> Tensor"
+    ),
     make_inputs=scaled_mm_inputs,
     reference=scaled_mm_reference,
-    smoke=cases("cutlass_scaled_mm", product(m=[3], k=[32], n=[16], dtype=FLOAT16_DTYPES,
-                                             scales=["all_scalar", "row_a_col_b"], bias=[False, True]),
-                timed=lambda p: max(p["m"], p["n"], p["k"]) >= 1024, reduce_dim=k_of),
-    public=cases("cutlass_scaled_mm", [{"m": m, "k": k, "n": n, **rest}
-                                       for m, k, n in ((1, 128, 128), (71, 512, 256), (128, 512, 512), (1024, 4096, 4096))
-                                       for rest in product(dtype=FLOAT16_DTYPES, scales=["all_scalar", "row_a_col_b"],
-                                                           bias=[False, True])],
-                 timed=lambda p: max(p["m"], p["n"], p["k"]) >= 1024, reduce_dim=k_of),
-    held_out=lambda rng: list(cases("cutlass_scaled_mm", [
-        {"m": rng.randint(1, 2048), "k": 16 * rng.randint(1, 256), "n": 16 * rng.randint(1, 256),
-         "dtype": rng.choice(FLOAT16_DTYPES), "scales": rng.choice(("all_scalar", "row_a_col_b")),
-         "bias": rng.random() < 0.5} for _ in range(4)],
-        timed=lambda p: max(p["m"], p["n"], p["k"]) >= 1024, reduce_dim=k_of)),
+    smoke=cases(
+        "cutlass_scaled_mm",
+        product(m=[3], k=[32], n=[16], dtype=FLOAT16_DTYPES, scales=["all_scalar", "row_a_col_b"], bias=[False, True]),
+        timed=lambda p: max(p["m"], p["n"], p["k"]) >= 1024,
+        reduce_dim=k_of,
+    ),
+    public=cases(
+        "cutlass_scaled_mm",
+        [
+            {"m": m, "k": k, "n": n, **rest}
+            for m, k, n in ((1, 128, 128), (71, 512, 256), (128, 512, 512), (1024, 4096, 4096))
+            for rest in product(dtype=FLOAT16_DTYPES, scales=["all_scalar", "row_a_col_b"], bias=[False, True])
+        ],
+        timed=lambda p: max(p["m"], p["n"], p["k"]) >= 1024,
+        reduce_dim=k_of,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "cutlass_scaled_mm",
+            [
+                {
+                    "m": rng.randint(1, 2048),
+                    "k": 16 * rng.randint(1, 256),
+                    "n": 16 * rng.randint(1, 256),
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                    "scales": rng.choice(("all_scalar", "row_a_col_b")),
+                    "bias": rng.random() < 0.5,
+                }
+                for _ in range(4)
+            ],
+            timed=lambda p: max(p["m"], p["n"], p["k"]) >= 1024,
+            reduce_dim=k_of,
+        )
+    ),
     flops=gemm_flops,
     bytes_moved=mm_bytes,
     prompt_notes=(
@@ -129,23 +174,54 @@ def azp_reference(case: Case, call: Call) -> torch.Tensor:
     return scaled_epilogue(accumulator, scale_a, scale_b, bias, out_dtype)
 
 
-AZP_CONFIGS = ((32, 128, 128, False, False), (32, 128, 128, True, False), (128, 256, 256, False, True),
-               (128, 256, 256, True, True), (128, 256, 256, False, False), (256, 512, 512, False, False),
-               (256, 512, 512, True, True), (256, 512, 512, True, False))
+AZP_CONFIGS = (
+    (32, 128, 128, False, False),
+    (32, 128, 128, True, False),
+    (128, 256, 256, False, True),
+    (128, 256, 256, True, True),
+    (128, 256, 256, False, False),
+    (256, 512, 512, False, False),
+    (256, 512, 512, True, True),
+    (256, 512, 512, True, False),
+)
 CUTLASS_SCALED_MM_AZP = record(
     "cutlass_scaled_mm_azp",
     description="int8 GEMM with activation zero-point correction (azp_adj, optional per-token azp), scales, bias.",
-    signature=("cutlass_scaled_mm_azp(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out_dtype: torch.dtype, "
-               "azp_adj: Tensor, azp: Tensor | None = None, bias: Tensor | None = None) -> Tensor"),
+    signature=(
+        "cutlass_scaled_mm_azp(a: Tensor, b: Tensor, scale_a: Tensor, scale_b: Tensor, out_dtype: torch.dtype, "
+        "azp_adj: Tensor, azp: Tensor | None = None, bias: Tensor | None = None) -> Tensor"
+    ),
     make_inputs=azp_inputs,
     reference=azp_reference,
-    smoke=cases("cutlass_scaled_mm_azp", product(m=[3], k=[32], n=[16], azp=[False, True], bias=[False, True]),
-                timed=lambda p: p["m"] >= 128, reduce_dim=k_of),
-    public=cases("cutlass_scaled_mm_azp", [{"m": m, "k": k, "n": n, "azp": z, "bias": bb} for m, k, n, z, bb in AZP_CONFIGS],
-                 timed=lambda p: p["m"] >= 128, reduce_dim=k_of),
-    held_out=lambda rng: list(cases("cutlass_scaled_mm_azp", [
-        {"m": rng.randint(1, 1024), "k": 16 * rng.randint(1, 64), "n": 16 * rng.randint(1, 64), "azp": rng.random() < 0.5,
-         "bias": rng.random() < 0.5} for _ in range(4)], timed=lambda p: p["m"] >= 128, reduce_dim=k_of)),
+    smoke=cases(
+        "cutlass_scaled_mm_azp",
+        product(m=[3], k=[32], n=[16], azp=[False, True], bias=[False, True]),
+        timed=lambda p: p["m"] >= 128,
+        reduce_dim=k_of,
+    ),
+    public=cases(
+        "cutlass_scaled_mm_azp",
+        [{"m": m, "k": k, "n": n, "azp": z, "bias": bb} for m, k, n, z, bb in AZP_CONFIGS],
+        timed=lambda p: p["m"] >= 128,
+        reduce_dim=k_of,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "cutlass_scaled_mm_azp",
+            [
+                {
+                    "m": rng.randint(1, 1024),
+                    "k": 16 * rng.randint(1, 64),
+                    "n": 16 * rng.randint(1, 64),
+                    "azp": rng.random() < 0.5,
+                    "bias": rng.random() < 0.5,
+                }
+                for _ in range(4)
+            ],
+            timed=lambda p: p["m"] >= 128,
+            reduce_dim=k_of,
+        )
+    ),
     flops=gemm_flops,
     bytes_moved=mm_bytes,
     prompt_notes=(
@@ -196,24 +272,49 @@ def awq_reference(case: Case, call: Call) -> torch.Tensor:
     return (a.float() @ weight.float()).to(torch.float16)
 
 
-AWQ_CONFIGS = ((1, 256, 128), (16, 256, 128), (32, 512, 256), (64, 1024, 512), (128, 4096, 4096), (1, 4096, 11008),
-               (32, 8192, 8192), (512, 4096, 11008))
+AWQ_CONFIGS = (
+    (1, 256, 128),
+    (16, 256, 128),
+    (32, 512, 256),
+    (64, 1024, 512),
+    (128, 4096, 4096),
+    (1, 4096, 11008),
+    (32, 8192, 8192),
+    (512, 4096, 11008),
+)
 AWQ_GEMM = record(
     "awq_gemm",
     description="fp16 A times AWQ int4 weights (packed along N, group-wise zeros and scales).",
     signature="awq_gemm(input: Tensor, qweight: Tensor, scales: Tensor, qzeros: Tensor, split_k_iters: int) -> Tensor",
     make_inputs=awq_inputs,
     reference=awq_reference,
-    smoke=cases("awq_gemm", [{"m": 3, "k": 256, "n": 64}, {"m": 4, "k": 128, "n": 128, "group": 64}],
-                timed=lambda p: p["m"] * p["k"] >= 65536, reduce_dim=k_of),
-    public=cases("awq_gemm", [{"m": m, "k": k, "n": n} for m, k, n in AWQ_CONFIGS],
-                 timed=lambda p: p["m"] * p["k"] >= 65536, reduce_dim=k_of),
-    held_out=lambda rng: list(cases("awq_gemm", [
-        {"m": rng.randint(1, 600), "k": 128 * rng.randint(1, 48), "n": 64 * rng.randint(1, 128)} for _ in range(4)],
-        timed=lambda p: p["m"] * p["k"] >= 65536, reduce_dim=k_of)),
+    smoke=cases(
+        "awq_gemm",
+        [{"m": 3, "k": 256, "n": 64}, {"m": 4, "k": 128, "n": 128, "group": 64}],
+        timed=lambda p: p["m"] * p["k"] >= 65536,
+        reduce_dim=k_of,
+    ),
+    public=cases(
+        "awq_gemm",
+        [{"m": m, "k": k, "n": n} for m, k, n in AWQ_CONFIGS],
+        timed=lambda p: p["m"] * p["k"] >= 65536,
+        reduce_dim=k_of,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "awq_gemm",
+            [
+                {"m": rng.randint(1, 600), "k": 128 * rng.randint(1, 48), "n": 64 * rng.randint(1, 128)}
+                for _ in range(4)
+            ],
+            timed=lambda p: p["m"] * p["k"] >= 65536,
+            reduce_dim=k_of,
+        )
+    ),
     flops=gemm_flops,
-    bytes_moved=lambda case: 2 * case.params["m"] * (case.params["k"] + case.params["n"])
-    + case.params["k"] * case.params["n"] // 2,
+    bytes_moved=lambda case: (
+        2 * case.params["m"] * (case.params["k"] + case.params["n"]) + case.params["k"] * case.params["n"] // 2
+    ),
     prompt_notes=(
         "input fp16 [M, K]; qweight int32 [K, N/8]; qzeros int32 [K/G, N/8]; scales fp16 [K/G, N], G = K / "
         "scales.size(0); N a multiple of 64; split_k_iters = 1. AWQ packing: nibble i (bits 4i..4i+3) of word c "
@@ -222,8 +323,8 @@ AWQ_GEMM = record(
     ),
     judgement_notes="fp16 tolerance with reduce_dim = K (the protocol's matmul rule; the original omits it).",
     departures="Scales are rand * 0.1 + 0.01 (the original: rand + 0.01) so that fp16 outputs stay well inside "
-               "range; packed words come from uniform nibbles (the original's randint(0, 2^31) leaves the top "
-               "nibble below 8).",
+    "range; packed words come from uniform nibbles (the original's randint(0, 2^31) leaves the top "
+    "nibble below 8).",
 )
 
 
@@ -271,15 +372,40 @@ GPTQ_SHUFFLE = record(
     signature="gptq_shuffle(q_weight: Tensor, q_perm: Tensor, bit: int) -> None",
     make_inputs=shuffle_inputs,
     reference=shuffle_reference,
-    smoke=cases("gptq_shuffle", product(k=[64], n=[32], bits=[4, 8], perm=[True, False]),
-                timed=lambda p: p["k"] >= 1024),
-    public=cases("gptq_shuffle", [{"k": k, "n": n, "bits": b, "perm": True} for k, n, b in
-                                  ((512, 128, 8), (1024, 256, 8), (4096, 1024, 8), (256, 32, 4), (4096, 512, 4),
-                                   (8192, 512, 4))] + [{"k": 4096, "n": 4096, "bits": 4, "perm": False}],
-                 timed=lambda p: p["k"] >= 1024),
-    held_out=lambda rng: list(cases("gptq_shuffle", [
-        {"k": 64 * rng.randint(1, 128), "n": 32 * rng.randint(1, 64), "bits": rng.choice((4, 8)), "perm": rng.random() < 0.7}
-        for _ in range(4)], timed=lambda p: p["k"] >= 1024)),
+    smoke=cases(
+        "gptq_shuffle", product(k=[64], n=[32], bits=[4, 8], perm=[True, False]), timed=lambda p: p["k"] >= 1024
+    ),
+    public=cases(
+        "gptq_shuffle",
+        [
+            {"k": k, "n": n, "bits": b, "perm": True}
+            for k, n, b in (
+                (512, 128, 8),
+                (1024, 256, 8),
+                (4096, 1024, 8),
+                (256, 32, 4),
+                (4096, 512, 4),
+                (8192, 512, 4),
+            )
+        ]
+        + [{"k": 4096, "n": 4096, "bits": 4, "perm": False}],
+        timed=lambda p: p["k"] >= 1024,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "gptq_shuffle",
+            [
+                {
+                    "k": 64 * rng.randint(1, 128),
+                    "n": 32 * rng.randint(1, 64),
+                    "bits": rng.choice((4, 8)),
+                    "perm": rng.random() < 0.7,
+                }
+                for _ in range(4)
+            ],
+            timed=lambda p: p["k"] >= 1024,
+        )
+    ),
     mutates=(0,),
     compare_return=False,
     prompt_notes=(
@@ -332,22 +458,48 @@ def gptq_reference(case: Case, call: Call) -> torch.Tensor:
 GPTQ_GEMM = record(
     "gptq_gemm",
     description="fp16 A times exllama-shuffled GPTQ int4 weights (v1 zeros, optional act-order permutation).",
-    signature=("gptq_gemm(a: Tensor, b_q_weight: Tensor, b_gptq_qzeros: Tensor, b_gptq_scales: Tensor, b_g_idx: Tensor, "
-               "use_exllama: bool, use_v2_format: bool, bit: int) -> Tensor"),
+    signature=(
+        "gptq_gemm(a: Tensor, b_q_weight: Tensor, b_gptq_qzeros: Tensor, b_gptq_scales: Tensor, b_g_idx: Tensor, "
+        "use_exllama: bool, use_v2_format: bool, bit: int) -> Tensor"
+    ),
     make_inputs=gptq_inputs,
     reference=gptq_reference,
-    smoke=cases("gptq_gemm", [{"m": 3, "k": 256, "n": 64}, {"m": 2, "k": 256, "n": 64, "act_order": True}],
-                timed=lambda p: p["k"] >= 256, reduce_dim=k_of),
-    public=cases("gptq_gemm", [{"m": m, "k": k, "n": n} for m, k, n in ((1, 256, 256), (16, 256, 256), (32, 256, 256),
-                                                                       (64, 512, 512), (16, 4096, 4096))]
-                 + [{"m": m, "k": 4096, "n": 4096, "act_order": True} for m in (1, 32, 128)],
-                 timed=lambda p: p["k"] >= 256, reduce_dim=k_of),
-    held_out=lambda rng: list(cases("gptq_gemm", [
-        {"m": rng.randint(1, 256), "k": 128 * rng.randint(1, 40), "n": 64 * rng.randint(1, 64),
-         "act_order": rng.random() < 0.5} for _ in range(4)], timed=lambda p: p["k"] >= 256, reduce_dim=k_of)),
+    smoke=cases(
+        "gptq_gemm",
+        [{"m": 3, "k": 256, "n": 64}, {"m": 2, "k": 256, "n": 64, "act_order": True}],
+        timed=lambda p: p["k"] >= 256,
+        reduce_dim=k_of,
+    ),
+    public=cases(
+        "gptq_gemm",
+        [
+            {"m": m, "k": k, "n": n}
+            for m, k, n in ((1, 256, 256), (16, 256, 256), (32, 256, 256), (64, 512, 512), (16, 4096, 4096))
+        ]
+        + [{"m": m, "k": 4096, "n": 4096, "act_order": True} for m in (1, 32, 128)],
+        timed=lambda p: p["k"] >= 256,
+        reduce_dim=k_of,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "gptq_gemm",
+            [
+                {
+                    "m": rng.randint(1, 256),
+                    "k": 128 * rng.randint(1, 40),
+                    "n": 64 * rng.randint(1, 64),
+                    "act_order": rng.random() < 0.5,
+                }
+                for _ in range(4)
+            ],
+            timed=lambda p: p["k"] >= 256,
+            reduce_dim=k_of,
+        )
+    ),
     flops=gemm_flops,
-    bytes_moved=lambda case: 2 * case.params["m"] * (case.params["k"] + case.params["n"])
-    + case.params["k"] * case.params["n"] // 2,
+    bytes_moved=lambda case: (
+        2 * case.params["m"] * (case.params["k"] + case.params["n"]) + case.params["k"] * case.params["n"] // 2
+    ),
     prompt_notes=(
         "a fp16 [M, K]; b_q_weight int32 [K/8, N] GPTQ row packing already passed through gptq_shuffle (exllama "
         "order: nibble slot i of word [p, n] holds row 8p + (0, 2, 4, 6, 1, 3, 5, 7)[i]); b_gptq_qzeros int32 "
@@ -372,9 +524,11 @@ GPTQ_GEMM = record(
 ALLSPARK_W8A16_GEMM = record(
     "allspark_w8a16_gemm",
     description="fp16 A times uint8 (bias 128) per-channel-scaled weights in AllSpark's n32k16 reordered layout.",
-    signature=("allspark_w8a16_gemm(a: Tensor, b_qweight: Tensor, b_scales: Tensor, b_qzeros: Tensor | None, n: int, "
-               "group_size: int, sm_count: int, sm_version: int, CUBLAS_M_THRESHOLD: int, has_zp: bool, "
-               "n32k16_reorder: bool) -> Tensor"),
+    signature=(
+        "allspark_w8a16_gemm(a: Tensor, b_qweight: Tensor, b_scales: Tensor, b_qzeros: Tensor | None, n: int, "
+        "group_size: int, sm_count: int, sm_version: int, CUBLAS_M_THRESHOLD: int, has_zp: bool, "
+        "n32k16_reorder: bool) -> Tensor"
+    ),
     make_inputs=unavailable_inputs,
     reference=unavailable_reference,
     smoke=(),
@@ -395,8 +549,10 @@ ALLSPARK_W8A16_GEMM = record(
 GPTQ_MARLIN_24_GEMM = record(
     "gptq_marlin_24_gemm",
     description="fp16 A times 2:4 structured-sparse uint4b8 weights in Marlin 2:4 layout with metadata.",
-    signature=("gptq_marlin_24_gemm(a: Tensor, b_q_weight: Tensor, b_meta: Tensor, b_scales: Tensor, workspace: Tensor, "
-               "b_q_type: ScalarType, size_m: int, size_n: int, size_k: int) -> Tensor"),
+    signature=(
+        "gptq_marlin_24_gemm(a: Tensor, b_q_weight: Tensor, b_meta: Tensor, b_scales: Tensor, workspace: Tensor, "
+        "b_q_type: ScalarType, size_m: int, size_n: int, size_k: int) -> Tensor"
+    ),
     make_inputs=unavailable_inputs,
     reference=unavailable_reference,
     smoke=(),
@@ -416,5 +572,11 @@ GPTQ_MARLIN_24_GEMM = record(
 
 
 OPERATORS: list[OperatorSpec] = [
-    CUTLASS_SCALED_MM, CUTLASS_SCALED_MM_AZP, AWQ_GEMM, GPTQ_SHUFFLE, GPTQ_GEMM, ALLSPARK_W8A16_GEMM, GPTQ_MARLIN_24_GEMM,
+    CUTLASS_SCALED_MM,
+    CUTLASS_SCALED_MM_AZP,
+    AWQ_GEMM,
+    GPTQ_SHUFFLE,
+    GPTQ_GEMM,
+    ALLSPARK_W8A16_GEMM,
+    GPTQ_MARLIN_24_GEMM,
 ]

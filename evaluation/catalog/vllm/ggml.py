@@ -74,10 +74,18 @@ def block_dots(weight_q: torch.Tensor, x_q: torch.Tensor) -> torch.Tensor:
 
 # --- ggml_dequantize ---------------------------------------------------------------------------------------
 
+
 def dequant_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
-    return Call(args=[q8_0_blocks(params["m"], params["n"], generator), Q8_0, params["m"], params["n"],
-                      dtype_of(params["dtype"])])
+    return Call(
+        args=[
+            q8_0_blocks(params["m"], params["n"], generator),
+            Q8_0,
+            params["m"],
+            params["n"],
+            dtype_of(params["dtype"]),
+        ]
+    )
 
 
 def dequant_reference(case: Case, call: Call) -> torch.Tensor:
@@ -93,16 +101,38 @@ GGML_DEQUANTIZE = record(
     signature="ggml_dequantize(W: Tensor, quant_type: int, m: int, n: int, dtype: torch.dtype | None = None) -> Tensor",
     make_inputs=dequant_inputs,
     reference=dequant_reference,
-    smoke=cases("ggml_dequantize", [{"m": 4, "n": 64, "dtype": "float16"}, {"m": 3, "n": 96, "dtype": "float32"}],
-                timed=lambda p: p["m"] * p["n"] >= 65536),
-    public=cases("ggml_dequantize", [{"m": m, "n": n, "dtype": d} for m, n, d in
-                                     ((32, 128, "float16"), (64, 256, "float16"), (128, 512, "float16"),
-                                      (256, 1024, "float32"), (512, 2048, "float16"), (1024, 4096, "float16"),
-                                      (4096, 4096, "float16"), (4096, 11008, "float32"))],
-                 timed=lambda p: p["m"] * p["n"] >= 65536),
-    held_out=lambda rng: list(cases("ggml_dequantize", [
-        {"m": rng.randint(1, 4096), "n": 32 * rng.randint(1, 200), "dtype": rng.choice(("float16", "float32"))}
-        for _ in range(4)], timed=lambda p: p["m"] * p["n"] >= 65536)),
+    smoke=cases(
+        "ggml_dequantize",
+        [{"m": 4, "n": 64, "dtype": "float16"}, {"m": 3, "n": 96, "dtype": "float32"}],
+        timed=lambda p: p["m"] * p["n"] >= 65536,
+    ),
+    public=cases(
+        "ggml_dequantize",
+        [
+            {"m": m, "n": n, "dtype": d}
+            for m, n, d in (
+                (32, 128, "float16"),
+                (64, 256, "float16"),
+                (128, 512, "float16"),
+                (256, 1024, "float32"),
+                (512, 2048, "float16"),
+                (1024, 4096, "float16"),
+                (4096, 4096, "float16"),
+                (4096, 11008, "float32"),
+            )
+        ],
+        timed=lambda p: p["m"] * p["n"] >= 65536,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "ggml_dequantize",
+            [
+                {"m": rng.randint(1, 4096), "n": 32 * rng.randint(1, 200), "dtype": rng.choice(("float16", "float32"))}
+                for _ in range(4)
+            ],
+            timed=lambda p: p["m"] * p["n"] >= 65536,
+        )
+    ),
     prompt_notes=(
         "W uint8 [m, n/32*34]: GGUF Q8_0 blocks of 34 bytes = little-endian fp16 d, then 32 int8 q. quant_type 8 "
         "(Q8_0). value = fp16(fp16(q) * d) (a half multiply, one rounding), then converted to dtype (fp16 or "
@@ -113,6 +143,7 @@ GGML_DEQUANTIZE = record(
 
 
 # --- ggml_mul_mat_a8 / ggml_mul_mat_vec_a8 (Q4_0 weights) ---------------------------------------------------
+
 
 def mul_mat_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -155,16 +186,46 @@ GGML_MUL_MAT_A8 = record(
     signature="ggml_mul_mat_a8(W: Tensor, X: Tensor, quant_type: int, row: int) -> Tensor",
     make_inputs=mul_mat_inputs,
     reference=mul_mat_reference,
-    smoke=cases("ggml_mul_mat_a8", [{"col": 64, "row": 16, "batch": 4}, {"col": 128, "row": 8, "batch": 3}],
-                timed=mul_mat_timed, reduce_dim=lambda p: p["col"]),
-    public=cases("ggml_mul_mat_a8", [{"col": m, "row": n, "batch": b} for m, n, b in
-                                     ((64, 32, 4), (128, 64, 4), (256, 128, 4), (256, 128, 8), (256, 256, 4), (256, 256, 8),
-                                      (512, 128, 4), (512, 256, 4), (512, 256, 8), (512, 512, 4), (512, 512, 8),
-                                      (1024, 256, 4), (1024, 512, 8))],
-                 timed=mul_mat_timed, reduce_dim=lambda p: p["col"]),
-    held_out=lambda rng: list(cases("ggml_mul_mat_a8", [
-        {"col": 32 * rng.randint(1, 128), "row": rng.randint(1, 2048), "batch": rng.randint(2, 64)} for _ in range(4)],
-        timed=mul_mat_timed, reduce_dim=lambda p: p["col"])),
+    smoke=cases(
+        "ggml_mul_mat_a8",
+        [{"col": 64, "row": 16, "batch": 4}, {"col": 128, "row": 8, "batch": 3}],
+        timed=mul_mat_timed,
+        reduce_dim=lambda p: p["col"],
+    ),
+    public=cases(
+        "ggml_mul_mat_a8",
+        [
+            {"col": m, "row": n, "batch": b}
+            for m, n, b in (
+                (64, 32, 4),
+                (128, 64, 4),
+                (256, 128, 4),
+                (256, 128, 8),
+                (256, 256, 4),
+                (256, 256, 8),
+                (512, 128, 4),
+                (512, 256, 4),
+                (512, 256, 8),
+                (512, 512, 4),
+                (512, 512, 8),
+                (1024, 256, 4),
+                (1024, 512, 8),
+            )
+        ],
+        timed=mul_mat_timed,
+        reduce_dim=lambda p: p["col"],
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "ggml_mul_mat_a8",
+            [
+                {"col": 32 * rng.randint(1, 128), "row": rng.randint(1, 2048), "batch": rng.randint(2, 64)}
+                for _ in range(4)
+            ],
+            timed=mul_mat_timed,
+            reduce_dim=lambda p: p["col"],
+        )
+    ),
     flops=lambda case: 2 * case.params["col"] * case.params["row"] * case.params["batch"],
     prompt_notes=MUL_MAT_NOTES,
     judgement_notes="fp32 tolerance with reduce_dim = col (the protocol's matmul rule).",
@@ -177,15 +238,43 @@ GGML_MUL_MAT_VEC_A8 = record(
     signature="ggml_mul_mat_vec_a8(W: Tensor, X: Tensor, quant_type: int, row: int) -> Tensor",
     make_inputs=mul_mat_inputs,
     reference=mul_mat_reference,
-    smoke=cases("ggml_mul_mat_vec_a8", [{"col": 64, "row": 16, "batch": 1}, {"col": 128, "row": 8, "batch": 1}],
-                timed=lambda p: p["col"] >= 256 and p["row"] >= 128, reduce_dim=lambda p: p["col"]),
-    public=cases("ggml_mul_mat_vec_a8", [{"col": m, "row": n, "batch": 1} for m, n in
-                                         ((64, 32), (128, 64), (256, 128), (256, 256), (512, 128), (512, 256), (512, 512),
-                                          (1024, 256), (1024, 512), (2048, 256), (2048, 512), (4096, 256), (4096, 512))],
-                 timed=lambda p: p["col"] >= 256 and p["row"] >= 128, reduce_dim=lambda p: p["col"]),
-    held_out=lambda rng: list(cases("ggml_mul_mat_vec_a8", [
-        {"col": 32 * rng.randint(1, 256), "row": rng.randint(1, 4096), "batch": 1} for _ in range(4)],
-        timed=lambda p: p["col"] >= 256 and p["row"] >= 128, reduce_dim=lambda p: p["col"])),
+    smoke=cases(
+        "ggml_mul_mat_vec_a8",
+        [{"col": 64, "row": 16, "batch": 1}, {"col": 128, "row": 8, "batch": 1}],
+        timed=lambda p: p["col"] >= 256 and p["row"] >= 128,
+        reduce_dim=lambda p: p["col"],
+    ),
+    public=cases(
+        "ggml_mul_mat_vec_a8",
+        [
+            {"col": m, "row": n, "batch": 1}
+            for m, n in (
+                (64, 32),
+                (128, 64),
+                (256, 128),
+                (256, 256),
+                (512, 128),
+                (512, 256),
+                (512, 512),
+                (1024, 256),
+                (1024, 512),
+                (2048, 256),
+                (2048, 512),
+                (4096, 256),
+                (4096, 512),
+            )
+        ],
+        timed=lambda p: p["col"] >= 256 and p["row"] >= 128,
+        reduce_dim=lambda p: p["col"],
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "ggml_mul_mat_vec_a8",
+            [{"col": 32 * rng.randint(1, 256), "row": rng.randint(1, 4096), "batch": 1} for _ in range(4)],
+            timed=lambda p: p["col"] >= 256 and p["row"] >= 128,
+            reduce_dim=lambda p: p["col"],
+        )
+    ),
     flops=lambda case: 2 * case.params["col"] * case.params["row"],
     prompt_notes=MUL_MAT_NOTES,
     judgement_notes="fp32 tolerance with reduce_dim = col.",
@@ -195,13 +284,19 @@ GGML_MUL_MAT_VEC_A8 = record(
 
 # --- ggml_moe_a8 / ggml_moe_a8_vec (Q8_0 expert weights) ----------------------------------------------------
 
+
 def moe_weights(params: dict, generator: torch.Generator) -> torch.Tensor:
     experts, rows, hidden = params["experts"], params["row"], params["hidden"]
     return torch.stack([q8_0_blocks(rows, hidden, generator) for _ in range(experts)])
 
 
-def expert_dots(weight: torch.Tensor, activations: torch.Tensor, experts_of_rows: torch.Tensor,
-                tokens_of_rows: torch.Tensor, rows: int) -> torch.Tensor:
+def expert_dots(
+    weight: torch.Tensor,
+    activations: torch.Tensor,
+    experts_of_rows: torch.Tensor,
+    tokens_of_rows: torch.Tensor,
+    rows: int,
+) -> torch.Tensor:
     """fp32 [len(rows list), row]: Q8_0(W[e]) . Q8_1(x[t]) for each (expert, token) pair."""
     x_q, x_scale, _ = quantize_q8_1(activations)
     experts = weight.size(0)
@@ -222,8 +317,16 @@ def moe_a8_inputs(case: Case, generator: torch.Generator) -> Call:
         return Call(args=[activations, weight, topk_ids, top_k, Q8_0, params["row"], tokens])
     numel = tokens * top_k
     sorted_len = numel + experts * (MOE_BLOCK - 1)
-    align = Call(args=[topk_ids, experts, MOE_BLOCK, torch.empty(sorted_len, dtype=torch.int32),
-                       torch.empty(-(-sorted_len // MOE_BLOCK), dtype=torch.int32), torch.empty(1, dtype=torch.int32)])
+    align = Call(
+        args=[
+            topk_ids,
+            experts,
+            MOE_BLOCK,
+            torch.empty(sorted_len, dtype=torch.int32),
+            torch.empty(-(-sorted_len // MOE_BLOCK), dtype=torch.int32),
+            torch.empty(1, dtype=torch.int32),
+        ]
+    )
     moe_align_reference(case, align)
     sorted_ids, expert_ids, post_pad = align.args[3:]
     return Call(args=[activations, weight, sorted_ids, expert_ids, post_pad, Q8_0, params["row"], top_k, tokens])
@@ -250,8 +353,15 @@ def moe_vec_reference(case: Case, call: Call) -> torch.Tensor:
     return expert_dots(weight, activations, experts, slots // top_k, rows).to(activations.dtype)
 
 
-MOE_CONFIGS = ((4, 2, 64, 32), (4, 4, 128, 64), (8, 8, 256, 128), (8, 16, 512, 256), (8, 32, 1024, 512),
-               (8, 64, 2048, 1024), (16, 32, 4096, 2048))
+MOE_CONFIGS = (
+    (4, 2, 64, 32),
+    (4, 4, 128, 64),
+    (8, 8, 256, 128),
+    (8, 16, 512, 256),
+    (8, 32, 1024, 512),
+    (8, 64, 2048, 1024),
+    (16, 32, 4096, 2048),
+)
 
 
 def moe_configs() -> list[dict]:
@@ -259,10 +369,23 @@ def moe_configs() -> list[dict]:
 
 
 def moe_held_out(entry: str, rng) -> list[Case]:
-    return list(cases(entry, [
-        {"experts": rng.choice((4, 8, 16)), "tokens": rng.randint(1, 64), "top_k": rng.choice((1, 2, 4)),
-         "hidden": 32 * rng.randint(1, 64), "row": rng.randint(1, 512)} for _ in range(4)],
-        timed=lambda p: p["tokens"] * p["hidden"] >= 4096, reduce_dim=lambda p: p["hidden"]))
+    return list(
+        cases(
+            entry,
+            [
+                {
+                    "experts": rng.choice((4, 8, 16)),
+                    "tokens": rng.randint(1, 64),
+                    "top_k": rng.choice((1, 2, 4)),
+                    "hidden": 32 * rng.randint(1, 64),
+                    "row": rng.randint(1, 512),
+                }
+                for _ in range(4)
+            ],
+            timed=lambda p: p["tokens"] * p["hidden"] >= 4096,
+            reduce_dim=lambda p: p["hidden"],
+        )
+    )
 
 
 MOE_NOTES = (
@@ -275,17 +398,28 @@ MOE_NOTES = (
 GGML_MOE_A8 = record(
     "ggml_moe_a8",
     description="MoE GEMM: GGUF Q8_0 expert weights times Q8_1-quantised tokens, routed by moe_align output.",
-    signature=("ggml_moe_a8(X: Tensor, W: Tensor, sorted_token_ids: Tensor, expert_ids: Tensor, num_tokens_post_padded: "
-               "Tensor, quant_type: int, row: int, top_k: int, tokens: int) -> Tensor"),
+    signature=(
+        "ggml_moe_a8(X: Tensor, W: Tensor, sorted_token_ids: Tensor, expert_ids: Tensor, num_tokens_post_padded: "
+        "Tensor, quant_type: int, row: int, top_k: int, tokens: int) -> Tensor"
+    ),
     make_inputs=moe_a8_inputs,
     reference=moe_a8_reference,
-    smoke=cases("ggml_moe_a8", [{"experts": 4, "tokens": 3, "top_k": 2, "hidden": 64, "row": 8}],
-                timed=lambda p: p["tokens"] * p["hidden"] >= 4096, reduce_dim=lambda p: p["hidden"]),
-    public=cases("ggml_moe_a8", moe_configs(), timed=lambda p: p["tokens"] * p["hidden"] >= 4096,
-                 reduce_dim=lambda p: p["hidden"]),
+    smoke=cases(
+        "ggml_moe_a8",
+        [{"experts": 4, "tokens": 3, "top_k": 2, "hidden": 64, "row": 8}],
+        timed=lambda p: p["tokens"] * p["hidden"] >= 4096,
+        reduce_dim=lambda p: p["hidden"],
+    ),
+    public=cases(
+        "ggml_moe_a8",
+        moe_configs(),
+        timed=lambda p: p["tokens"] * p["hidden"] >= 4096,
+        reduce_dim=lambda p: p["hidden"],
+    ),
     held_out=lambda rng: moe_held_out("ggml_moe_a8", rng),
     flops=lambda case: 2 * case.params["tokens"] * case.params["top_k"] * case.params["hidden"] * case.params["row"],
-    prompt_notes=MOE_NOTES + (
+    prompt_notes=MOE_NOTES
+    + (
         f" Routing comes from moe_align_block_size with block size {MOE_BLOCK}: sorted position p < "
         f"num_tokens_post_padded[0] with slot i = sorted_token_ids[p] < tokens*top_k writes output row i using "
         f"expert expert_ids[p // {MOE_BLOCK}] and token i // top_k; padding slots (value tokens*top_k) are "
@@ -303,13 +437,24 @@ GGML_MOE_A8 = record(
 GGML_MOE_A8_VEC = record(
     "ggml_moe_a8_vec",
     description="MoE GEMV: per (token, k) dot products of GGUF Q8_0 expert rows with Q8_1-quantised tokens.",
-    signature="ggml_moe_a8_vec(X: Tensor, W: Tensor, topk_ids: Tensor, top_k: int, quant_type: int, row: int, tokens: int) -> Tensor",
+    signature=(
+        "ggml_moe_a8_vec(X: Tensor, W: Tensor, topk_ids: Tensor, top_k: int, quant_type: int, row: int, "
+        "tokens: int) -> Tensor"
+    ),
     make_inputs=moe_a8_inputs,
     reference=moe_vec_reference,
-    smoke=cases("ggml_moe_a8_vec", [{"experts": 4, "tokens": 3, "top_k": 2, "hidden": 64, "row": 8}],
-                timed=lambda p: p["tokens"] * p["hidden"] >= 4096, reduce_dim=lambda p: p["hidden"]),
-    public=cases("ggml_moe_a8_vec", moe_configs(), timed=lambda p: p["tokens"] * p["hidden"] >= 4096,
-                 reduce_dim=lambda p: p["hidden"]),
+    smoke=cases(
+        "ggml_moe_a8_vec",
+        [{"experts": 4, "tokens": 3, "top_k": 2, "hidden": 64, "row": 8}],
+        timed=lambda p: p["tokens"] * p["hidden"] >= 4096,
+        reduce_dim=lambda p: p["hidden"],
+    ),
+    public=cases(
+        "ggml_moe_a8_vec",
+        moe_configs(),
+        timed=lambda p: p["tokens"] * p["hidden"] >= 4096,
+        reduce_dim=lambda p: p["hidden"],
+    ),
     held_out=lambda rng: moe_held_out("ggml_moe_a8_vec", rng),
     flops=lambda case: 2 * case.params["tokens"] * case.params["top_k"] * case.params["hidden"] * case.params["row"],
     prompt_notes=MOE_NOTES + " topk_ids int32 [tokens, top_k].",

@@ -9,8 +9,17 @@ import torch
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import EXACT, FLOAT16_DTYPES, cases, product, randint, randn, randperm, record
 
-CACHE_SHAPES = ((4, 8, 64, 16), (32, 8, 64, 32), (128, 8, 64, 64), (128, 16, 128, 64), (256, 8, 64, 64),
-                (256, 16, 128, 64), (512, 16, 64, 128), (512, 32, 128, 128), (1024, 16, 128, 256))
+CACHE_SHAPES = (
+    (4, 8, 64, 16),
+    (32, 8, 64, 32),
+    (128, 8, 64, 64),
+    (128, 16, 128, 64),
+    (256, 8, 64, 64),
+    (256, 16, 128, 64),
+    (512, 16, 64, 128),
+    (512, 32, 128, 128),
+    (1024, 16, 128, 256),
+)
 SCATTER_NOTE = "Slots < 0 (padding tokens) are skipped; other cache entries must stay untouched."
 
 
@@ -31,25 +40,40 @@ def scatter_held_out(entry: str, rng: random.Random) -> list[Case]:
     for _ in range(5):
         blocks = rng.randint(4, 300)
         block_size = rng.choice((8, 16, 32))
-        configs.append({"tokens": rng.randint(1, min(2000, blocks * block_size)), "heads": rng.choice((1, 4, 8, 12)),
-                        "head_size": rng.choice((64, 80, 96, 128, 256)), "blocks": blocks, "block_size": block_size,
-                        "dtype": rng.choice(FLOAT16_DTYPES), "padded": rng.random() < 0.3})
+        configs.append(
+            {
+                "tokens": rng.randint(1, min(2000, blocks * block_size)),
+                "heads": rng.choice((1, 4, 8, 12)),
+                "head_size": rng.choice((64, 80, 96, 128, 256)),
+                "blocks": blocks,
+                "block_size": block_size,
+                "dtype": rng.choice(FLOAT16_DTYPES),
+                "padded": rng.random() < 0.3,
+            }
+        )
     return list(cases(entry, configs, timed=scatter_timed))
 
 
-def scatter_configs(shapes: tuple[tuple[int, int, int, int], ...], dtypes: tuple[str, ...],
-                    padded: bool = False) -> list[dict]:
-    return [{"tokens": t, "heads": h, "head_size": d, "blocks": nb, "block_size": 16, "dtype": dtype,
-             "padded": padded} for t, h, d, nb in shapes for dtype in dtypes]
+def scatter_configs(
+    shapes: tuple[tuple[int, int, int, int], ...], dtypes: tuple[str, ...], padded: bool = False
+) -> list[dict]:
+    return [
+        {"tokens": t, "heads": h, "head_size": d, "blocks": nb, "block_size": 16, "dtype": dtype, "padded": padded}
+        for t, h, d, nb in shapes
+        for dtype in dtypes
+    ]
 
 
 SCATTER_SMOKE = scatter_configs(((4, 2, 16, 2), (9, 1, 32, 4)), FLOAT16_DTYPES) + scatter_configs(
-    ((7, 2, 16, 2),), ("float16",), padded=True)
-SCATTER_PUBLIC = scatter_configs(CACHE_SHAPES, FLOAT16_DTYPES) + scatter_configs(((512, 8, 128, 64),),
-                                                                                FLOAT16_DTYPES, padded=True)
+    ((7, 2, 16, 2),), ("float16",), padded=True
+)
+SCATTER_PUBLIC = scatter_configs(CACHE_SHAPES, FLOAT16_DTYPES) + scatter_configs(
+    ((512, 8, 128, 64),), FLOAT16_DTYPES, padded=True
+)
 
 
 # --- reshape_and_cache / reshape_and_cache_flash ------------------------------------------------------------
+
 
 def reshape_and_cache_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -92,8 +116,10 @@ def scatter_record(name: str, layout_note: str, departures: str) -> OperatorSpec
     return record(
         name,
         description=f"Scatter each token's key and value into a paged KV cache ({layout_note}).",
-        signature=(f"{name}(key: Tensor, value: Tensor, key_cache: Tensor, value_cache: Tensor, slot_mapping: "
-                   "Tensor, kv_cache_dtype: str, k_scale: Tensor, v_scale: Tensor) -> None"),
+        signature=(
+            f"{name}(key: Tensor, value: Tensor, key_cache: Tensor, value_cache: Tensor, slot_mapping: "
+            "Tensor, kv_cache_dtype: str, k_scale: Tensor, v_scale: Tensor) -> None"
+        ),
         make_inputs=reshape_and_cache_inputs,
         reference=reshape_and_cache_reference,
         smoke=cases(name, SCATTER_SMOKE, timed=scatter_timed),
@@ -131,6 +157,7 @@ RESHAPE_AND_CACHE_FLASH = scatter_record(
 
 # --- concat_and_cache_mla ----------------------------------------------------------------------------------
 
+
 def mla_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     dtype = dtype_of(params["dtype"])
@@ -154,27 +181,58 @@ def mla_held_out(rng: random.Random) -> list[Case]:
     configs = []
     for _ in range(5):
         blocks = rng.randint(4, 200)
-        configs.append({"tokens": rng.randint(1, min(2000, blocks * 16)), "rank": rng.choice((256, 512)),
-                        "rope": rng.choice((32, 64)), "blocks": blocks, "block_size": 16,
-                        "dtype": rng.choice(FLOAT16_DTYPES), "padded": rng.random() < 0.3})
+        configs.append(
+            {
+                "tokens": rng.randint(1, min(2000, blocks * 16)),
+                "rank": rng.choice((256, 512)),
+                "rope": rng.choice((32, 64)),
+                "blocks": blocks,
+                "block_size": 16,
+                "dtype": rng.choice(FLOAT16_DTYPES),
+                "padded": rng.random() < 0.3,
+            }
+        )
     return list(cases("concat_and_cache_mla", configs, timed=scatter_timed))
 
 
-MLA_SHAPES = ((4, 512, 64, 16), (32, 512, 64, 32), (128, 256, 64, 64), (128, 256, 128, 64), (256, 256, 64, 64),
-              (256, 512, 64, 64), (512, 256, 128, 128), (512, 512, 64, 128), (1024, 512, 64, 256))
+MLA_SHAPES = (
+    (4, 512, 64, 16),
+    (32, 512, 64, 32),
+    (128, 256, 64, 64),
+    (128, 256, 128, 64),
+    (256, 256, 64, 64),
+    (256, 512, 64, 64),
+    (512, 256, 128, 128),
+    (512, 512, 64, 128),
+    (1024, 512, 64, 256),
+)
 CONCAT_AND_CACHE_MLA = record(
     "concat_and_cache_mla",
     description="Write [kv_c | k_pe] of each token into a paged MLA cache at its slot.",
-    signature=("concat_and_cache_mla(kv_c: Tensor, k_pe: Tensor, kv_cache: Tensor, slot_mapping: Tensor, "
-               "kv_cache_dtype: str, scale: Tensor) -> None"),
+    signature=(
+        "concat_and_cache_mla(kv_c: Tensor, k_pe: Tensor, kv_cache: Tensor, slot_mapping: Tensor, "
+        "kv_cache_dtype: str, scale: Tensor) -> None"
+    ),
     make_inputs=mla_inputs,
     reference=mla_reference,
-    smoke=cases("concat_and_cache_mla",
-                [{"tokens": 5, "rank": 32, "rope": 16, "blocks": 2, "block_size": 16, "dtype": d, "padded": p}
-                 for d in FLOAT16_DTYPES for p in (False, True)], timed=scatter_timed),
-    public=cases("concat_and_cache_mla",
-                 [{"tokens": t, "rank": r, "rope": p, "blocks": nb, "block_size": 16, "dtype": d, "padded": False}
-                  for t, r, p, nb in MLA_SHAPES for d in FLOAT16_DTYPES], timed=scatter_timed),
+    smoke=cases(
+        "concat_and_cache_mla",
+        [
+            {"tokens": 5, "rank": 32, "rope": 16, "blocks": 2, "block_size": 16, "dtype": d, "padded": p}
+            for d in FLOAT16_DTYPES
+            for p in (False, True)
+        ],
+        timed=scatter_timed,
+    ),
+    public=cases(
+        "concat_and_cache_mla",
+        [
+            {"tokens": t, "rank": r, "rope": p, "blocks": nb, "block_size": 16, "dtype": d, "padded": False}
+            for t, r, p, nb in MLA_SHAPES
+            for d in FLOAT16_DTYPES
+        ],
+        timed=scatter_timed,
+    ),
     held_out=mla_held_out,
     mutates=(2,),
     compare_return=False,
@@ -190,9 +248,10 @@ CONCAT_AND_CACHE_MLA = record(
 
 # --- copy_blocks / copy_blocks_mla / swap_blocks ------------------------------------------------------------
 
+
 def disjoint_mapping(blocks: int, pairs: int, generator: torch.Generator) -> torch.Tensor:
     perm = randperm(blocks, generator)
-    return torch.stack([perm[:pairs], perm[pairs:2 * pairs]], dim=1).contiguous()
+    return torch.stack([perm[:pairs], perm[pairs : 2 * pairs]], dim=1).contiguous()
 
 
 def copy_blocks_inputs(case: Case, generator: torch.Generator) -> Call:
@@ -221,18 +280,37 @@ def copy_blocks_timed(params: dict) -> bool:
     return params["blocks"] >= 64 and params["pairs"] >= 8
 
 
-COPY_CONFIGS = ((8, 4, 64, 16, 2), (32, 8, 128, 16, 4), (64, 4, 64, 32, 8), (64, 8, 128, 32, 8), (64, 16, 128, 32, 16),
-                (128, 8, 64, 32, 8), (128, 16, 128, 32, 16), (128, 8, 128, 32, 16), (16, 8, 64, 16, 4),
-                (256, 16, 128, 64, 16), (256, 32, 256, 64, 32), (512, 16, 128, 32, 16))
+COPY_CONFIGS = (
+    (8, 4, 64, 16, 2),
+    (32, 8, 128, 16, 4),
+    (64, 4, 64, 32, 8),
+    (64, 8, 128, 32, 8),
+    (64, 16, 128, 32, 16),
+    (128, 8, 64, 32, 8),
+    (128, 16, 128, 32, 16),
+    (128, 8, 128, 32, 16),
+    (16, 8, 64, 16, 4),
+    (256, 16, 128, 64, 16),
+    (256, 32, 256, 64, 32),
+    (512, 16, 128, 32, 16),
+)
 
 
 def copy_blocks_held_out(rng: random.Random) -> list[Case]:
     configs = []
     for _ in range(4):
         blocks = rng.randint(4, 400)
-        configs.append({"blocks": blocks, "heads": rng.choice((1, 4, 8)), "head_size": rng.choice((64, 80, 128)),
-                        "block_size": rng.choice((8, 16, 32)), "pairs": rng.randint(1, blocks // 2),
-                        "layers": rng.randint(1, 3), "dtype": rng.choice(FLOAT16_DTYPES)})
+        configs.append(
+            {
+                "blocks": blocks,
+                "heads": rng.choice((1, 4, 8)),
+                "head_size": rng.choice((64, 80, 128)),
+                "block_size": rng.choice((8, 16, 32)),
+                "pairs": rng.randint(1, blocks // 2),
+                "layers": rng.randint(1, 3),
+                "dtype": rng.choice(FLOAT16_DTYPES),
+            }
+        )
     return list(cases("copy_blocks", configs, timed=copy_blocks_timed))
 
 
@@ -242,12 +320,25 @@ COPY_BLOCKS = record(
     signature="copy_blocks(key_caches: list[Tensor], value_caches: list[Tensor], block_mapping: Tensor) -> None",
     make_inputs=copy_blocks_inputs,
     reference=copy_blocks_reference,
-    smoke=cases("copy_blocks", [{"blocks": 6, "heads": 2, "head_size": 16, "block_size": 4, "pairs": 2,
-                                 "layers": 2, "dtype": d} for d in FLOAT16_DTYPES], timed=copy_blocks_timed),
-    public=cases("copy_blocks", [{"blocks": nb, "heads": h, "head_size": d, "block_size": bs, "pairs": p,
-                                  "layers": 1, "dtype": "float16"} for nb, h, d, bs, p in COPY_CONFIGS]
-                 + [{"blocks": 64, "heads": 8, "head_size": 128, "block_size": 16, "pairs": 8, "layers": 3,
-                     "dtype": "bfloat16"}], timed=copy_blocks_timed),
+    smoke=cases(
+        "copy_blocks",
+        [
+            {"blocks": 6, "heads": 2, "head_size": 16, "block_size": 4, "pairs": 2, "layers": 2, "dtype": d}
+            for d in FLOAT16_DTYPES
+        ],
+        timed=copy_blocks_timed,
+    ),
+    public=cases(
+        "copy_blocks",
+        [
+            {"blocks": nb, "heads": h, "head_size": d, "block_size": bs, "pairs": p, "layers": 1, "dtype": "float16"}
+            for nb, h, d, bs, p in COPY_CONFIGS
+        ]
+        + [
+            {"blocks": 64, "heads": 8, "head_size": 128, "block_size": 16, "pairs": 8, "layers": 3, "dtype": "bfloat16"}
+        ],
+        timed=copy_blocks_timed,
+    ),
     held_out=copy_blocks_held_out,
     mutates=(0, 1),
     compare_return=False,
@@ -258,7 +349,7 @@ COPY_BLOCKS = record(
         "and pair, copy the whole block: cache[dst] = cache[src], for keys and values. In place; returns None."
     ),
     departures="Some cases have several layers (the original always has one) and bf16 caches; exact comparison "
-               "(the original's torch.equal).",
+    "(the original's torch.equal).",
 )
 
 
@@ -266,24 +357,52 @@ def copy_mla_held_out(rng: random.Random) -> list[Case]:
     configs = []
     for _ in range(4):
         blocks = rng.randint(4, 400)
-        configs.append({"blocks": blocks, "block_size": rng.choice((16, 32, 64)), "width": 576,
-                        "pairs": rng.randint(1, blocks // 2), "layers": rng.randint(1, 3),
-                        "dtype": rng.choice(FLOAT16_DTYPES)})
+        configs.append(
+            {
+                "blocks": blocks,
+                "block_size": rng.choice((16, 32, 64)),
+                "width": 576,
+                "pairs": rng.randint(1, blocks // 2),
+                "layers": rng.randint(1, 3),
+                "dtype": rng.choice(FLOAT16_DTYPES),
+            }
+        )
     return list(cases("copy_blocks_mla", configs, timed=copy_blocks_timed))
 
 
-MLA_COPY_CONFIGS = ((8, 16, 2), (32, 16, 4), (64, 16, 8), (64, 32, 8), (64, 64, 16), (128, 16, 8), (128, 16, 16),
-                    (128, 32, 16), (16, 32, 4), (256, 32, 16), (256, 64, 32), (512, 32, 16))
+MLA_COPY_CONFIGS = (
+    (8, 16, 2),
+    (32, 16, 4),
+    (64, 16, 8),
+    (64, 32, 8),
+    (64, 64, 16),
+    (128, 16, 8),
+    (128, 16, 16),
+    (128, 32, 16),
+    (16, 32, 4),
+    (256, 32, 16),
+    (256, 64, 32),
+    (512, 32, 16),
+)
 COPY_BLOCKS_MLA = record(
     "copy_blocks_mla",
     description="Copy whole blocks src -> dst in every layer's joint MLA KV cache.",
     signature="copy_blocks_mla(kv_caches: list[Tensor], block_mapping: Tensor) -> None",
     make_inputs=copy_blocks_inputs,
     reference=copy_blocks_reference,
-    smoke=cases("copy_blocks_mla", [{"blocks": 6, "block_size": 4, "width": 40, "pairs": 2, "layers": 2,
-                                     "dtype": d} for d in FLOAT16_DTYPES], timed=copy_blocks_timed),
-    public=cases("copy_blocks_mla", [{"blocks": nb, "block_size": bs, "width": 576, "pairs": p, "layers": 1,
-                                      "dtype": "float16"} for nb, bs, p in MLA_COPY_CONFIGS], timed=copy_blocks_timed),
+    smoke=cases(
+        "copy_blocks_mla",
+        [{"blocks": 6, "block_size": 4, "width": 40, "pairs": 2, "layers": 2, "dtype": d} for d in FLOAT16_DTYPES],
+        timed=copy_blocks_timed,
+    ),
+    public=cases(
+        "copy_blocks_mla",
+        [
+            {"blocks": nb, "block_size": bs, "width": 576, "pairs": p, "layers": 1, "dtype": "float16"}
+            for nb, bs, p in MLA_COPY_CONFIGS
+        ],
+        timed=copy_blocks_timed,
+    ),
     held_out=copy_mla_held_out,
     mutates=(0,),
     compare_return=False,
@@ -325,9 +444,15 @@ def swap_timed(params: dict) -> bool:
 
 
 def swap_held_out(rng: random.Random) -> list[Case]:
-    configs = [{"blocks": rng.randint(1, 700), "block_shape": [rng.choice((8, 16, 32)), rng.choice((64, 96, 128))],
-                "dtype": rng.choice(FLOAT16_DTYPES), "mapping": rng.choice(("identity", "reverse", "random_subset"))}
-               for _ in range(5)]
+    configs = [
+        {
+            "blocks": rng.randint(1, 700),
+            "block_shape": [rng.choice((8, 16, 32)), rng.choice((64, 96, 128))],
+            "dtype": rng.choice(FLOAT16_DTYPES),
+            "mapping": rng.choice(("identity", "reverse", "random_subset")),
+        }
+        for _ in range(5)
+    ]
     return list(cases("swap_blocks", configs, timed=swap_timed))
 
 
@@ -337,11 +462,23 @@ SWAP_BLOCKS = record(
     signature="swap_blocks(src: Tensor, dst: Tensor, block_mapping: Tensor) -> None",
     make_inputs=swap_inputs,
     reference=swap_reference,
-    smoke=cases("swap_blocks", product(blocks=[5], block_shape=[(4, 16)], dtype=FLOAT16_DTYPES,
-                                       mapping=["identity", "reverse", "random_subset"]), timed=swap_timed),
-    public=cases("swap_blocks", product(blocks=[1, 32, 512], block_shape=[(16, 64), (32, 128), (64, 256)],
-                                        dtype=FLOAT16_DTYPES, mapping=["identity", "reverse", "random_subset"]),
-                 timed=swap_timed),
+    smoke=cases(
+        "swap_blocks",
+        product(
+            blocks=[5], block_shape=[(4, 16)], dtype=FLOAT16_DTYPES, mapping=["identity", "reverse", "random_subset"]
+        ),
+        timed=swap_timed,
+    ),
+    public=cases(
+        "swap_blocks",
+        product(
+            blocks=[1, 32, 512],
+            block_shape=[(16, 64), (32, 128), (64, 256)],
+            dtype=FLOAT16_DTYPES,
+            mapping=["identity", "reverse", "random_subset"],
+        ),
+        timed=swap_timed,
+    ),
     held_out=swap_held_out,
     mutates=(1,),
     compare_return=False,
@@ -352,14 +489,16 @@ SWAP_BLOCKS = record(
         "block_mapping on the CPU; here it may be on the device with the other tensors. In place; returns None."
     ),
     departures="Exact comparison (the original's assert_close on a pure copy is exact in practice); "
-               "block_mapping is placed with the other inputs (the judge moves every tensor to the device).",
+    "block_mapping is placed with the other inputs (the judge moves every tensor to the device).",
 )
 
 
 # --- cp_gather_cache / gather_and_maybe_dequant_cache -------------------------------------------------------
 
-def token_positions(cu_seq_lens: torch.Tensor, total: int, seq_starts: torch.Tensor | None
-                    ) -> tuple[torch.Tensor, torch.Tensor]:
+
+def token_positions(
+    cu_seq_lens: torch.Tensor, total: int, seq_starts: torch.Tensor | None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """For every dst token: its sequence and its position in that sequence's block table."""
     tokens = torch.arange(total, device=cu_seq_lens.device)
     cu = cu_seq_lens.to(torch.int64)
@@ -408,47 +547,92 @@ def gather_timed(params: dict) -> bool:
     return params["blocks"] >= 32 and params["batch"] >= 4
 
 
-GATHER_CONFIGS = ((8, 16, 4, 64, 2), (16, 16, 8, 128, 2), (32, 32, 4, 64, 4), (16, 32, 8, 64, 2), (32, 16, 4, 128, 4),
-                  (64, 16, 4, 64, 4), (64, 32, 8, 128, 4), (128, 32, 8, 256, 8))
+GATHER_CONFIGS = (
+    (8, 16, 4, 64, 2),
+    (16, 16, 8, 128, 2),
+    (32, 32, 4, 64, 4),
+    (16, 32, 8, 64, 2),
+    (32, 16, 4, 128, 4),
+    (64, 16, 4, 64, 4),
+    (64, 32, 8, 128, 4),
+    (128, 32, 8, 256, 8),
+)
 
 
 def cp_gather_held_out(rng: random.Random) -> list[Case]:
-    configs = [{"blocks": rng.randint(4, 200), "block_size": rng.choice((16, 32)), "heads": rng.choice((1, 4, 8)),
-                "head_size": rng.choice((64, 128)), "batch": rng.randint(1, 9), "blocks_per_seq": rng.randint(1, 4),
-                "full": False, "seq_starts": rng.random() < 0.5, "dtype": rng.choice(FLOAT16_DTYPES)}
-               for _ in range(4)]
+    configs = [
+        {
+            "blocks": rng.randint(4, 200),
+            "block_size": rng.choice((16, 32)),
+            "heads": rng.choice((1, 4, 8)),
+            "head_size": rng.choice((64, 128)),
+            "batch": rng.randint(1, 9),
+            "blocks_per_seq": rng.randint(1, 4),
+            "full": False,
+            "seq_starts": rng.random() < 0.5,
+            "dtype": rng.choice(FLOAT16_DTYPES),
+        }
+        for _ in range(4)
+    ]
     return list(cases("cp_gather_cache", configs, timed=gather_timed))
 
 
 CP_GATHER_CACHE = record(
     "cp_gather_cache",
     description="Gather each sequence's tokens from a paged cache into a contiguous dst tensor.",
-    signature=("cp_gather_cache(src_cache: Tensor, dst: Tensor, block_table: Tensor, cu_seq_lens: Tensor, "
-               "batch_size: int, seq_starts: Tensor | None = None) -> None"),
+    signature=(
+        "cp_gather_cache(src_cache: Tensor, dst: Tensor, block_table: Tensor, cu_seq_lens: Tensor, "
+        "batch_size: int, seq_starts: Tensor | None = None) -> None"
+    ),
     make_inputs=cp_gather_inputs,
     reference=cp_gather_reference,
-    smoke=cases("cp_gather_cache", [
-        {"blocks": 4, "block_size": 4, "heads": 2, "head_size": 8, "batch": 2},
-        {"blocks": 4, "block_size": 4, "heads": 1, "head_size": 16, "batch": 3, "full": False, "dtype": "bfloat16"},
-        {"blocks": 5, "block_size": 4, "heads": 2, "head_size": 8, "batch": 2, "blocks_per_seq": 3,
-         "seq_starts": True},
-    ], timed=gather_timed),
-    public=cases("cp_gather_cache", [{"blocks": nb, "block_size": bs, "heads": h, "head_size": d, "batch": b}
-                                     for nb, bs, h, d, b in GATHER_CONFIGS]
-                 + [{"blocks": 64, "block_size": 16, "heads": 8, "head_size": 128, "batch": 6, "blocks_per_seq": 4,
-                     "full": False, "seq_starts": True}], timed=gather_timed),
+    smoke=cases(
+        "cp_gather_cache",
+        [
+            {"blocks": 4, "block_size": 4, "heads": 2, "head_size": 8, "batch": 2},
+            {"blocks": 4, "block_size": 4, "heads": 1, "head_size": 16, "batch": 3, "full": False, "dtype": "bfloat16"},
+            {
+                "blocks": 5,
+                "block_size": 4,
+                "heads": 2,
+                "head_size": 8,
+                "batch": 2,
+                "blocks_per_seq": 3,
+                "seq_starts": True,
+            },
+        ],
+        timed=gather_timed,
+    ),
+    public=cases(
+        "cp_gather_cache",
+        [{"blocks": nb, "block_size": bs, "heads": h, "head_size": d, "batch": b} for nb, bs, h, d, b in GATHER_CONFIGS]
+        + [
+            {
+                "blocks": 64,
+                "block_size": 16,
+                "heads": 8,
+                "head_size": 128,
+                "batch": 6,
+                "blocks_per_seq": 4,
+                "full": False,
+                "seq_starts": True,
+            }
+        ],
+        timed=gather_timed,
+    ),
     held_out=cp_gather_held_out,
     mutates=(1,),
     compare_return=False,
     tolerance_override=EXACT,
     prompt_notes=(
-        "src_cache [num_blocks, block_size, ...entry]; dst [total_tokens, ...entry]; block_table int32 [B, max_blocks]; "
-        "cu_seq_lens int32 [B+1]. For sequence b and token i < cu[b+1]-cu[b]: pos = i + (seq_starts[b] if "
+        "src_cache [num_blocks, block_size, ...entry]; dst [total_tokens, ...entry]; "
+        "block_table int32 [B, max_blocks]; cu_seq_lens int32 [B+1]. For sequence b and token "
+        "i < cu[b+1]-cu[b]: pos = i + (seq_starts[b] if "
         "seq_starts is not None else 0); dst[cu[b] + i] = src_cache[block_table[b, pos // block_size], "
         "pos % block_size]. Block ids may repeat. Returns None."
     ),
     departures="Some cases use partial sequence lengths and seq_starts (the original always fills two whole "
-               "blocks per sequence and passes no seq_starts).",
+    "blocks per sequence and passes no seq_starts).",
 )
 
 
@@ -460,8 +644,9 @@ def dequant_gather_inputs(case: Case, generator: torch.Generator) -> Call:
     lengths = (cu[1:] - cu[:-1]).to(torch.int64)
     token_to_seq = torch.repeat_interleave(torch.arange(params["batch"], dtype=torch.int32), lengths)
     dst = torch.zeros((total, 576), dtype=torch.float16)
-    return Call(args=[src, dst, block_table, cu, token_to_seq, total, "auto", torch.ones(1, dtype=torch.float32),
-                      starts])
+    return Call(
+        args=[src, dst, block_table, cu, token_to_seq, total, "auto", torch.ones(1, dtype=torch.float32), starts]
+    )
 
 
 def dequant_gather_reference(case: Case, call: Call) -> None:
@@ -473,30 +658,59 @@ def dequant_gather_reference(case: Case, call: Call) -> None:
 
 
 def dequant_gather_held_out(rng: random.Random) -> list[Case]:
-    configs = [{"blocks": rng.randint(4, 200), "block_size": rng.choice((16, 32, 64)), "batch": rng.randint(1, 9),
-                "blocks_per_seq": rng.randint(1, 4), "full": False, "seq_starts": rng.random() < 0.5}
-               for _ in range(4)]
+    configs = [
+        {
+            "blocks": rng.randint(4, 200),
+            "block_size": rng.choice((16, 32, 64)),
+            "batch": rng.randint(1, 9),
+            "blocks_per_seq": rng.randint(1, 4),
+            "full": False,
+            "seq_starts": rng.random() < 0.5,
+        }
+        for _ in range(4)
+    ]
     return list(cases("gather_and_maybe_dequant_cache", configs, timed=gather_timed))
 
 
-DEQUANT_CONFIGS = ((4, 16, 2), (8, 16, 2), (16, 16, 4), (16, 32, 2), (32, 16, 4), (32, 32, 4), (64, 16, 4),
-                   (64, 32, 8), (64, 64, 4), (128, 16, 8), (128, 32, 8), (128, 64, 4), (128, 64, 8))
+DEQUANT_CONFIGS = (
+    (4, 16, 2),
+    (8, 16, 2),
+    (16, 16, 4),
+    (16, 32, 2),
+    (32, 16, 4),
+    (32, 32, 4),
+    (64, 16, 4),
+    (64, 32, 8),
+    (64, 64, 4),
+    (128, 16, 8),
+    (128, 32, 8),
+    (128, 64, 4),
+    (128, 64, 8),
+)
 GATHER_AND_MAYBE_DEQUANT_CACHE = record(
     "gather_and_maybe_dequant_cache",
     description="Gather 576-wide MLA cache entries of each token into dst ('auto': a plain copy).",
-    signature=("gather_and_maybe_dequant_cache(src_cache: Tensor, dst: Tensor, block_table: Tensor, "
-               "cu_seq_lens: Tensor, token_to_seq: Tensor, num_tokens: int, kv_cache_dtype: str, scale: Tensor, "
-               "seq_starts: Tensor | None = None) -> None"),
+    signature=(
+        "gather_and_maybe_dequant_cache(src_cache: Tensor, dst: Tensor, block_table: Tensor, "
+        "cu_seq_lens: Tensor, token_to_seq: Tensor, num_tokens: int, kv_cache_dtype: str, scale: Tensor, "
+        "seq_starts: Tensor | None = None) -> None"
+    ),
     make_inputs=dequant_gather_inputs,
     reference=dequant_gather_reference,
-    smoke=cases("gather_and_maybe_dequant_cache", [
-        {"blocks": 4, "block_size": 4, "batch": 2},
-        {"blocks": 5, "block_size": 4, "batch": 2, "blocks_per_seq": 3, "full": False, "seq_starts": True},
-    ], timed=gather_timed),
-    public=cases("gather_and_maybe_dequant_cache",
-                 [{"blocks": nb, "block_size": bs, "batch": b} for nb, bs, b in DEQUANT_CONFIGS]
-                 + [{"blocks": 64, "block_size": 16, "batch": 6, "blocks_per_seq": 4, "full": False,
-                     "seq_starts": True}], timed=gather_timed),
+    smoke=cases(
+        "gather_and_maybe_dequant_cache",
+        [
+            {"blocks": 4, "block_size": 4, "batch": 2},
+            {"blocks": 5, "block_size": 4, "batch": 2, "blocks_per_seq": 3, "full": False, "seq_starts": True},
+        ],
+        timed=gather_timed,
+    ),
+    public=cases(
+        "gather_and_maybe_dequant_cache",
+        [{"blocks": nb, "block_size": bs, "batch": b} for nb, bs, b in DEQUANT_CONFIGS]
+        + [{"blocks": 64, "block_size": 16, "batch": 6, "blocks_per_seq": 4, "full": False, "seq_starts": True}],
+        timed=gather_timed,
+    ),
     held_out=dequant_gather_held_out,
     mutates=(1,),
     compare_return=False,
@@ -508,18 +722,18 @@ GATHER_AND_MAYBE_DEQUANT_CACHE = record(
         "scale, a 1-element fp32 tensor, unused). Returns None."
     ),
     departures="Some cases use partial sequence lengths and seq_starts; src is 3-D [nb, bs, 576] (the original "
-               "adds a size-1 head axis, same memory).",
+    "adds a size-1 head axis, same memory).",
 )
 
 
 # --- cp_gather_indexer_k_quant_cache ------------------------------------------------------------------------
 
+
 def indexer_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     head_dim, quant_block = params["head_dim"], params["quant_block"]
     scale_bytes = head_dim // quant_block * 4
-    kv_cache = randint(0, 256, (params["blocks"], params["block_size"], head_dim + scale_bytes), generator,
-                       torch.uint8)
+    kv_cache = randint(0, 256, (params["blocks"], params["block_size"], head_dim + scale_bytes), generator, torch.uint8)
     block_table, cu, _ = gather_layout({**params, "full": params.get("full", False)}, generator)
     total = int(cu[-1])
     dst_k = torch.zeros((total, head_dim), dtype=torch.uint8)
@@ -537,33 +751,53 @@ def indexer_reference(case: Case, call: Call) -> None:
     flat = kv_cache.reshape(blocks_total, -1)  # per block: block_size*head_dim key bytes, then the scale bytes
     key_index = offsets[:, None] * head_dim + torch.arange(head_dim, device=flat.device)
     dst_k.copy_(flat[blocks[:, None], key_index])
-    scale_index = block_size * head_dim + offsets[:, None] * scale_bytes + torch.arange(scale_bytes,
-                                                                                        device=flat.device)
+    scale_index = block_size * head_dim + offsets[:, None] * scale_bytes + torch.arange(scale_bytes, device=flat.device)
     dst_scale.copy_(flat[blocks[:, None], scale_index])
 
 
 def indexer_held_out(rng: random.Random) -> list[Case]:
-    configs = [{"blocks": rng.randint(4, 200), "block_size": rng.choice((16, 32, 64)), "head_dim": 128,
-                "quant_block": rng.choice((64, 128)), "batch": rng.randint(1, 9), "blocks_per_seq": rng.randint(1, 4)}
-               for _ in range(4)]
-    return list(cases("cp_gather_indexer_k_quant_cache", configs, timed=lambda p: p["blocks"] >= 16 and p["batch"] >= 4))
+    configs = [
+        {
+            "blocks": rng.randint(4, 200),
+            "block_size": rng.choice((16, 32, 64)),
+            "head_dim": 128,
+            "quant_block": rng.choice((64, 128)),
+            "batch": rng.randint(1, 9),
+            "blocks_per_seq": rng.randint(1, 4),
+        }
+        for _ in range(4)
+    ]
+    return list(
+        cases("cp_gather_indexer_k_quant_cache", configs, timed=lambda p: p["blocks"] >= 16 and p["batch"] >= 4)
+    )
 
 
 CP_GATHER_INDEXER_K_QUANT_CACHE = record(
     "cp_gather_indexer_k_quant_cache",
     description="Gather fp8 indexer keys and their fp32 scales (byte-addressed) from a paged uint8 cache.",
-    signature=("cp_gather_indexer_k_quant_cache(kv_cache: Tensor, dst_k: Tensor, dst_scale: Tensor, "
-               "block_table: Tensor, cu_seq_lens: Tensor) -> None"),
+    signature=(
+        "cp_gather_indexer_k_quant_cache(kv_cache: Tensor, dst_k: Tensor, dst_scale: Tensor, "
+        "block_table: Tensor, cu_seq_lens: Tensor) -> None"
+    ),
     make_inputs=indexer_inputs,
     reference=indexer_reference,
-    smoke=cases("cp_gather_indexer_k_quant_cache", [
-        {"blocks": 4, "block_size": 4, "head_dim": 32, "quant_block": 32, "batch": 2},
-        {"blocks": 5, "block_size": 8, "head_dim": 64, "quant_block": 32, "batch": 3, "blocks_per_seq": 3},
-    ], timed=lambda p: p["blocks"] >= 16 and p["batch"] >= 4),
-    public=cases("cp_gather_indexer_k_quant_cache",
-                 [{"blocks": nb, "block_size": bs, "head_dim": 128, "quant_block": qb, "batch": b}
-                  for nb, bs, b in ((4, 16, 2), (16, 16, 4), (32, 32, 4), (64, 64, 8), (128, 64, 8))
-                  for qb in (64, 128)], timed=lambda p: p["blocks"] >= 16 and p["batch"] >= 4),
+    smoke=cases(
+        "cp_gather_indexer_k_quant_cache",
+        [
+            {"blocks": 4, "block_size": 4, "head_dim": 32, "quant_block": 32, "batch": 2},
+            {"blocks": 5, "block_size": 8, "head_dim": 64, "quant_block": 32, "batch": 3, "blocks_per_seq": 3},
+        ],
+        timed=lambda p: p["blocks"] >= 16 and p["batch"] >= 4,
+    ),
+    public=cases(
+        "cp_gather_indexer_k_quant_cache",
+        [
+            {"blocks": nb, "block_size": bs, "head_dim": 128, "quant_block": qb, "batch": b}
+            for nb, bs, b in ((4, 16, 2), (16, 16, 4), (32, 32, 4), (64, 64, 8), (128, 64, 8))
+            for qb in (64, 128)
+        ],
+        timed=lambda p: p["blocks"] >= 16 and p["batch"] >= 4,
+    ),
     held_out=indexer_held_out,
     mutates=(1, 2),
     compare_return=False,
@@ -585,6 +819,13 @@ CP_GATHER_INDEXER_K_QUANT_CACHE = record(
 
 
 OPERATORS: list[OperatorSpec] = [
-    RESHAPE_AND_CACHE, RESHAPE_AND_CACHE_FLASH, CONCAT_AND_CACHE_MLA, COPY_BLOCKS, COPY_BLOCKS_MLA, SWAP_BLOCKS,
-    CP_GATHER_CACHE, GATHER_AND_MAYBE_DEQUANT_CACHE, CP_GATHER_INDEXER_K_QUANT_CACHE,
+    RESHAPE_AND_CACHE,
+    RESHAPE_AND_CACHE_FLASH,
+    CONCAT_AND_CACHE_MLA,
+    COPY_BLOCKS,
+    COPY_BLOCKS_MLA,
+    SWAP_BLOCKS,
+    CP_GATHER_CACHE,
+    GATHER_AND_MAYBE_DEQUANT_CACHE,
+    CP_GATHER_INDEXER_K_QUANT_CACHE,
 ]

@@ -12,7 +12,15 @@ import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.catalog.vllm.common import (
-    cases, pack_bits, rand, randint, randn, randperm, record, unpack_bits, vllm_baseline,
+    cases,
+    pack_bits,
+    rand,
+    randint,
+    randn,
+    randperm,
+    record,
+    unpack_bits,
+    vllm_baseline,
 )
 
 TILE = 16
@@ -32,7 +40,7 @@ def weight_perm(bits: int) -> tuple[int, ...]:
         for j in range(4):
             perm.extend(p + 256 * j for p in first)
     interleave = INTERLEAVE[bits]
-    grouped = [perm[k:k + len(interleave)] for k in range(0, len(perm), len(interleave))]
+    grouped = [perm[k : k + len(interleave)] for k in range(0, len(perm), len(interleave))]
     return tuple(group[i] for group in grouped for i in interleave)
 
 
@@ -79,6 +87,7 @@ def awq_unpack(packed: torch.Tensor, bits: int) -> torch.Tensor:
 
 # --- gptq_marlin_moe_repack / awq_marlin_moe_repack --------------------------------------------------------
 
+
 def repack_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     experts, size_k, size_n, bits = params["experts"], params["k"], params["n"], params["bits"]
@@ -111,8 +120,18 @@ def repack_timed(params: dict) -> bool:
     return params["experts"] >= 8 and params["k"] >= 512 and params["n"] >= 512
 
 
-REPACK_CONFIGS = ((4, 256, 256, 4), (8, 256, 512, 4), (4, 512, 256, 4), (16, 256, 256, 4), (4, 256, 256, 8),
-                  (8, 512, 512, 4), (8, 512, 512, 8), (16, 512, 512, 4), (16, 512, 512, 8), (8, 1024, 512, 4))
+REPACK_CONFIGS = (
+    (4, 256, 256, 4),
+    (8, 256, 512, 4),
+    (4, 512, 256, 4),
+    (16, 256, 256, 4),
+    (4, 256, 256, 8),
+    (8, 512, 512, 4),
+    (8, 512, 512, 8),
+    (16, 512, 512, 4),
+    (16, 512, 512, 8),
+    (8, 1024, 512, 4),
+)
 
 
 def repack_record(name: str, source_format: str, notes: str, departures: str) -> OperatorSpec:
@@ -120,20 +139,45 @@ def repack_record(name: str, source_format: str, notes: str, departures: str) ->
     return record(
         name,
         description=f"Per expert, repack {source_format} int4/int8 weights into vLLM's Marlin tile layout.",
-        signature=(f"{name}(b_q_weight: Tensor, perm: Tensor, size_k: int, size_n: int, num_bits: int, "
-                   "is_a_8bit: bool = False) -> Tensor"),
+        signature=(
+            f"{name}(b_q_weight: Tensor, perm: Tensor, size_k: int, size_n: int, num_bits: int, "
+            "is_a_8bit: bool = False) -> Tensor"
+        ),
         make_inputs=repack_inputs,
         reference=repack_reference,
-        smoke=cases(name, [{"experts": 2, "k": 16, "n": 64, "bits": 4}, {"experts": 1, "k": 32, "n": 64, "bits": 8},
-                           {"experts": 2, "k": 32, "n": 64, "bits": 4, **extra[0]}][: 3 if extra[0] else 2],
-                    timed=repack_timed),
-        public=cases(name, [{"experts": e, "k": k, "n": n, "bits": b} for e, k, n, b in REPACK_CONFIGS]
-                     + ([{"experts": 8, "k": 512, "n": 512, "bits": 4, **extra[0]}] if extra[0] else []),
-                     timed=repack_timed),
-        held_out=lambda rng: list(cases(name, [
-            {"experts": rng.randint(1, 16), "k": 64 * rng.randint(1, 24), "n": 64 * rng.randint(1, 24),
-             "bits": rng.choice((4, 8)), **rng.choice(extra + [{}])} for _ in range(4)], timed=repack_timed)),
-        prompt_notes=notes + (
+        smoke=cases(
+            name,
+            [
+                {"experts": 2, "k": 16, "n": 64, "bits": 4},
+                {"experts": 1, "k": 32, "n": 64, "bits": 8},
+                {"experts": 2, "k": 32, "n": 64, "bits": 4, **extra[0]},
+            ][: 3 if extra[0] else 2],
+            timed=repack_timed,
+        ),
+        public=cases(
+            name,
+            [{"experts": e, "k": k, "n": n, "bits": b} for e, k, n, b in REPACK_CONFIGS]
+            + ([{"experts": 8, "k": 512, "n": 512, "bits": 4, **extra[0]}] if extra[0] else []),
+            timed=repack_timed,
+        ),
+        held_out=lambda rng: list(
+            cases(
+                name,
+                [
+                    {
+                        "experts": rng.randint(1, 16),
+                        "k": 64 * rng.randint(1, 24),
+                        "n": 64 * rng.randint(1, 24),
+                        "bits": rng.choice((4, 8)),
+                        **rng.choice(extra + [{}]),
+                    }
+                    for _ in range(4)
+                ],
+                timed=repack_timed,
+            )
+        ),
+        prompt_notes=notes
+        + (
             " Marlin layout (vLLM marlin_utils_test.marlin_weights): the logical [K, N] matrix is cut into 16x16 "
             "tiles, reshaped to [K/16, N*16] with tiles in row-major tile order ([K/16, 16, N/16, 16] permuted "
             "to (0, 2, 1, 3)); every consecutive chunk of 1024 values is reordered by vLLM's get_weight_perm("
@@ -146,13 +190,15 @@ def repack_record(name: str, source_format: str, notes: str, departures: str) ->
 
 
 GPTQ_MARLIN_MOE_REPACK = repack_record(
-    "gptq_marlin_moe_repack", "GPTQ row-packed",
+    "gptq_marlin_moe_repack",
+    "GPTQ row-packed",
     "b_q_weight int32 [E, K*bits/32, N]: value k of column n is bits-wide slot k % (32/bits) of word "
     "[k // (32/bits), n], LSB first; perm int32 [E, K]: logical row k of the Marlin matrix is GPTQ row perm[e, k].",
     "Some cases use a random act-order perm (the original always passes arange).",
 )
 AWQ_MARLIN_MOE_REPACK = repack_record(
-    "awq_marlin_moe_repack", "AWQ column-packed",
+    "awq_marlin_moe_repack",
+    "AWQ column-packed",
     "b_q_weight int32 [E, K, N*bits/32]: word c of row k holds columns c*pf + (0,2,4,6,1,3,5,7)[i] (4-bit) or "
     "c*pf + (0,2,1,3)[i] (8-bit) at slot i, LSB first; perm is ignored.",
     "",
@@ -160,6 +206,7 @@ AWQ_MARLIN_MOE_REPACK = repack_record(
 
 
 # --- gptq_marlin_gemm --------------------------------------------------------------------------------------
+
 
 def marlin_gemm_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -171,8 +218,29 @@ def marlin_gemm_inputs(case: Case, generator: torch.Generator) -> Call:
     marlin_scales = scales.reshape(-1, perm.numel())[:, perm].reshape(scales.shape).contiguous()
     empty = torch.empty(0, dtype=torch.int32)
     workspace = torch.zeros(max(size_n // 64 * 16, 256), dtype=torch.int32)
-    return Call(args=[a, None, marlin_pack(values, 4), None, marlin_scales, None, None, empty, empty.clone(),
-                      empty.clone(), workspace, "uint4b8", size_m, size_n, size_k, True, False, False, False])
+    return Call(
+        args=[
+            a,
+            None,
+            marlin_pack(values, 4),
+            None,
+            marlin_scales,
+            None,
+            None,
+            empty,
+            empty.clone(),
+            empty.clone(),
+            workspace,
+            "uint4b8",
+            size_m,
+            size_n,
+            size_k,
+            True,
+            False,
+            False,
+            False,
+        ]
+    )
 
 
 def marlin_gemm_reference(case: Case, call: Call) -> torch.Tensor:
@@ -203,30 +271,59 @@ def gemm_flops(case: Case) -> int:
     return 2 * case.params["m"] * case.params["k"] * case.params["n"]
 
 
-MARLIN_CONFIGS = ((1, 256, 256), (32, 256, 256), (64, 256, 512), (128, 512, 256), (128, 1024, 512), (256, 1024, 512),
-                  (512, 1024, 512), (1024, 2048, 1024))
+MARLIN_CONFIGS = (
+    (1, 256, 256),
+    (32, 256, 256),
+    (64, 256, 512),
+    (128, 512, 256),
+    (128, 1024, 512),
+    (256, 1024, 512),
+    (512, 1024, 512),
+    (1024, 2048, 1024),
+)
 GPTQ_MARLIN_GEMM = record(
     "gptq_marlin_gemm",
     description="fp16 A times uint4b8 Marlin-packed weights with grouped fp16 scales.",
-    signature=("gptq_marlin_gemm(a: Tensor, c: Tensor | None, b_q_weight: Tensor, b_bias: Tensor | None, b_scales: "
-               "Tensor, a_scales: Tensor | None, global_scale: Tensor | None, b_zeros: Tensor, g_idx: Tensor, perm: "
-               "Tensor, workspace: Tensor, b_q_type: ScalarType, size_m: int, size_n: int, size_k: int, is_k_full: "
-               "bool = True, use_atomic_add: bool = False, use_fp32_reduce: bool = False, is_zp_float: bool = False"
-               ") -> Tensor"),
+    signature=(
+        "gptq_marlin_gemm(a: Tensor, c: Tensor | None, b_q_weight: Tensor, b_bias: Tensor | None, b_scales: "
+        "Tensor, a_scales: Tensor | None, global_scale: Tensor | None, b_zeros: Tensor, g_idx: Tensor, perm: "
+        "Tensor, workspace: Tensor, b_q_type: ScalarType, size_m: int, size_n: int, size_k: int, is_k_full: "
+        "bool = True, use_atomic_add: bool = False, use_fp32_reduce: bool = False, is_zp_float: bool = False"
+        ") -> Tensor"
+    ),
     make_inputs=marlin_gemm_inputs,
     reference=marlin_gemm_reference,
-    smoke=cases("gptq_marlin_gemm", [{"m": 3, "k": 128, "n": 64}, {"m": 5, "k": 256, "n": 128, "group": 64}],
-                timed=lambda p: p["m"] >= 128 and p["k"] >= 512 and p["n"] >= 256, reduce_dim=lambda p: p["k"]),
-    public=cases("gptq_marlin_gemm", [{"m": m, "k": k, "n": n} for m, k, n in MARLIN_CONFIGS],
-                 timed=lambda p: p["m"] >= 128 and p["k"] >= 512 and p["n"] >= 256, reduce_dim=lambda p: p["k"]),
-    held_out=lambda rng: list(cases("gptq_marlin_gemm", [
-        {"m": rng.randint(1, 1024), "k": 128 * rng.randint(1, 32), "n": 64 * rng.randint(1, 64)} for _ in range(4)],
-        timed=lambda p: p["m"] >= 128 and p["k"] >= 512 and p["n"] >= 256, reduce_dim=lambda p: p["k"])),
+    smoke=cases(
+        "gptq_marlin_gemm",
+        [{"m": 3, "k": 128, "n": 64}, {"m": 5, "k": 256, "n": 128, "group": 64}],
+        timed=lambda p: p["m"] >= 128 and p["k"] >= 512 and p["n"] >= 256,
+        reduce_dim=lambda p: p["k"],
+    ),
+    public=cases(
+        "gptq_marlin_gemm",
+        [{"m": m, "k": k, "n": n} for m, k, n in MARLIN_CONFIGS],
+        timed=lambda p: p["m"] >= 128 and p["k"] >= 512 and p["n"] >= 256,
+        reduce_dim=lambda p: p["k"],
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "gptq_marlin_gemm",
+            [
+                {"m": rng.randint(1, 1024), "k": 128 * rng.randint(1, 32), "n": 64 * rng.randint(1, 64)}
+                for _ in range(4)
+            ],
+            timed=lambda p: p["m"] >= 128 and p["k"] >= 512 and p["n"] >= 256,
+            reduce_dim=lambda p: p["k"],
+        )
+    ),
     scratch=(10,),
     baseline=marlin_gemm_baseline,
     flops=gemm_flops,
-    bytes_moved=lambda case: 2 * case.params["m"] * (case.params["k"] + case.params["n"])
-    + case.params["k"] * case.params["n"] // 2 + 2 * case.params["k"] // case.params.get("group", 128) * case.params["n"],
+    bytes_moved=lambda case: (
+        2 * case.params["m"] * (case.params["k"] + case.params["n"])
+        + case.params["k"] * case.params["n"] // 2
+        + 2 * case.params["k"] // case.params.get("group", 128) * case.params["n"]
+    ),
     prompt_notes=(
         "a fp16 [M, K]; b_q_weight int32 [K/16, 2N] in the Marlin layout of gptq_marlin_moe_repack (4-bit); "
         "b_scales fp16 [K/g, N] in Marlin scale order (each row's consecutive 64 scales stored as "
@@ -245,4 +342,3 @@ GPTQ_MARLIN_GEMM = record(
 
 
 OPERATORS: list[OperatorSpec] = [GPTQ_MARLIN_MOE_REPACK, AWQ_MARLIN_MOE_REPACK, GPTQ_MARLIN_GEMM]
-

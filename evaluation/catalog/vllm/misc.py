@@ -28,22 +28,44 @@ def penalty_reference(case: Case, call: Call) -> None:
     logits.copy_(torch.where(prompt_mask | output_mask, penalised, logits))
 
 
-PENALTY_SHAPES = ((1, 32), (4, 100), (128, 512), (256, 1024), (512, 4096), (1024, 32000), (2048, 16000), (4096, 8000),
-                  (2048, 32000), (4096, 16000))
+PENALTY_SHAPES = (
+    (1, 32),
+    (4, 100),
+    (128, 512),
+    (256, 1024),
+    (512, 4096),
+    (1024, 32000),
+    (2048, 16000),
+    (4096, 8000),
+    (2048, 32000),
+    (4096, 16000),
+)
 APPLY_REPETITION_PENALTIES_CUDA = record(
     "apply_repetition_penalties_cuda",
     description="In place: logits seen in the prompt or output are divided (if > 0) or multiplied by a penalty.",
-    signature=("apply_repetition_penalties_cuda(logits: Tensor, prompt_mask: Tensor, output_mask: Tensor, "
-               "repetition_penalties: Tensor) -> None"),
+    signature=(
+        "apply_repetition_penalties_cuda(logits: Tensor, prompt_mask: Tensor, output_mask: Tensor, "
+        "repetition_penalties: Tensor) -> None"
+    ),
     make_inputs=penalty_inputs,
     reference=penalty_reference,
-    smoke=cases("apply_repetition_penalties_cuda", product(shape=[(1, 32), (4, 100)]),
-                timed=lambda p: p["shape"][0] * p["shape"][1] >= 1024 * 32000),
-    public=cases("apply_repetition_penalties_cuda", product(shape=PENALTY_SHAPES),
-                 timed=lambda p: p["shape"][0] * p["shape"][1] >= 1024 * 32000),
-    held_out=lambda rng: list(cases("apply_repetition_penalties_cuda", [
-        {"shape": [rng.randint(1, 4096), rng.randint(16, 50000)]} for _ in range(4)],
-        timed=lambda p: p["shape"][0] * p["shape"][1] >= 1024 * 32000)),
+    smoke=cases(
+        "apply_repetition_penalties_cuda",
+        product(shape=[(1, 32), (4, 100)]),
+        timed=lambda p: p["shape"][0] * p["shape"][1] >= 1024 * 32000,
+    ),
+    public=cases(
+        "apply_repetition_penalties_cuda",
+        product(shape=PENALTY_SHAPES),
+        timed=lambda p: p["shape"][0] * p["shape"][1] >= 1024 * 32000,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "apply_repetition_penalties_cuda",
+            [{"shape": [rng.randint(1, 4096), rng.randint(16, 50000)]} for _ in range(4)],
+            timed=lambda p: p["shape"][0] * p["shape"][1] >= 1024 * 32000,
+        )
+    ),
     mutates=(0,),
     compare_return=False,
     prompt_notes=(
@@ -56,6 +78,7 @@ APPLY_REPETITION_PENALTIES_CUDA = record(
 
 
 # --- permute_cols ------------------------------------------------------------------------------------------
+
 
 def permute_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -87,14 +110,34 @@ PERMUTE_COLS = record(
     signature="permute_cols(a: Tensor, perm: Tensor) -> Tensor",
     make_inputs=permute_inputs,
     reference=permute_reference,
-    smoke=cases("permute_cols", product(shape=[(1, 32), (5, 48)], perm=["identity", "reverse", "random"],
-                                        dtype=FLOAT16_DTYPES), timed=permute_timed),
-    public=cases("permute_cols", product(shape=[(1, 32), (71, 504), (128, 512), (1024, 4096), (5333, 8192)],
-                                         perm=["identity", "reverse", "random"], dtype=FLOAT16_DTYPES),
-                 timed=permute_timed),
-    held_out=lambda rng: list(cases("permute_cols", [
-        {"shape": [rng.randint(1, 5000), 8 * rng.randint(1, 1000)], "perm": "random", "dtype": rng.choice(FLOAT16_DTYPES)}
-        for _ in range(5)], timed=permute_timed)),
+    smoke=cases(
+        "permute_cols",
+        product(shape=[(1, 32), (5, 48)], perm=["identity", "reverse", "random"], dtype=FLOAT16_DTYPES),
+        timed=permute_timed,
+    ),
+    public=cases(
+        "permute_cols",
+        product(
+            shape=[(1, 32), (71, 504), (128, 512), (1024, 4096), (5333, 8192)],
+            perm=["identity", "reverse", "random"],
+            dtype=FLOAT16_DTYPES,
+        ),
+        timed=permute_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "permute_cols",
+            [
+                {
+                    "shape": [rng.randint(1, 5000), 8 * rng.randint(1, 1000)],
+                    "perm": "random",
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                }
+                for _ in range(5)
+            ],
+            timed=permute_timed,
+        )
+    ),
     tolerance_override=(0.0, 0.0),
     prompt_notes=(
         "a [M, K] contiguous fp16/bf16 with K a multiple of 8; perm int32 [K] (a permutation). Returns a new "
@@ -105,6 +148,7 @@ PERMUTE_COLS = record(
 
 
 # --- hadacore_transform ------------------------------------------------------------------------------------
+
 
 def hadamard_fp32(values: torch.Tensor) -> torch.Tensor:
     """x @ H_n / sqrt(n) along the last dimension (Sylvester order), by butterflies in fp32."""
@@ -141,14 +185,27 @@ HADACORE_TRANSFORM = record(
     signature="hadacore_transform(x: Tensor, inplace: bool = True) -> Tensor",
     make_inputs=hadamard_inputs,
     reference=hadamard_reference,
-    smoke=cases("hadacore_transform", product(shape=[(1, 32), (3, 128), (2, 256)], dtype=FLOAT16_DTYPES),
-                timed=hadamard_timed),
-    public=cases("hadacore_transform", product(shape=[(1, 32), (16, 128), (128, 512), (1024, 4096), (4096, 1024),
-                                                      (5333, 8192), (2, 8192), (777, 32)], dtype=FLOAT16_DTYPES),
-                 timed=hadamard_timed),
-    held_out=lambda rng: list(cases("hadacore_transform", [
-        {"shape": [rng.randint(1, 3000), 2 ** rng.randint(5, 14)], "dtype": rng.choice(FLOAT16_DTYPES)}
-        for _ in range(5)], timed=hadamard_timed)),
+    smoke=cases(
+        "hadacore_transform", product(shape=[(1, 32), (3, 128), (2, 256)], dtype=FLOAT16_DTYPES), timed=hadamard_timed
+    ),
+    public=cases(
+        "hadacore_transform",
+        product(
+            shape=[(1, 32), (16, 128), (128, 512), (1024, 4096), (4096, 1024), (5333, 8192), (2, 8192), (777, 32)],
+            dtype=FLOAT16_DTYPES,
+        ),
+        timed=hadamard_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "hadacore_transform",
+            [
+                {"shape": [rng.randint(1, 3000), 2 ** rng.randint(5, 14)], "dtype": rng.choice(FLOAT16_DTYPES)}
+                for _ in range(5)
+            ],
+            timed=hadamard_timed,
+        )
+    ),
     scratch=(0,),
     prompt_notes=(
         "x [M, n] fp16/bf16 with n a power of two (32 .. 32768). Returns y = x @ H_n / sqrt(n) along the last "
@@ -167,4 +224,3 @@ HADACORE_TRANSFORM = record(
 
 
 OPERATORS: list[OperatorSpec] = [APPLY_REPETITION_PENALTIES_CUDA, PERMUTE_COLS, HADACORE_TRANSFORM]
-

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import math
-import random
 
 import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import (
-    FLOAT16_DTYPES, cases, no_cases, product, randint, randn, randperm, record, unavailable_inputs,
+    FLOAT16_DTYPES,
+    cases,
+    no_cases,
+    product,
+    randint,
+    randn,
+    randperm,
+    record,
+    unavailable_inputs,
     unavailable_reference,
 )
 
@@ -45,13 +52,27 @@ MOE_SUM = record(
     signature="moe_sum(input: Tensor, output: Tensor) -> None",
     make_inputs=moe_sum_inputs,
     reference=moe_sum_reference,
-    smoke=cases("moe_sum", product(tokens=[3], topk=[2, 4, 8], hidden=[32], dtype=FLOAT16_DTYPES),
-                timed=moe_sum_timed),
-    public=cases("moe_sum", product(tokens=[1, 128, 1024, 5333], topk=[2, 4], hidden=[32, 512, 4096],
-                                    dtype=FLOAT16_DTYPES), timed=moe_sum_timed),
-    held_out=lambda rng: list(cases("moe_sum", [
-        {"tokens": rng.randint(1, 3000), "topk": rng.choice((2, 3, 4, 6, 8)), "hidden": rng.choice((64, 96, 2048, 7168)),
-         "dtype": rng.choice(FLOAT16_DTYPES)} for _ in range(6)], timed=moe_sum_timed)),
+    smoke=cases("moe_sum", product(tokens=[3], topk=[2, 4, 8], hidden=[32], dtype=FLOAT16_DTYPES), timed=moe_sum_timed),
+    public=cases(
+        "moe_sum",
+        product(tokens=[1, 128, 1024, 5333], topk=[2, 4], hidden=[32, 512, 4096], dtype=FLOAT16_DTYPES),
+        timed=moe_sum_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "moe_sum",
+            [
+                {
+                    "tokens": rng.randint(1, 3000),
+                    "topk": rng.choice((2, 3, 4, 6, 8)),
+                    "hidden": rng.choice((64, 96, 2048, 7168)),
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                }
+                for _ in range(6)
+            ],
+            timed=moe_sum_timed,
+        )
+    ),
     mutates=(1,),
     compare_return=False,
     prompt_notes=(
@@ -69,6 +90,7 @@ MOE_SUM = record(
 
 # --- moe_align_block_size ----------------------------------------------------------------------------------
 
+
 def align_sizes(numel: int, experts: int, block_size: int) -> tuple[int, int]:
     """(len(sorted_token_ids), len(experts_ids)) as vLLM's callers allocate them, experts_ids rounded up."""
     max_padded = numel + experts * (block_size - 1)
@@ -80,8 +102,16 @@ def moe_align_inputs(case: Case, generator: torch.Generator) -> Call:
     experts, block_size = params["experts"], params["block_size"]
     topk_ids = randint(0, experts, (params["tokens"], params["topk"]), generator, torch.int32)
     sorted_len, blocks_len = align_sizes(topk_ids.numel(), experts, block_size)
-    return Call(args=[topk_ids, experts, block_size, torch.empty(sorted_len, dtype=torch.int32),
-                      torch.empty(blocks_len, dtype=torch.int32), torch.empty(1, dtype=torch.int32)])
+    return Call(
+        args=[
+            topk_ids,
+            experts,
+            block_size,
+            torch.empty(sorted_len, dtype=torch.int32),
+            torch.empty(blocks_len, dtype=torch.int32),
+            torch.empty(1, dtype=torch.int32),
+        ]
+    )
 
 
 def moe_align_reference(case: Case, call: Call) -> None:
@@ -106,8 +136,16 @@ def moe_align_check(case: Case, call: Call, outputs: tuple[torch.Tensor, ...]) -
     """Exact check, except that token ids may appear in any order within one expert's segment."""
     topk_ids, experts, block_size = call.args[:3]
     sorted_ids, expert_ids, post_pad = (tensor.cpu() for tensor in outputs)
-    expected = Call(args=[topk_ids.cpu(), experts, block_size, torch.empty_like(sorted_ids),
-                          torch.empty_like(expert_ids), torch.empty_like(post_pad)])
+    expected = Call(
+        args=[
+            topk_ids.cpu(),
+            experts,
+            block_size,
+            torch.empty_like(sorted_ids),
+            torch.empty_like(expert_ids),
+            torch.empty_like(post_pad),
+        ]
+    )
     moe_align_reference(case, expected)
     want_sorted, want_experts, want_post = expected.args[3:]
     if not torch.equal(post_pad, want_post):
@@ -136,19 +174,40 @@ def moe_align_timed(params: dict) -> bool:
 MOE_ALIGN_BLOCK_SIZE = record(
     "moe_align_block_size",
     description="Group token slots by expert and pad each expert's group to a multiple of block_size.",
-    signature=("moe_align_block_size(topk_ids: Tensor, num_experts: int, block_size: int, sorted_token_ids: Tensor, "
-               "experts_ids: Tensor, num_tokens_post_pad: Tensor, expert_map: Tensor | None = None) -> None"),
+    signature=(
+        "moe_align_block_size(topk_ids: Tensor, num_experts: int, block_size: int, sorted_token_ids: Tensor, "
+        "experts_ids: Tensor, num_tokens_post_pad: Tensor, expert_map: Tensor | None = None) -> None"
+    ),
     make_inputs=moe_align_inputs,
     reference=moe_align_reference,
-    smoke=cases("moe_align_block_size", product(tokens=[5, 16], experts=[4], block_size=[4, 8], topk=[2]),
-                timed=moe_align_timed),
-    public=cases("moe_align_block_size", product(tokens=[128, 1024, 4096, 6152, 11575, 16384],
-                                                 experts=[4, 8, 16, 32, 64], block_size=[8, 16, 32, 64],
-                                                 topk=[2, 4, 10]), timed=moe_align_timed),
-    held_out=lambda rng: list(cases("moe_align_block_size", [
-        {"tokens": rng.randint(1, 20000), "experts": rng.choice((4, 8, 16, 32, 64, 128, 256)),
-         "block_size": rng.choice((8, 16, 32, 64, 128)), "topk": rng.choice((1, 2, 4, 6, 8))} for _ in range(6)],
-        timed=moe_align_timed)),
+    smoke=cases(
+        "moe_align_block_size", product(tokens=[5, 16], experts=[4], block_size=[4, 8], topk=[2]), timed=moe_align_timed
+    ),
+    public=cases(
+        "moe_align_block_size",
+        product(
+            tokens=[128, 1024, 4096, 6152, 11575, 16384],
+            experts=[4, 8, 16, 32, 64],
+            block_size=[8, 16, 32, 64],
+            topk=[2, 4, 10],
+        ),
+        timed=moe_align_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "moe_align_block_size",
+            [
+                {
+                    "tokens": rng.randint(1, 20000),
+                    "experts": rng.choice((4, 8, 16, 32, 64, 128, 256)),
+                    "block_size": rng.choice((8, 16, 32, 64, 128)),
+                    "topk": rng.choice((1, 2, 4, 6, 8)),
+                }
+                for _ in range(6)
+            ],
+            timed=moe_align_timed,
+        )
+    ),
     mutates=(3, 4, 5),
     compare_return=False,
     judgement="statistical",
@@ -168,20 +227,28 @@ MOE_ALIGN_BLOCK_SIZE = record(
         "num_tokens_post_pad[0] = sum of p_e. expert_map is None. Returns None."
     ),
     departures="experts_ids is allocated with ceil(len/bs) entries (the original allocates floor(len/bs), "
-               "which vLLM's kernel overruns by one element whenever the division is inexact).",
+    "which vLLM's kernel overruns by one element whenever the division is inexact).",
 )
 
 
 # --- batched_moe_align_block_size --------------------------------------------------------------------------
+
 
 def batched_align_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     batches, block_size, max_tokens = params["batches"], params["block_size"], params["max_tokens"]
     counts = randint(1, max(2, max_tokens // 2), (batches,), generator, torch.int32)
     padded_max = math.ceil(max_tokens / block_size) * block_size
-    return Call(args=[max_tokens, block_size, counts, torch.zeros(batches * padded_max, dtype=torch.int32),
-                      torch.zeros(batches * padded_max // block_size, dtype=torch.int32),
-                      torch.zeros(1, dtype=torch.int32)])
+    return Call(
+        args=[
+            max_tokens,
+            block_size,
+            counts,
+            torch.zeros(batches * padded_max, dtype=torch.int32),
+            torch.zeros(batches * padded_max // block_size, dtype=torch.int32),
+            torch.zeros(1, dtype=torch.int32),
+        ]
+    )
 
 
 def batched_align_reference(case: Case, call: Call) -> None:
@@ -200,24 +267,50 @@ def batched_align_reference(case: Case, call: Call) -> None:
     post_pad[0] = int(padded.sum())
 
 
-BATCHED_CONFIGS = ((4, 4, 32), (8, 8, 64), (16, 4, 128), (8, 4, 256), (32, 8, 128), (32, 8, 64), (64, 8, 128),
-                   (64, 16, 256), (128, 16, 256))
+BATCHED_CONFIGS = (
+    (4, 4, 32),
+    (8, 8, 64),
+    (16, 4, 128),
+    (8, 4, 256),
+    (32, 8, 128),
+    (32, 8, 64),
+    (64, 8, 128),
+    (64, 16, 256),
+    (128, 16, 256),
+)
 BATCHED_MOE_ALIGN_BLOCK_SIZE = record(
     "batched_moe_align_block_size",
     description="Per-batch padded token slots and block -> batch ids for batched MoE.",
-    signature=("batched_moe_align_block_size(max_tokens_per_batch: int, block_size: int, expert_num_tokens: Tensor, "
-               "sorted_ids: Tensor, expert_ids: Tensor, num_tokens_post_pad: Tensor) -> None"),
+    signature=(
+        "batched_moe_align_block_size(max_tokens_per_batch: int, block_size: int, expert_num_tokens: Tensor, "
+        "sorted_ids: Tensor, expert_ids: Tensor, num_tokens_post_pad: Tensor) -> None"
+    ),
     make_inputs=batched_align_inputs,
     reference=batched_align_reference,
-    smoke=cases("batched_moe_align_block_size", [{"batches": 3, "block_size": 4, "max_tokens": 16},
-                                                 {"batches": 5, "block_size": 8, "max_tokens": 32}],
-                timed=lambda p: p["batches"] >= 16 and p["max_tokens"] >= 128),
-    public=cases("batched_moe_align_block_size",
-                 [{"batches": b, "block_size": bs, "max_tokens": m} for b, bs, m in BATCHED_CONFIGS],
-                 timed=lambda p: p["batches"] >= 16 and p["max_tokens"] >= 128),
-    held_out=lambda rng: list(cases("batched_moe_align_block_size", [
-        {"batches": rng.randint(1, 256), "block_size": rng.choice((4, 8, 16, 32)), "max_tokens": rng.randint(8, 512)}
-        for _ in range(5)], timed=lambda p: p["batches"] >= 16 and p["max_tokens"] >= 128)),
+    smoke=cases(
+        "batched_moe_align_block_size",
+        [{"batches": 3, "block_size": 4, "max_tokens": 16}, {"batches": 5, "block_size": 8, "max_tokens": 32}],
+        timed=lambda p: p["batches"] >= 16 and p["max_tokens"] >= 128,
+    ),
+    public=cases(
+        "batched_moe_align_block_size",
+        [{"batches": b, "block_size": bs, "max_tokens": m} for b, bs, m in BATCHED_CONFIGS],
+        timed=lambda p: p["batches"] >= 16 and p["max_tokens"] >= 128,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "batched_moe_align_block_size",
+            [
+                {
+                    "batches": rng.randint(1, 256),
+                    "block_size": rng.choice((4, 8, 16, 32)),
+                    "max_tokens": rng.randint(8, 512),
+                }
+                for _ in range(5)
+            ],
+            timed=lambda p: p["batches"] >= 16 and p["max_tokens"] >= 128,
+        )
+    ),
     mutates=(3, 4, 5),
     compare_return=False,
     prompt_notes=(
@@ -236,10 +329,12 @@ BATCHED_MOE_ALIGN_BLOCK_SIZE = record(
 MOE_LORA_ALIGN_BLOCK_SIZE = record(
     "moe_lora_align_block_size",
     description="Per-LoRA-adapter version of moe_align_block_size (one aligned slice per active adapter).",
-    signature=("moe_lora_align_block_size(topk_ids: Tensor, token_lora_mapping: Tensor, num_experts: int, "
-               "block_size: int, max_loras: int, max_num_tokens_padded: int, max_num_m_blocks: int, "
-               "sorted_token_ids: Tensor, experts_ids: Tensor, num_tokens_post_pad: Tensor, adapter_enabled: Tensor, "
-               "lora_ids: Tensor, expert_map: Tensor | None = None) -> None"),
+    signature=(
+        "moe_lora_align_block_size(topk_ids: Tensor, token_lora_mapping: Tensor, num_experts: int, "
+        "block_size: int, max_loras: int, max_num_tokens_padded: int, max_num_m_blocks: int, "
+        "sorted_token_ids: Tensor, experts_ids: Tensor, num_tokens_post_pad: Tensor, adapter_enabled: Tensor, "
+        "lora_ids: Tensor, expert_map: Tensor | None = None) -> None"
+    ),
     make_inputs=unavailable_inputs,
     reference=unavailable_reference,
     smoke=(),
@@ -265,12 +360,20 @@ MOE_LORA_ALIGN_BLOCK_SIZE = record(
 
 # --- topk_softmax ------------------------------------------------------------------------------------------
 
+
 def topk_softmax_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     tokens, experts, topk = params["tokens"], params["experts"], params["topk"]
     gating = randn((tokens, experts), torch.float32, generator)
-    return Call(args=[torch.empty((tokens, topk), dtype=torch.float32), torch.empty((tokens, topk), dtype=torch.int32),
-                      torch.empty((tokens, topk), dtype=torch.int32), gating, params["renormalize"]])
+    return Call(
+        args=[
+            torch.empty((tokens, topk), dtype=torch.float32),
+            torch.empty((tokens, topk), dtype=torch.int32),
+            torch.empty((tokens, topk), dtype=torch.int32),
+            gating,
+            params["renormalize"],
+        ]
+    )
 
 
 def topk_softmax_reference(case: Case, call: Call) -> None:
@@ -286,24 +389,46 @@ def topk_softmax_reference(case: Case, call: Call) -> None:
         chosen = chosen / torch.where(total > 0, total, torch.ones_like(total))
     weights.copy_(chosen)
     ids.copy_(order.to(torch.int32))
-    slots = torch.arange(topk, device=gating.device)[None, :] * tokens + torch.arange(tokens, device=gating.device)[:, None]
+    slots = (
+        torch.arange(topk, device=gating.device)[None, :] * tokens + torch.arange(tokens, device=gating.device)[:, None]
+    )
     token_expert_indices.copy_(slots.to(torch.int32))
 
 
 TOPK_SOFTMAX = record(
     "topk_softmax",
     description="Softmax over experts, then the top-k experts per token (weights, ids, slot indices).",
-    signature=("topk_softmax(topk_weights: Tensor, topk_ids: Tensor, token_expert_indices: Tensor, "
-               "gating_output: Tensor, renormalize: bool = False) -> None"),
+    signature=(
+        "topk_softmax(topk_weights: Tensor, topk_ids: Tensor, token_expert_indices: Tensor, "
+        "gating_output: Tensor, renormalize: bool = False) -> None"
+    ),
     make_inputs=topk_softmax_inputs,
     reference=topk_softmax_reference,
-    smoke=cases("topk_softmax", product(tokens=[1, 7], experts=[8, 16], topk=[2], renormalize=[False, True]),
-                timed=lambda p: p["tokens"] >= 1024),
-    public=cases("topk_softmax", product(tokens=[1, 7, 32, 128, 1024, 4096], experts=[8, 16, 64], topk=[1, 2, 4],
-                                         renormalize=[False, True]), timed=lambda p: p["tokens"] >= 1024),
-    held_out=lambda rng: list(cases("topk_softmax", [
-        {"tokens": rng.randint(1, 5000), "experts": rng.choice((8, 16, 32, 64, 128, 256)), "topk": rng.choice((1, 2, 4, 6, 8)),
-         "renormalize": rng.random() < 0.5} for _ in range(6)], timed=lambda p: p["tokens"] >= 1024)),
+    smoke=cases(
+        "topk_softmax",
+        product(tokens=[1, 7], experts=[8, 16], topk=[2], renormalize=[False, True]),
+        timed=lambda p: p["tokens"] >= 1024,
+    ),
+    public=cases(
+        "topk_softmax",
+        product(tokens=[1, 7, 32, 128, 1024, 4096], experts=[8, 16, 64], topk=[1, 2, 4], renormalize=[False, True]),
+        timed=lambda p: p["tokens"] >= 1024,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "topk_softmax",
+            [
+                {
+                    "tokens": rng.randint(1, 5000),
+                    "experts": rng.choice((8, 16, 32, 64, 128, 256)),
+                    "topk": rng.choice((1, 2, 4, 6, 8)),
+                    "renormalize": rng.random() < 0.5,
+                }
+                for _ in range(6)
+            ],
+            timed=lambda p: p["tokens"] >= 1024,
+        )
+    ),
     mutates=(0, 1, 2),
     compare_return=False,
     prompt_notes=(
@@ -320,6 +445,7 @@ TOPK_SOFTMAX = record(
 
 # --- grouped_topk ------------------------------------------------------------------------------------------
 
+
 def grouped_topk_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     dtype = dtype_of(params["dtype"])
@@ -327,8 +453,18 @@ def grouped_topk_inputs(case: Case, generator: torch.Generator) -> Call:
     scores = randn((tokens, experts), dtype, generator)
     bias = randn((experts,), dtype, generator)
     groups = params["groups"]
-    return Call(args=[scores, groups, min(params["topk_group"], groups), params["topk"], params["renormalize"],
-                      params.get("scaling", 1.0), bias, params["scoring"]])
+    return Call(
+        args=[
+            scores,
+            groups,
+            min(params["topk_group"], groups),
+            params["topk"],
+            params["renormalize"],
+            params.get("scaling", 1.0),
+            bias,
+            params["scoring"],
+        ]
+    )
 
 
 def grouped_topk_reference(case: Case, call: Call) -> tuple[torch.Tensor, torch.Tensor]:
@@ -340,18 +476,19 @@ def grouped_topk_reference(case: Case, call: Call) -> tuple[torch.Tensor, torch.
     per_group = biased.view(tokens, groups, experts // groups)
     top_two = torch.sort(per_group, dim=-1, descending=True).values[..., :2]
     group_scores = (top_two[..., 0] + top_two[..., 1]) if top_two.size(-1) == 2 else top_two[..., 0] * 2
-    group_scores = torch.where(torch.isfinite(group_scores), group_scores.float(),
-                               torch.full_like(group_scores, float("-inf"), dtype=torch.float32))
+    group_scores = torch.where(
+        torch.isfinite(group_scores),
+        group_scores.float(),
+        torch.full_like(group_scores, float("-inf"), dtype=torch.float32),
+    )
     kept = torch.sort(group_scores, dim=-1, descending=True, stable=True).indices[:, :topk_group]
     group_mask = torch.zeros((tokens, groups), dtype=torch.bool, device=scores.device).scatter_(1, kept, True)
     expert_mask = group_mask.repeat_interleave(experts // groups, dim=1)
     candidates = torch.where(expert_mask, biased.float(), torch.full_like(biased, float("-inf"), dtype=torch.float32))
     ids = torch.sort(candidates, dim=-1, descending=True, stable=True).indices[:, :topk]
     weights = torch.gather(score.float(), 1, ids)
-    if renormalize:
-        weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20) * scaling
-    else:
-        weights = weights * scaling
+    denominator = weights.sum(dim=-1, keepdim=True) + 1e-20 if renormalize else 1.0
+    weights = weights / denominator * scaling
     no_finite = ~torch.isfinite(group_scores).any(dim=-1)
     if bool(no_finite.any()):
         ids[no_finite] = torch.arange(topk, device=scores.device)
@@ -366,23 +503,79 @@ def grouped_topk_timed(params: dict) -> bool:
 GROUPED_TOPK = record(
     "grouped_topk",
     description="DeepSeek-V3 grouped top-k expert routing (no-aux-loss, with a score-correction bias).",
-    signature=("grouped_topk(scores: Tensor, num_expert_group: int, topk_group: int, topk: int, renormalize: bool, "
-               "routed_scaling_factor: float, bias: Tensor, scoring_func: int = 0) -> tuple[Tensor, Tensor]"),
+    signature=(
+        "grouped_topk(scores: Tensor, num_expert_group: int, topk_group: int, topk: int, renormalize: bool, "
+        "routed_scaling_factor: float, bias: Tensor, scoring_func: int = 0) -> tuple[Tensor, Tensor]"
+    ),
     make_inputs=grouped_topk_inputs,
     reference=grouped_topk_reference,
-    smoke=cases("grouped_topk", product(shape=[(3, 32)], groups=[1, 4], topk_group=[2], topk=[2], renormalize=[True],
-                                        scoring=[0, 1], dtype=FLOAT16_DTYPES) +
-                [{"shape": [5, 64], "groups": 8, "topk_group": 4, "topk": 6, "renormalize": True, "scoring": 1,
-                  "dtype": "bfloat16", "scaling": 2.5}], timed=grouped_topk_timed),
-    public=cases("grouped_topk", product(shape=[(1, 32), (128, 256), (1024, 512)], groups=[1, 2, 4], topk_group=[1, 2],
-                                         topk=[1, 2], renormalize=[False, True], scoring=[0, 1], dtype=FLOAT16_DTYPES)
-                 + product(shape=[(1024, 256)], groups=[8], topk_group=[4], topk=[8], renormalize=[True], scoring=[1],
-                           dtype=FLOAT16_DTYPES, scaling=[2.5]), timed=grouped_topk_timed),
-    held_out=lambda rng: list(cases("grouped_topk", [
-        {"shape": [rng.randint(1, 3000), rng.choice((64, 128, 256))], "groups": rng.choice((1, 2, 4, 8)),
-         "topk_group": rng.choice((1, 2, 4)), "topk": rng.choice((1, 2, 4, 8)), "renormalize": True,
-         "scoring": 1, "dtype": rng.choice(FLOAT16_DTYPES), "scaling": rng.choice((1.0, 2.5))} for _ in range(6)],
-        timed=grouped_topk_timed)),
+    smoke=cases(
+        "grouped_topk",
+        product(
+            shape=[(3, 32)],
+            groups=[1, 4],
+            topk_group=[2],
+            topk=[2],
+            renormalize=[True],
+            scoring=[0, 1],
+            dtype=FLOAT16_DTYPES,
+        )
+        + [
+            {
+                "shape": [5, 64],
+                "groups": 8,
+                "topk_group": 4,
+                "topk": 6,
+                "renormalize": True,
+                "scoring": 1,
+                "dtype": "bfloat16",
+                "scaling": 2.5,
+            }
+        ],
+        timed=grouped_topk_timed,
+    ),
+    public=cases(
+        "grouped_topk",
+        product(
+            shape=[(1, 32), (128, 256), (1024, 512)],
+            groups=[1, 2, 4],
+            topk_group=[1, 2],
+            topk=[1, 2],
+            renormalize=[False, True],
+            scoring=[0, 1],
+            dtype=FLOAT16_DTYPES,
+        )
+        + product(
+            shape=[(1024, 256)],
+            groups=[8],
+            topk_group=[4],
+            topk=[8],
+            renormalize=[True],
+            scoring=[1],
+            dtype=FLOAT16_DTYPES,
+            scaling=[2.5],
+        ),
+        timed=grouped_topk_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "grouped_topk",
+            [
+                {
+                    "shape": [rng.randint(1, 3000), rng.choice((64, 128, 256))],
+                    "groups": rng.choice((1, 2, 4, 8)),
+                    "topk_group": rng.choice((1, 2, 4)),
+                    "topk": rng.choice((1, 2, 4, 8)),
+                    "renormalize": True,
+                    "scoring": 1,
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                    "scaling": rng.choice((1.0, 2.5)),
+                }
+                for _ in range(6)
+            ],
+            timed=grouped_topk_timed,
+        )
+    ),
     output_tolerances=(None, (0.0, 0.0)),
     prompt_notes=(
         "scores [T, E] fp16/bf16, bias [E] of the same dtype; E divisible by num_expert_group. All score math in "
@@ -395,11 +588,12 @@ GROUPED_TOPK = record(
     ),
     judgement_notes="Weights with the fp32 tolerance, ids exact.",
     departures="Every public point also exists in the original except a DeepSeek-V3-like (8 groups, top-4 "
-               "groups, top-8, scaling 2.5) shape; with topk > 2 the renormalising sum is summed in id order.",
+    "groups, top-8, scaling 2.5) shape; with topk > 2 the renormalising sum is summed in id order.",
 )
 
 
 # --- shuffle_rows ------------------------------------------------------------------------------------------
+
 
 def shuffle_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -423,15 +617,31 @@ SHUFFLE_ROWS = record(
     signature="shuffle_rows(input_tensor: Tensor, dst2src_map: Tensor) -> Tensor",
     make_inputs=shuffle_inputs,
     reference=shuffle_reference,
-    smoke=cases("shuffle_rows", product(rows=[5], cols=[32], factor=[1, 2], dtype=FLOAT16_DTYPES),
-                timed=lambda p: p["rows"] * p["factor"] >= 1024 and p["cols"] >= 512),
-    public=cases("shuffle_rows", product(rows=[1, 128, 1024, 5333], cols=[32, 512, 4096], factor=[1, 2],
-                                         dtype=FLOAT16_DTYPES),
-                 timed=lambda p: p["rows"] * p["factor"] >= 1024 and p["cols"] >= 512),
-    held_out=lambda rng: list(cases("shuffle_rows", [
-        {"rows": rng.randint(1, 5000), "cols": 16 * rng.randint(1, 400), "factor": rng.choice((1, 2, 3)),
-         "dtype": rng.choice(FLOAT16_DTYPES)} for _ in range(5)],
-        timed=lambda p: p["rows"] * p["factor"] >= 1024 and p["cols"] >= 512)),
+    smoke=cases(
+        "shuffle_rows",
+        product(rows=[5], cols=[32], factor=[1, 2], dtype=FLOAT16_DTYPES),
+        timed=lambda p: p["rows"] * p["factor"] >= 1024 and p["cols"] >= 512,
+    ),
+    public=cases(
+        "shuffle_rows",
+        product(rows=[1, 128, 1024, 5333], cols=[32, 512, 4096], factor=[1, 2], dtype=FLOAT16_DTYPES),
+        timed=lambda p: p["rows"] * p["factor"] >= 1024 and p["cols"] >= 512,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "shuffle_rows",
+            [
+                {
+                    "rows": rng.randint(1, 5000),
+                    "cols": 16 * rng.randint(1, 400),
+                    "factor": rng.choice((1, 2, 3)),
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                }
+                for _ in range(5)
+            ],
+            timed=lambda p: p["rows"] * p["factor"] >= 1024 and p["cols"] >= 512,
+        )
+    ),
     tolerance_override=(0.0, 0.0),
     prompt_notes=(
         "input_tensor [R, C] fp16/bf16 (C a multiple of 16); dst2src_map int32 [D] (a permutation, or ids with "
@@ -442,6 +652,11 @@ SHUFFLE_ROWS = record(
 
 
 OPERATORS: list[OperatorSpec] = [
-    MOE_SUM, MOE_ALIGN_BLOCK_SIZE, BATCHED_MOE_ALIGN_BLOCK_SIZE, MOE_LORA_ALIGN_BLOCK_SIZE, TOPK_SOFTMAX,
-    GROUPED_TOPK, SHUFFLE_ROWS,
+    MOE_SUM,
+    MOE_ALIGN_BLOCK_SIZE,
+    BATCHED_MOE_ALIGN_BLOCK_SIZE,
+    MOE_LORA_ALIGN_BLOCK_SIZE,
+    TOPK_SOFTMAX,
+    GROUPED_TOPK,
+    SHUFFLE_ROWS,
 ]

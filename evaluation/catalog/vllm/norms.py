@@ -22,6 +22,7 @@ def rms_normalise(values: torch.Tensor, weight: torch.Tensor, epsilon: float) ->
 
 # --- rms_norm ----------------------------------------------------------------------------------------------
 
+
 def rms_norm_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     rows, hidden = params["shape"]
@@ -45,8 +46,14 @@ def rms_norm_timed(params: dict) -> bool:
 def rms_norm_held_out(rng: random.Random) -> list[Case]:
     configs = []
     for _ in range(6):
-        configs.append({"shape": [rng.randint(1, 3000), rng.randint(8, 6000)], "dtype": rng.choice(FLOAT_DTYPES),
-                        "epsilon": rng.choice((1e-6, 1e-5)), "weight": rng.choice(("ones", "randn"))})
+        configs.append(
+            {
+                "shape": [rng.randint(1, 3000), rng.randint(8, 6000)],
+                "dtype": rng.choice(FLOAT_DTYPES),
+                "epsilon": rng.choice((1e-6, 1e-5)),
+                "weight": rng.choice(("ones", "randn")),
+            }
+        )
     return list(cases("rms_norm", configs, timed=rms_norm_timed))
 
 
@@ -56,10 +63,16 @@ RMS_NORM = record(
     signature="rms_norm(out: Tensor, input: Tensor, weight: Tensor, epsilon: float) -> None",
     make_inputs=rms_norm_inputs,
     reference=rms_norm_reference,
-    smoke=cases("rms_norm", product(shape=SMOKE_SHAPES, dtype=FLOAT_DTYPES, epsilon=[1e-6], weight=["randn"]),
-                timed=rms_norm_timed),
-    public=cases("rms_norm", product(shape=RMS_SHAPES, dtype=FLOAT_DTYPES, epsilon=[1e-6, 1e-5],
-                                     weight=["ones", "randn"]), timed=rms_norm_timed),
+    smoke=cases(
+        "rms_norm",
+        product(shape=SMOKE_SHAPES, dtype=FLOAT_DTYPES, epsilon=[1e-6], weight=["randn"]),
+        timed=rms_norm_timed,
+    ),
+    public=cases(
+        "rms_norm",
+        product(shape=RMS_SHAPES, dtype=FLOAT_DTYPES, epsilon=[1e-6, 1e-5], weight=["ones", "randn"]),
+        timed=rms_norm_timed,
+    ),
     held_out=rms_norm_held_out,
     mutates=(0,),
     compare_return=False,
@@ -73,6 +86,7 @@ RMS_NORM = record(
 
 
 # --- fused_add_rms_norm ------------------------------------------------------------------------------------
+
 
 def fused_add_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -97,8 +111,14 @@ def fused_add_timed(params: dict) -> bool:
 
 
 def fused_add_held_out(rng: random.Random) -> list[Case]:
-    configs = [{"shape": [rng.randint(1, 3000), rng.randint(8, 6000)], "dtype": rng.choice(FLOAT_DTYPES),
-                "epsilon": rng.choice((1e-6, 1e-5, 1e-4))} for _ in range(6)]
+    configs = [
+        {
+            "shape": [rng.randint(1, 3000), rng.randint(8, 6000)],
+            "dtype": rng.choice(FLOAT_DTYPES),
+            "epsilon": rng.choice((1e-6, 1e-5, 1e-4)),
+        }
+        for _ in range(6)
+    ]
     return list(cases("fused_add_rms_norm", configs, timed=fused_add_timed))
 
 
@@ -108,11 +128,18 @@ FUSED_ADD_RMS_NORM = record(
     signature="fused_add_rms_norm(input: Tensor, residual: Tensor, weight: Tensor, epsilon: float) -> None",
     make_inputs=fused_add_inputs,
     reference=fused_add_reference,
-    smoke=cases("fused_add_rms_norm", product(shape=SMOKE_SHAPES, dtype=FLOAT_DTYPES, epsilon=[1e-5]),
-                timed=fused_add_timed),
-    public=cases("fused_add_rms_norm",
-                 product(shape=[(t, h) for t in (1, 71, 128, 1024, 5333) for h in (32, 497, 512, 4096, 8192)],
-                         dtype=FLOAT_DTYPES, epsilon=[1e-6, 1e-5, 1e-4]), timed=fused_add_timed),
+    smoke=cases(
+        "fused_add_rms_norm", product(shape=SMOKE_SHAPES, dtype=FLOAT_DTYPES, epsilon=[1e-5]), timed=fused_add_timed
+    ),
+    public=cases(
+        "fused_add_rms_norm",
+        product(
+            shape=[(t, h) for t in (1, 71, 128, 1024, 5333) for h in (32, 497, 512, 4096, 8192)],
+            dtype=FLOAT_DTYPES,
+            epsilon=[1e-6, 1e-5, 1e-4],
+        ),
+        timed=fused_add_timed,
+    ),
     held_out=fused_add_held_out,
     mutates=(0, 1),
     compare_return=False,

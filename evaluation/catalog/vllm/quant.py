@@ -12,10 +12,22 @@ import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import (
-    EXACT, FLOAT16_DTYPES, FLOAT_DTYPES, FP8_MAX, FP8_MIN_SCALING_FACTOR, cases, pack_nibbles, product, rand, randint,
-    randn, record, to_e4m3, to_int8_rne, unpack_nibbles,
+    EXACT,
+    FLOAT16_DTYPES,
+    FLOAT_DTYPES,
+    FP8_MAX,
+    FP8_MIN_SCALING_FACTOR,
+    cases,
+    pack_nibbles,
+    product,
+    rand,
+    randint,
+    randn,
+    record,
+    to_e4m3,
+    to_int8_rne,
+    unpack_nibbles,
 )
-from evaluation.catalog.vllm.norms import rms_normalise
 
 QUANT_SHAPES = ((1, 32), (71, 497), (128, 512), (1024, 4096), (5333, 8192))
 SMOKE_SHAPES = ((1, 32), (5, 48), (3, 100))
@@ -28,6 +40,7 @@ def random_shape(rng: random.Random) -> list[int]:
 
 # --- scaled_fp8_quant --------------------------------------------------------------------------------------
 
+
 def fp8_quant_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     rows, cols = params["shape"]
@@ -35,7 +48,7 @@ def fp8_quant_inputs(case: Case, generator: torch.Generator) -> Call:
     kwargs: dict = {}
     kind = params["scale_kind"]
     if kind == "per_tensor":
-        kwargs["scale"] = (rand((), torch.float32, generator) + 0.5)
+        kwargs["scale"] = rand((), torch.float32, generator) + 0.5
     elif kind == "group_2d_1x1":
         kwargs["scale"] = rand((1, 1), torch.float32, generator) + 0.5
     if params.get("padding") is not None:
@@ -75,34 +88,56 @@ def fp8_quant_timed(params: dict) -> bool:
     return params["shape"][0] >= 1024
 
 
-FP8_KINDS = [{"scale_kind": "dynamic", "per_token": False}, {"scale_kind": "dynamic", "per_token": True},
-             {"scale_kind": "dynamic", "per_token": True, "scale_ub": True},
-             {"scale_kind": "per_tensor", "per_token": False}, {"scale_kind": "group_2d_1x1", "per_token": False}]
+FP8_KINDS = [
+    {"scale_kind": "dynamic", "per_token": False},
+    {"scale_kind": "dynamic", "per_token": True},
+    {"scale_kind": "dynamic", "per_token": True, "scale_ub": True},
+    {"scale_kind": "per_tensor", "per_token": False},
+    {"scale_kind": "group_2d_1x1", "per_token": False},
+]
 
 
 def fp8_quant_configs(shapes, dtypes, paddings) -> list[dict]:
-    return [{"shape": list(shape), "dtype": dtype, "padding": padding, **kind}
-            for shape in shapes for dtype in dtypes for padding in paddings for kind in FP8_KINDS]
+    return [
+        {"shape": list(shape), "dtype": dtype, "padding": padding, **kind}
+        for shape in shapes
+        for dtype in dtypes
+        for padding in paddings
+        for kind in FP8_KINDS
+    ]
 
 
 def fp8_quant_held_out(rng: random.Random) -> list[Case]:
-    configs = [{"shape": random_shape(rng), "dtype": rng.choice(FLOAT_DTYPES), "padding": rng.choice((None, 64)),
-                **rng.choice(FP8_KINDS)} for _ in range(8)]
+    configs = [
+        {
+            "shape": random_shape(rng),
+            "dtype": rng.choice(FLOAT_DTYPES),
+            "padding": rng.choice((None, 64)),
+            **rng.choice(FP8_KINDS),
+        }
+        for _ in range(8)
+    ]
     return list(cases("scaled_fp8_quant", configs, timed=fp8_quant_timed))
 
 
 SCALED_FP8_QUANT = record(
     "scaled_fp8_quant",
     description="Quantise a 2-D tensor to float8_e4m3fn: static scale, dynamic per-tensor or dynamic per-token.",
-    signature=("scaled_fp8_quant(input: Tensor, scale: Tensor | None = None, num_token_padding: int | None = None, "
-               "scale_ub: Tensor | None = None, use_per_token_if_dynamic: bool = False, output: Tensor | None = None"
-               ") -> tuple[Tensor, Tensor]"),
+    signature=(
+        "scaled_fp8_quant(input: Tensor, scale: Tensor | None = None, num_token_padding: int | None = None, "
+        "scale_ub: Tensor | None = None, use_per_token_if_dynamic: bool = False, output: Tensor | None = None"
+        ") -> tuple[Tensor, Tensor]"
+    ),
     make_inputs=fp8_quant_inputs,
     reference=fp8_quant_reference,
-    smoke=cases("scaled_fp8_quant", fp8_quant_configs(SMOKE_SHAPES[:2], FLOAT_DTYPES, (None,))
-                + fp8_quant_configs(((3, 40),), ("float16",), (8,)), timed=fp8_quant_timed),
-    public=cases("scaled_fp8_quant", fp8_quant_configs(QUANT_SHAPES, FLOAT_DTYPES, (None, 0, 64)),
-                 timed=fp8_quant_timed),
+    smoke=cases(
+        "scaled_fp8_quant",
+        fp8_quant_configs(SMOKE_SHAPES[:2], FLOAT_DTYPES, (None,)) + fp8_quant_configs(((3, 40),), ("float16",), (8,)),
+        timed=fp8_quant_timed,
+    ),
+    public=cases(
+        "scaled_fp8_quant", fp8_quant_configs(QUANT_SHAPES, FLOAT_DTYPES, (None, 0, 64)), timed=fp8_quant_timed
+    ),
     held_out=fp8_quant_held_out,
     prompt_notes=(
         "input [M, N] fp16/bf16/fp32, math in fp32; e4m3 conversion saturates to +-448 then rounds to nearest even. "
@@ -113,7 +148,7 @@ SCALED_FP8_QUANT = record(
         "1/(448*512)), scales fp32 [rows, 1], q = e4m3(x / s_t) (true division). Returns (q, scale)."
     ),
     judgement_notes="q (e4m3) and scale compared with the protocol's tolerance (for e4m3 that is exact in "
-                    "practice: neighbouring e4m3 values differ by far more than the tolerance).",
+    "practice: neighbouring e4m3 values differ by far more than the tolerance).",
     departures=(
         "scale_ub is a 1-element tensor (its intended form; the original passes a per-row tensor of which the "
         "kernel reads element 0) and is used only with dynamic per-token quantisation, as in the original. "
@@ -125,6 +160,7 @@ SCALED_FP8_QUANT = record(
 
 
 # --- scaled_int8_quant -------------------------------------------------------------------------------------
+
 
 def int8_quant_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -163,27 +199,46 @@ def int8_quant_timed(params: dict) -> bool:
     return rows * cols >= 1024 * 4096
 
 
-INT8_MODES = [{"static": False, "symmetric": True}, {"static": False, "symmetric": False},
-              {"static": True, "symmetric": True}, {"static": True, "symmetric": False}]
+INT8_MODES = [
+    {"static": False, "symmetric": True},
+    {"static": False, "symmetric": False},
+    {"static": True, "symmetric": True},
+    {"static": True, "symmetric": False},
+]
 
 
 def int8_quant_held_out(rng: random.Random) -> list[Case]:
-    configs = [{"shape": random_shape(rng), "dtype": rng.choice(FLOAT_DTYPES), **rng.choice(INT8_MODES),
-                "scale": rng.choice((0.05, 0.1, 0.02))} for _ in range(8)]
+    configs = [
+        {
+            "shape": random_shape(rng),
+            "dtype": rng.choice(FLOAT_DTYPES),
+            **rng.choice(INT8_MODES),
+            "scale": rng.choice((0.05, 0.1, 0.02)),
+        }
+        for _ in range(8)
+    ]
     return list(cases("scaled_int8_quant", configs, timed=int8_quant_timed))
 
 
 SCALED_INT8_QUANT = record(
     "scaled_int8_quant",
     description="Quantise a 2-D tensor to int8: static or dynamic per-token, symmetric or with a zero point.",
-    signature=("scaled_int8_quant(input: Tensor, scale: Tensor | None = None, azp: Tensor | None = None, "
-               "symmetric: bool = True) -> tuple[Tensor, Tensor, Tensor | None]"),
+    signature=(
+        "scaled_int8_quant(input: Tensor, scale: Tensor | None = None, azp: Tensor | None = None, "
+        "symmetric: bool = True) -> tuple[Tensor, Tensor, Tensor | None]"
+    ),
     make_inputs=int8_quant_inputs,
     reference=int8_quant_reference,
-    smoke=cases("scaled_int8_quant", [{"shape": list(s), "dtype": d, **mode} for s in SMOKE_SHAPES[:2]
-                                      for d in FLOAT_DTYPES for mode in INT8_MODES], timed=int8_quant_timed),
-    public=cases("scaled_int8_quant", [{"shape": list(s), "dtype": d, **mode} for s in QUANT_SHAPES
-                                       for d in FLOAT_DTYPES for mode in INT8_MODES], timed=int8_quant_timed),
+    smoke=cases(
+        "scaled_int8_quant",
+        [{"shape": list(s), "dtype": d, **mode} for s in SMOKE_SHAPES[:2] for d in FLOAT_DTYPES for mode in INT8_MODES],
+        timed=int8_quant_timed,
+    ),
+    public=cases(
+        "scaled_int8_quant",
+        [{"shape": list(s), "dtype": d, **mode} for s in QUANT_SHAPES for d in FLOAT_DTYPES for mode in INT8_MODES],
+        timed=int8_quant_timed,
+    ),
     held_out=int8_quant_held_out,
     prompt_notes=(
         "input [M, N] fp16/bf16/fp32, math in fp32; int8 rounding is round-half-to-even with saturation to "
@@ -202,6 +257,7 @@ SCALED_INT8_QUANT = record(
 
 
 # --- convert_fp8 -------------------------------------------------------------------------------------------
+
 
 def convert_fp8_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
@@ -226,14 +282,36 @@ CONVERT_FP8 = record(
     signature="convert_fp8(output: Tensor, input: Tensor, scale: float = 1.0, kv_dtype: str = 'fp8') -> None",
     make_inputs=convert_fp8_inputs,
     reference=convert_fp8_reference,
-    smoke=cases("convert_fp8", product(shape=[(1, 32), (4, 100)], scale=[0.5, 1.0], kv_dtype=["fp8"],
-                                       dtype=FLOAT16_DTYPES), timed=convert_fp8_timed),
-    public=cases("convert_fp8", product(shape=[(1, 32), (128, 512), (1024, 4096), (5333, 8192)], scale=[0.5, 1.0],
-                                        kv_dtype=["fp8", "fp8_e4m3"], dtype=FLOAT16_DTYPES), timed=convert_fp8_timed),
-    held_out=lambda rng: list(cases("convert_fp8", [
-        {"shape": random_shape(rng), "scale": rng.choice((0.25, 0.5, 1.0, 2.0)),
-         "kv_dtype": rng.choice(("fp8", "fp8_e4m3")), "dtype": rng.choice(FLOAT16_DTYPES)} for _ in range(5)],
-        timed=convert_fp8_timed)),
+    smoke=cases(
+        "convert_fp8",
+        product(shape=[(1, 32), (4, 100)], scale=[0.5, 1.0], kv_dtype=["fp8"], dtype=FLOAT16_DTYPES),
+        timed=convert_fp8_timed,
+    ),
+    public=cases(
+        "convert_fp8",
+        product(
+            shape=[(1, 32), (128, 512), (1024, 4096), (5333, 8192)],
+            scale=[0.5, 1.0],
+            kv_dtype=["fp8", "fp8_e4m3"],
+            dtype=FLOAT16_DTYPES,
+        ),
+        timed=convert_fp8_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "convert_fp8",
+            [
+                {
+                    "shape": random_shape(rng),
+                    "scale": rng.choice((0.25, 0.5, 1.0, 2.0)),
+                    "kv_dtype": rng.choice(("fp8", "fp8_e4m3")),
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                }
+                for _ in range(5)
+            ],
+            timed=convert_fp8_timed,
+        )
+    ),
     mutates=(0,),
     compare_return=False,
     prompt_notes=(
@@ -246,6 +324,7 @@ CONVERT_FP8 = record(
 
 
 # --- cutlass_pack_scale_fp8 --------------------------------------------------------------------------------
+
 
 def pack_scale_inputs(case: Case, generator: torch.Generator) -> Call:
     return Call(args=[to_e4m3(randn(case.params["shape"], torch.float32, generator))])
@@ -264,14 +343,23 @@ CUTLASS_PACK_SCALE_FP8 = record(
     signature="cutlass_pack_scale_fp8(scales: Tensor) -> Tensor",
     make_inputs=pack_scale_inputs,
     reference=pack_scale_reference,
-    smoke=cases("cutlass_pack_scale_fp8", product(shape=[(1, 4), (4, 4), (3, 16)]),
-                timed=lambda p: p["shape"][0] * p["shape"][1] >= 64),
-    public=cases("cutlass_pack_scale_fp8", product(shape=[(1, 4), (4, 4), (8, 8), (16, 16), (4, 16), (32, 8), (64, 16),
-                                                          (128, 32)]),
-                 timed=lambda p: p["shape"][0] * p["shape"][1] >= 64),
-    held_out=lambda rng: list(cases("cutlass_pack_scale_fp8",
-                                    [{"shape": [rng.randint(1, 512), rng.randint(1, 256)]} for _ in range(4)],
-                                    timed=lambda p: p["shape"][0] * p["shape"][1] >= 64)),
+    smoke=cases(
+        "cutlass_pack_scale_fp8",
+        product(shape=[(1, 4), (4, 4), (3, 16)]),
+        timed=lambda p: p["shape"][0] * p["shape"][1] >= 64,
+    ),
+    public=cases(
+        "cutlass_pack_scale_fp8",
+        product(shape=[(1, 4), (4, 4), (8, 8), (16, 16), (4, 16), (32, 8), (64, 16), (128, 32)]),
+        timed=lambda p: p["shape"][0] * p["shape"][1] >= 64,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "cutlass_pack_scale_fp8",
+            [{"shape": [rng.randint(1, 512), rng.randint(1, 256)]} for _ in range(4)],
+            timed=lambda p: p["shape"][0] * p["shape"][1] >= 64,
+        )
+    ),
     tolerance_override=EXACT,
     prompt_notes=(
         "scales: contiguous float8_e4m3fn tensor of any shape. Returns a 1-D float8_e4m3fn tensor of length "
@@ -283,6 +371,7 @@ CUTLASS_PACK_SCALE_FP8 = record(
 
 
 # --- rms_norm_dynamic_per_token_quant / rms_norm_per_block_quant ---------------------------------------------
+
 
 def quant_params(quant_dtype: torch.dtype) -> tuple[float, float]:
     """(qmax, min_scale) of vLLM's fused RMSNorm quant kernels."""
@@ -298,8 +387,9 @@ def quantise_with(values: torch.Tensor, scales: torch.Tensor, quant_dtype: torch
     return to_e4m3(values / scales)
 
 
-def normalised_with_residual(values: torch.Tensor, weight: torch.Tensor, epsilon: float,
-                             residual: torch.Tensor | None) -> torch.Tensor:
+def normalised_with_residual(
+    values: torch.Tensor, weight: torch.Tensor, epsilon: float, residual: torch.Tensor | None
+) -> torch.Tensor:
     """dtype(dtype(x * inv) * w) with x = input (+ residual in fp32, residual <- dtype(x))."""
     as_float = values.float()
     if residual is not None:
@@ -338,20 +428,44 @@ def per_token_timed(params: dict) -> bool:
 RMS_NORM_DYNAMIC_PER_TOKEN_QUANT = record(
     "rms_norm_dynamic_per_token_quant",
     description="RMSNorm (optionally after adding a residual) then dynamic per-row int8 quantisation.",
-    signature=("rms_norm_dynamic_per_token_quant(input: Tensor, weight: Tensor, epsilon: float, quant_dtype: "
-               "torch.dtype, scale_ub: Tensor | None = None, residual: Tensor | None = None) -> tuple[Tensor, Tensor]"),
+    signature=(
+        "rms_norm_dynamic_per_token_quant(input: Tensor, weight: Tensor, epsilon: float, quant_dtype: "
+        "torch.dtype, scale_ub: Tensor | None = None, residual: Tensor | None = None) -> tuple[Tensor, Tensor]"
+    ),
     make_inputs=per_token_inputs,
     reference=per_token_reference,
-    smoke=cases("rms_norm_dynamic_per_token_quant",
-                product(shape=[(1, 32), (5, 64)], dtype=FLOAT16_DTYPES, epsilon=[1e-6], residual=[False, True])
-                + [{"shape": [4, 96], "dtype": "float16", "epsilon": 1e-6, "residual": False, "scale_ub": True}],
-                timed=per_token_timed),
-    public=cases("rms_norm_dynamic_per_token_quant",
-                 product(shape=[(t, h) for t in (1, 128, 1024, 5333) for h in (32, 512, 4096)], dtype=FLOAT16_DTYPES,
-                         epsilon=[1e-6], residual=[False, True]), timed=per_token_timed),
-    held_out=lambda rng: list(cases("rms_norm_dynamic_per_token_quant", [
-        {"shape": random_shape(rng), "dtype": rng.choice(FLOAT16_DTYPES), "epsilon": 1e-6,
-         "residual": rng.random() < 0.5, "scale_ub": rng.random() < 0.3} for _ in range(6)], timed=per_token_timed)),
+    smoke=cases(
+        "rms_norm_dynamic_per_token_quant",
+        product(shape=[(1, 32), (5, 64)], dtype=FLOAT16_DTYPES, epsilon=[1e-6], residual=[False, True])
+        + [{"shape": [4, 96], "dtype": "float16", "epsilon": 1e-6, "residual": False, "scale_ub": True}],
+        timed=per_token_timed,
+    ),
+    public=cases(
+        "rms_norm_dynamic_per_token_quant",
+        product(
+            shape=[(t, h) for t in (1, 128, 1024, 5333) for h in (32, 512, 4096)],
+            dtype=FLOAT16_DTYPES,
+            epsilon=[1e-6],
+            residual=[False, True],
+        ),
+        timed=per_token_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "rms_norm_dynamic_per_token_quant",
+            [
+                {
+                    "shape": random_shape(rng),
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                    "epsilon": 1e-6,
+                    "residual": rng.random() < 0.5,
+                    "scale_ub": rng.random() < 0.3,
+                }
+                for _ in range(6)
+            ],
+            timed=per_token_timed,
+        )
+    ),
     mutates=(5,),
     output_tolerances=((1.0, 0.0), None, None),
     prompt_notes=(
@@ -362,7 +476,7 @@ RMS_NORM_DYNAMIC_PER_TOKEN_QUANT = record(
         "s fp32 [M, 1])."
     ),
     judgement_notes="q within 1 of the reference (the original's max |diff| <= 1), scales and residual with "
-                    "the protocol's tolerance.",
+    "the protocol's tolerance.",
     departures="The updated residual is compared too (the original does not); some cases pass scale_ub.",
 )
 
@@ -374,8 +488,7 @@ def per_block_inputs(case: Case, generator: torch.Generator) -> Call:
     values, weight = randn((rows, cols), dtype, generator), randn((cols,), dtype, generator)
     quant_dtype = torch.int8 if params["quant"] == "int8" else torch.float8_e4m3fn
     group = params["group"]
-    return Call(args=[values, weight, params["epsilon"], quant_dtype, [group, group], None, None,
-                      params["transposed"]])
+    return Call(args=[values, weight, params["epsilon"], quant_dtype, [group, group], None, None, params["transposed"]])
 
 
 def per_block_reference(case: Case, call: Call) -> tuple[torch.Tensor, torch.Tensor]:
@@ -404,21 +517,46 @@ def per_block_timed(params: dict) -> bool:
 RMS_NORM_PER_BLOCK_QUANT = record(
     "rms_norm_per_block_quant",
     description="RMSNorm then per-(row, group) int8 or fp8 quantisation with fp32 group scales.",
-    signature=("rms_norm_per_block_quant(input: Tensor, weight: Tensor, epsilon: float, quant_dtype: torch.dtype, "
-               "group_size: list[int], scale_ub: Tensor | None = None, residual: Tensor | None = None, "
-               "is_scale_transposed: bool = False) -> tuple[Tensor, Tensor]"),
+    signature=(
+        "rms_norm_per_block_quant(input: Tensor, weight: Tensor, epsilon: float, quant_dtype: torch.dtype, "
+        "group_size: list[int], scale_ub: Tensor | None = None, residual: Tensor | None = None, "
+        "is_scale_transposed: bool = False) -> tuple[Tensor, Tensor]"
+    ),
     make_inputs=per_block_inputs,
     reference=per_block_reference,
-    smoke=cases("rms_norm_per_block_quant", product(shape=[(3, 128)], epsilon=[1e-5], quant=["int8", "fp8"],
-                                                    group=[64, 128], transposed=[False, True]),
-                timed=per_block_timed),
-    public=cases("rms_norm_per_block_quant",
-                 product(shape=[(1, 128), (128, 256), (1024, 4096), (4096, 8192)], epsilon=[1e-5, 1e-6],
-                         quant=["int8", "fp8"], group=[128, 64], transposed=[False, True]), timed=per_block_timed),
-    held_out=lambda rng: list(cases("rms_norm_per_block_quant", [
-        {"shape": [rng.randint(1, 3000), 128 * rng.randint(1, 48)], "epsilon": 1e-6, "quant": rng.choice(("int8", "fp8")),
-         "group": rng.choice((64, 128)), "transposed": rng.random() < 0.5, "dtype": rng.choice(FLOAT16_DTYPES)}
-        for _ in range(6)], timed=per_block_timed)),
+    smoke=cases(
+        "rms_norm_per_block_quant",
+        product(shape=[(3, 128)], epsilon=[1e-5], quant=["int8", "fp8"], group=[64, 128], transposed=[False, True]),
+        timed=per_block_timed,
+    ),
+    public=cases(
+        "rms_norm_per_block_quant",
+        product(
+            shape=[(1, 128), (128, 256), (1024, 4096), (4096, 8192)],
+            epsilon=[1e-5, 1e-6],
+            quant=["int8", "fp8"],
+            group=[128, 64],
+            transposed=[False, True],
+        ),
+        timed=per_block_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "rms_norm_per_block_quant",
+            [
+                {
+                    "shape": [rng.randint(1, 3000), 128 * rng.randint(1, 48)],
+                    "epsilon": 1e-6,
+                    "quant": rng.choice(("int8", "fp8")),
+                    "group": rng.choice((64, 128)),
+                    "transposed": rng.random() < 0.5,
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                }
+                for _ in range(6)
+            ],
+            timed=per_block_timed,
+        )
+    ),
     prompt_notes=(
         "input [M, N] fp16 (N a multiple of the group), weight [N]; quant_dtype torch.int8 or "
         "torch.float8_e4m3fn; group_size [g, g] with g in {64, 128} (the group is group_size[1]); no "
@@ -433,6 +571,7 @@ RMS_NORM_PER_BLOCK_QUANT = record(
 
 
 # --- marlin_int4_fp8_preprocess ----------------------------------------------------------------------------
+
 
 def preprocess_inputs(case: Case, generator: torch.Generator) -> Call:
     rows, cols = case.params["shape"]
@@ -451,17 +590,28 @@ MARLIN_INT4_FP8_PREPROCESS = record(
     "marlin_int4_fp8_preprocess",
     description="Remap every 4-bit value v of packed int4 weights to v-8 (v >= 8) or 15-v (v < 8).",
     signature="marlin_int4_fp8_preprocess(qweight: Tensor, qzeros_or_none: Tensor | None = None, "
-              "inplace: bool = False) -> Tensor",
+    "inplace: bool = False) -> Tensor",
     make_inputs=preprocess_inputs,
     reference=preprocess_reference,
-    smoke=cases("marlin_int4_fp8_preprocess", product(shape=[(64, 32), (32, 64)]),
-                timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512),
-    public=cases("marlin_int4_fp8_preprocess", product(shape=[(256, 256), (512, 256), (256, 512), (512, 512), (1024, 512),
-                                                              (512, 1024), (1024, 1024), (2048, 1024)]),
-                 timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512),
-    held_out=lambda rng: list(cases("marlin_int4_fp8_preprocess", [
-        {"shape": [64 * rng.randint(1, 64), 32 * rng.randint(1, 64)]} for _ in range(4)],
-        timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512)),
+    smoke=cases(
+        "marlin_int4_fp8_preprocess",
+        product(shape=[(64, 32), (32, 64)]),
+        timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512,
+    ),
+    public=cases(
+        "marlin_int4_fp8_preprocess",
+        product(
+            shape=[(256, 256), (512, 256), (256, 512), (512, 512), (1024, 512), (512, 1024), (1024, 1024), (2048, 1024)]
+        ),
+        timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "marlin_int4_fp8_preprocess",
+            [{"shape": [64 * rng.randint(1, 64), 32 * rng.randint(1, 64)]} for _ in range(4)],
+            timed=lambda p: p["shape"][0] >= 512 and p["shape"][1] >= 512,
+        )
+    ),
     prompt_notes=(
         "qweight int32 [K/8, N]: each word packs 8 4-bit values, LSB first. qzeros_or_none is None and inplace "
         "False here. Every nibble v becomes v - 8 if v >= 8 else 15 - v, position-wise. Returns a new int32 "
@@ -472,6 +622,11 @@ MARLIN_INT4_FP8_PREPROCESS = record(
 
 
 OPERATORS: list[OperatorSpec] = [
-    SCALED_FP8_QUANT, SCALED_INT8_QUANT, CONVERT_FP8, CUTLASS_PACK_SCALE_FP8, RMS_NORM_DYNAMIC_PER_TOKEN_QUANT,
-    RMS_NORM_PER_BLOCK_QUANT, MARLIN_INT4_FP8_PREPROCESS,
+    SCALED_FP8_QUANT,
+    SCALED_INT8_QUANT,
+    CONVERT_FP8,
+    CUTLASS_PACK_SCALE_FP8,
+    RMS_NORM_DYNAMIC_PER_TOKEN_QUANT,
+    RMS_NORM_PER_BLOCK_QUANT,
+    MARLIN_INT4_FP8_PREPROCESS,
 ]

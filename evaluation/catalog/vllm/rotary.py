@@ -35,6 +35,7 @@ def rotate_staged(head: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, rot_
 
 # --- rotary_embedding --------------------------------------------------------------------------------------
 
+
 def rotary_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     dtype = dtype_of(params["dtype"])
@@ -52,7 +53,7 @@ def rotary_reference(case: Case, call: Call) -> None:
     rot_dim = cache.size(1)
     rows = cache[positions]
     cos = rows[:, None, : rot_dim // 2]
-    sin = rows[:, None, rot_dim // 2:]
+    sin = rows[:, None, rot_dim // 2 :]
     for tensor in (query, key):
         if tensor is not None:
             view = tensor.view(tensor.size(0), -1, head_size)
@@ -67,30 +68,50 @@ def rotary_held_out(rng: random.Random) -> list[Case]:
     configs = []
     for _ in range(8):
         head_size = rng.choice((32, 64, 80, 128, 256))
-        configs.append({"tokens": rng.randint(1, 3000), "cache_len": rng.randint(16, 8192),
-                        "heads": rng.choice((1, 2, 4, 8, 12, 16)), "head_size": head_size,
-                        "rot_dim": rng.choice((head_size, head_size // 2)), "dtype": rng.choice(FLOAT_DTYPES),
-                        "key": rng.random() < 0.8, "is_neox": rng.random() < 0.5})
+        configs.append(
+            {
+                "tokens": rng.randint(1, 3000),
+                "cache_len": rng.randint(16, 8192),
+                "heads": rng.choice((1, 2, 4, 8, 12, 16)),
+                "head_size": head_size,
+                "rot_dim": rng.choice((head_size, head_size // 2)),
+                "dtype": rng.choice(FLOAT_DTYPES),
+                "key": rng.random() < 0.8,
+                "is_neox": rng.random() < 0.5,
+            }
+        )
     return list(cases("rotary_embedding", configs, timed=rotary_timed))
 
 
-ROTARY_SMOKE = product(tokens=[3], cache_len=[16], heads=[2], head_size=[32], dtype=FLOAT_DTYPES, key=[True],
-                       is_neox=[True, False]) + [
-    {"tokens": 5, "cache_len": 32, "heads": 2, "head_size": 64, "rot_dim": 32, "dtype": "float16", "key": False,
-     "is_neox": True},
+ROTARY_SMOKE = product(
+    tokens=[3], cache_len=[16], heads=[2], head_size=[32], dtype=FLOAT_DTYPES, key=[True], is_neox=[True, False]
+) + [
+    {
+        "tokens": 5,
+        "cache_len": 32,
+        "heads": 2,
+        "head_size": 64,
+        "rot_dim": 32,
+        "dtype": "float16",
+        "key": False,
+        "is_neox": True,
+    },
 ]
 ROTARY_PUBLIC = [
     {"tokens": tokens, "cache_len": cache_len, **rest}
     for tokens, cache_len in ((1, 32), (71, 497), (128, 512), (1024, 4096), (5333, 8192))
-    for rest in product(heads=[1, 4, 16], head_size=[32, 64], dtype=FLOAT_DTYPES, key=[False, True],
-                        is_neox=[True, False])
+    for rest in product(
+        heads=[1, 4, 16], head_size=[32, 64], dtype=FLOAT_DTYPES, key=[False, True], is_neox=[True, False]
+    )
 ]
 
 ROTARY_EMBEDDING = record(
     "rotary_embedding",
     description="Rotary position embedding (RoPE) applied in place to query and key, NeoX or GPT-J style.",
-    signature=("rotary_embedding(positions: Tensor, query: Tensor, key: Tensor | None, head_size: int, "
-               "cos_sin_cache: Tensor, is_neox: bool) -> None"),
+    signature=(
+        "rotary_embedding(positions: Tensor, query: Tensor, key: Tensor | None, head_size: int, "
+        "cos_sin_cache: Tensor, is_neox: bool) -> None"
+    ),
     make_inputs=rotary_inputs,
     reference=rotary_reference,
     smoke=cases("rotary_embedding", ROTARY_SMOKE, timed=rotary_timed),
@@ -117,6 +138,7 @@ ROTARY_EMBEDDING = record(
 
 # --- fused_qk_norm_rope ------------------------------------------------------------------------------------
 
+
 def qk_norm_rope_inputs(case: Case, generator: torch.Generator) -> Call:
     params = case.params
     dtype = dtype_of(params["dtype"])
@@ -126,10 +148,26 @@ def qk_norm_rope_inputs(case: Case, generator: torch.Generator) -> Call:
     q_weight = randn((head_dim,), dtype, generator)
     k_weight = randn((head_dim,), dtype, generator)
     cache = randn((max(tokens, 4096), head_dim), dtype, generator)
-    positions = randint(0, max(tokens, 4096), (tokens,), generator) if params.get("random_positions") else \
-        torch.arange(tokens, dtype=torch.int64)
-    return Call(args=[qkv, heads_q, heads_k, heads_v, head_dim, params["eps"], q_weight, k_weight, cache,
-                      params["is_neox"], positions])
+    positions = (
+        randint(0, max(tokens, 4096), (tokens,), generator)
+        if params.get("random_positions")
+        else torch.arange(tokens, dtype=torch.int64)
+    )
+    return Call(
+        args=[
+            qkv,
+            heads_q,
+            heads_k,
+            heads_v,
+            head_dim,
+            params["eps"],
+            q_weight,
+            k_weight,
+            cache,
+            params["is_neox"],
+            positions,
+        ]
+    )
 
 
 def qk_norm_rope_reference(case: Case, call: Call) -> None:
@@ -140,7 +178,7 @@ def qk_norm_rope_reference(case: Case, call: Call) -> None:
     rows = cache[positions].float()
     cos, sin = rows[:, None, :half], rows[:, None, half:]
     for first, count, weight in ((0, heads_q, q_weight), (heads_q, heads_k, k_weight)):
-        x = heads[:, first:first + count].float()
+        x = heads[:, first : first + count].float()
         x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight.float()
         if is_neox:
             a, b = x[..., :half], x[..., half:]
@@ -148,7 +186,7 @@ def qk_norm_rope_reference(case: Case, call: Call) -> None:
         else:
             a, b = x[..., 0::2], x[..., 1::2]
             rotated = torch.stack([a * cos - b * sin, b * cos + a * sin], dim=-1).flatten(-2)
-        heads[:, first:first + count] = rotated.to(qkv.dtype)
+        heads[:, first : first + count] = rotated.to(qkv.dtype)
 
 
 def qk_norm_rope_timed(params: dict) -> bool:
@@ -159,26 +197,47 @@ def qk_norm_rope_held_out(rng: random.Random) -> list[Case]:
     configs = []
     for _ in range(6):
         heads_k = rng.choice((1, 2, 4, 8))
-        configs.append({"tokens": rng.randint(1, 3000), "heads": [heads_k * rng.choice((1, 2, 4)), heads_k, heads_k],
-                        "head_dim": rng.choice((64, 128, 256)), "dtype": rng.choice(FLOAT16_DTYPES),
-                        "is_neox": rng.random() < 0.5, "eps": 1e-5, "random_positions": True})
+        configs.append(
+            {
+                "tokens": rng.randint(1, 3000),
+                "heads": [heads_k * rng.choice((1, 2, 4)), heads_k, heads_k],
+                "head_dim": rng.choice((64, 128, 256)),
+                "dtype": rng.choice(FLOAT16_DTYPES),
+                "is_neox": rng.random() < 0.5,
+                "eps": 1e-5,
+                "random_positions": True,
+            }
+        )
     return list(cases("fused_qk_norm_rope", configs, timed=qk_norm_rope_timed))
 
 
 FUSED_QK_NORM_ROPE = record(
     "fused_qk_norm_rope",
     description="Per-head RMSNorm of the q and k heads of a packed qkv tensor followed by RoPE, in place.",
-    signature=("fused_qk_norm_rope(qkv: Tensor, num_heads_q: int, num_heads_k: int, num_heads_v: int, "
-               "head_dim: int, eps: float, q_weight: Tensor, k_weight: Tensor, cos_sin_cache: Tensor, "
-               "is_neox: bool, position_ids: Tensor) -> None"),
+    signature=(
+        "fused_qk_norm_rope(qkv: Tensor, num_heads_q: int, num_heads_k: int, num_heads_v: int, "
+        "head_dim: int, eps: float, q_weight: Tensor, k_weight: Tensor, cos_sin_cache: Tensor, "
+        "is_neox: bool, position_ids: Tensor) -> None"
+    ),
     make_inputs=qk_norm_rope_inputs,
     reference=qk_norm_rope_reference,
-    smoke=cases("fused_qk_norm_rope", product(tokens=[3], heads=[(2, 1, 1)], head_dim=[64], dtype=FLOAT16_DTYPES,
-                                              is_neox=[True, False], eps=[1e-5]), timed=qk_norm_rope_timed),
-    public=cases("fused_qk_norm_rope",
-                 product(tokens=[1, 71, 128, 1024, 5333], heads=[(4, 4, 4), (16, 16, 16), (32, 16, 8)],
-                         head_dim=[64, 128], dtype=FLOAT16_DTYPES, is_neox=[False, True], eps=[1e-5]),
-                 timed=qk_norm_rope_timed),
+    smoke=cases(
+        "fused_qk_norm_rope",
+        product(tokens=[3], heads=[(2, 1, 1)], head_dim=[64], dtype=FLOAT16_DTYPES, is_neox=[True, False], eps=[1e-5]),
+        timed=qk_norm_rope_timed,
+    ),
+    public=cases(
+        "fused_qk_norm_rope",
+        product(
+            tokens=[1, 71, 128, 1024, 5333],
+            heads=[(4, 4, 4), (16, 16, 16), (32, 16, 8)],
+            head_dim=[64, 128],
+            dtype=FLOAT16_DTYPES,
+            is_neox=[False, True],
+            eps=[1e-5],
+        ),
+        timed=qk_norm_rope_timed,
+    ),
     held_out=qk_norm_rope_held_out,
     mutates=(0,),
     compare_return=False,
@@ -194,4 +253,3 @@ FUSED_QK_NORM_ROPE = record(
 
 
 OPERATORS: list[OperatorSpec] = [ROTARY_EMBEDDING, FUSED_QK_NORM_ROPE]
-

@@ -20,8 +20,9 @@ class _Overflow(Exception):
     """A row would write more entries than its slice of block_offset / column_index holds."""
 
 
-def convert_row(q_len: int, kv_len: int, vertical: list[int], slash: list[int], start_m: int, size_m: int,
-                size_n: int, causal: bool) -> tuple[list[int], list[int]]:
+def convert_row(
+    q_len: int, kv_len: int, vertical: list[int], slash: list[int], start_m: int, size_m: int, size_n: int, causal: bool
+) -> tuple[list[int], list[int]]:
     """(block offsets, column indices) of one row block, exactly as the CUDA thread computes them."""
     end_m = start_m + size_m
     shift = kv_len - q_len if causal else kv_len
@@ -86,9 +87,16 @@ def convert_row(q_len: int, kv_len: int, vertical: list[int], slash: list[int], 
     return blocks, columns
 
 
-def convert_all(q_seqlens: list[int], kv_seqlens: list[int], vertical: list[list[list[int]]],
-                slash: list[list[list[int]]], context_size: int, size_m: int, size_n: int, causal: bool
-                ) -> tuple[torch.Tensor, ...]:
+def convert_all(
+    q_seqlens: list[int],
+    kv_seqlens: list[int],
+    vertical: list[list[list[int]]],
+    slash: list[list[list[int]]],
+    context_size: int,
+    size_m: int,
+    size_n: int,
+    causal: bool,
+) -> tuple[torch.Tensor, ...]:
     batch, heads, nnz_s, nnz_v = len(slash), len(slash[0]), len(slash[0][0]), len(vertical[0][0])
     rows = math.ceil(context_size / size_m)
     block_count = torch.zeros((batch, heads, rows), dtype=torch.int32)
@@ -100,8 +108,9 @@ def convert_all(q_seqlens: list[int], kv_seqlens: list[int], vertical: list[list
             for m in range(rows):
                 if m * size_m >= q_seqlens[b]:
                     continue
-                blocks, columns = convert_row(q_seqlens[b], kv_seqlens[b], vertical[b][h], slash[b][h], m * size_m,
-                                              size_m, size_n, causal)
+                blocks, columns = convert_row(
+                    q_seqlens[b], kv_seqlens[b], vertical[b][h], slash[b][h], m * size_m, size_m, size_n, causal
+                )
                 block_count[b, h, m] = len(blocks)
                 column_count[b, h, m] = len(columns)
                 block_offset[b, h, m, : len(blocks)] = torch.tensor(blocks, dtype=torch.int32)
@@ -109,8 +118,9 @@ def convert_all(q_seqlens: list[int], kv_seqlens: list[int], vertical: list[list
     return block_count, block_offset, column_count, column_index
 
 
-def sorted_lists(batch: int, heads: int, count: int, limit: int, generator: torch.Generator, descending: bool
-                 ) -> torch.Tensor:
+def sorted_lists(
+    batch: int, heads: int, count: int, limit: int, generator: torch.Generator, descending: bool
+) -> torch.Tensor:
     """[batch, heads, count] distinct indices in [0, limit), sorted per (batch, head)."""
     keys = torch.rand((batch, heads, limit), generator=generator)
     chosen = keys.argsort(dim=-1)[..., :count]
@@ -124,8 +134,18 @@ def vs_inputs(case: Case, generator: torch.Generator) -> Call:
     for _ in range(MAX_DRAWS):  # redraw until no row overflows its output slice (the kernel would spill)
         vertical = sorted_lists(batch, heads, params["nnz_v"], kv_len, generator, descending=False)
         slash = sorted_lists(batch, heads, params["nnz_s"], kv_len, generator, descending=True)
-        call = Call(args=[torch.full((batch,), q_len, dtype=torch.int32), torch.full((batch,), kv_len, dtype=torch.int32),
-                          vertical, slash, kv_len, size_m, size_n, causal])
+        call = Call(
+            args=[
+                torch.full((batch,), q_len, dtype=torch.int32),
+                torch.full((batch,), kv_len, dtype=torch.int32),
+                vertical,
+                slash,
+                kv_len,
+                size_m,
+                size_n,
+                causal,
+            ]
+        )
         try:
             vs_reference(case, call)
         except _Overflow:
@@ -137,8 +157,9 @@ def vs_inputs(case: Case, generator: torch.Generator) -> Call:
 def vs_reference(case: Case, call: Call) -> tuple[torch.Tensor, ...]:
     q_seqlens, kv_seqlens, vertical, slash, context_size, size_m, size_n, causal = call.args
     device = q_seqlens.device
-    outputs = convert_all(q_seqlens.tolist(), kv_seqlens.tolist(), vertical.tolist(), slash.tolist(), context_size,
-                          size_m, size_n, causal)
+    outputs = convert_all(
+        q_seqlens.tolist(), kv_seqlens.tolist(), vertical.tolist(), slash.tolist(), context_size, size_m, size_n, causal
+    )
     return tuple(tensor.to(device) for tensor in outputs)
 
 
@@ -146,32 +167,74 @@ def vs_timed(params: dict) -> bool:
     return params["batch"] >= 4 and params["q_len"] >= 16 and params["kv_len"] >= 32
 
 
-VS_CONFIGS = ((2, 4, 8, 4, 4), (4, 8, 16, 4, 4), (2, 8, 16, 8, 8), (4, 16, 32, 8, 8), (2, 4, 16, 4, 4), (4, 32, 64, 8, 8),
-              (8, 16, 32, 8, 8), (8, 32, 64, 16, 16), (8, 32, 64, 8, 8), (8, 64, 128, 8, 8), (16, 32, 64, 8, 8),
-              (16, 64, 128, 16, 16))
+VS_CONFIGS = (
+    (2, 4, 8, 4, 4),
+    (4, 8, 16, 4, 4),
+    (2, 8, 16, 8, 8),
+    (4, 16, 32, 8, 8),
+    (2, 4, 16, 4, 4),
+    (4, 32, 64, 8, 8),
+    (8, 16, 32, 8, 8),
+    (8, 32, 64, 16, 16),
+    (8, 32, 64, 8, 8),
+    (8, 64, 128, 8, 8),
+    (16, 32, 64, 8, 8),
+    (16, 64, 128, 16, 16),
+)
 
 
 def vs_config(batch: int, q_len: int, kv_len: int, size_m: int, size_n: int, causal: bool = True) -> dict:
     # as the original: H = q_len heads; list lengths chosen so that the outputs have room (see departures)
-    return {"batch": batch, "heads": min(q_len, 8), "q_len": q_len, "kv_len": kv_len, "block_m": size_m,
-            "block_n": size_n, "nnz_v": max(2, kv_len // 4), "nnz_s": max(2, kv_len // 8), "causal": causal}
+    return {
+        "batch": batch,
+        "heads": min(q_len, 8),
+        "q_len": q_len,
+        "kv_len": kv_len,
+        "block_m": size_m,
+        "block_n": size_n,
+        "nnz_v": max(2, kv_len // 4),
+        "nnz_s": max(2, kv_len // 8),
+        "causal": causal,
+    }
 
 
 CONVERT_VERTICAL_SLASH_INDEXES = record(
     "convert_vertical_slash_indexes",
     description="MInference: turn per-head vertical and slash index lists into block / column sparse lists.",
-    signature=("convert_vertical_slash_indexes(q_seqlens: Tensor, kv_seqlens: Tensor, vertical_indexes: Tensor, "
-               "slash_indexes: Tensor, context_size: int, block_size_M: int, block_size_N: int, causal: bool = True"
-               ") -> tuple[Tensor, Tensor, Tensor, Tensor]"),
+    signature=(
+        "convert_vertical_slash_indexes(q_seqlens: Tensor, kv_seqlens: Tensor, vertical_indexes: Tensor, "
+        "slash_indexes: Tensor, context_size: int, block_size_M: int, block_size_N: int, causal: bool = True"
+        ") -> tuple[Tensor, Tensor, Tensor, Tensor]"
+    ),
     make_inputs=vs_inputs,
     reference=vs_reference,
-    smoke=cases("convert_vertical_slash_indexes", [vs_config(2, 4, 8, 4, 4), vs_config(2, 8, 16, 4, 4),
-                                                   vs_config(2, 8, 16, 4, 4, causal=False)], timed=vs_timed),
-    public=cases("convert_vertical_slash_indexes", [vs_config(*config) for config in VS_CONFIGS]
-                 + [vs_config(4, 32, 64, 8, 8, causal=False)], timed=vs_timed),
-    held_out=lambda rng: list(cases("convert_vertical_slash_indexes", [
-        vs_config(rng.randint(1, 8), (q := rng.choice((8, 16, 32, 64))), q * rng.choice((1, 2)), (bm := rng.choice((4, 8, 16))),
-                  bm, causal=rng.random() < 0.8) for _ in range(4)], timed=vs_timed)),
+    smoke=cases(
+        "convert_vertical_slash_indexes",
+        [vs_config(2, 4, 8, 4, 4), vs_config(2, 8, 16, 4, 4), vs_config(2, 8, 16, 4, 4, causal=False)],
+        timed=vs_timed,
+    ),
+    public=cases(
+        "convert_vertical_slash_indexes",
+        [vs_config(*config) for config in VS_CONFIGS] + [vs_config(4, 32, 64, 8, 8, causal=False)],
+        timed=vs_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "convert_vertical_slash_indexes",
+            [
+                vs_config(
+                    rng.randint(1, 8),
+                    (q := rng.choice((8, 16, 32, 64))),
+                    q * rng.choice((1, 2)),
+                    (bm := rng.choice((4, 8, 16))),
+                    bm,
+                    causal=rng.random() < 0.8,
+                )
+                for _ in range(4)
+            ],
+            timed=vs_timed,
+        )
+    ),
     prompt_notes=(
         "q_seqlens, kv_seqlens int32 [B]; vertical_indexes int32 [B, H, NNZ_V] ascending; slash_indexes int32 "
         "[B, H, NNZ_S] descending. Returns zero-initialised int32 tensors block_count [B, H, R], block_offset "
@@ -194,4 +257,3 @@ CONVERT_VERTICAL_SLASH_INDEXES = record(
 
 
 OPERATORS: list[OperatorSpec] = [CONVERT_VERTICAL_SLASH_INDEXES]
-

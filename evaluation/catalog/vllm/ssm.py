@@ -29,16 +29,49 @@ def scan_inputs(case: Case, generator: torch.Generator) -> Call:
     cache_indices = torch.arange(batch, dtype=torch.int32).flip(0)  # slots in reverse order
     if params.get("padded_slot"):
         cache_indices[0] = -1
-    has_initial_state = torch.tensor([i % 2 == 1 for i in range(batch)]) if params["initial_state"] \
+    has_initial_state = (
+        torch.tensor([i % 2 == 1 for i in range(batch)])
+        if params["initial_state"]
         else torch.zeros(batch, dtype=torch.bool)
+    )
     ssm_states = randn((batch, dim, dstate), torch.float32, generator)
-    return Call(args=[u, delta, A, B, C, D, z, delta_bias, params["softplus"], query_start_loc, cache_indices,
-                      has_initial_state, ssm_states, -1])
+    return Call(
+        args=[
+            u,
+            delta,
+            A,
+            B,
+            C,
+            D,
+            z,
+            delta_bias,
+            params["softplus"],
+            query_start_loc,
+            cache_indices,
+            has_initial_state,
+            ssm_states,
+            -1,
+        ]
+    )
 
 
 def scan_reference(case: Case, call: Call) -> None:
-    (u, delta, A, B, C, D, z, delta_bias, softplus, query_start_loc, cache_indices, has_initial_state, ssm_states,
-     pad_slot_id) = call.args[:14]
+    (
+        u,
+        delta,
+        A,
+        B,
+        C,
+        D,
+        z,
+        delta_bias,
+        softplus,
+        query_start_loc,
+        cache_indices,
+        has_initial_state,
+        ssm_states,
+        pad_slot_id,
+    ) = call.args[:14]
     dim = u.size(0)
     groups = B.size(0)
     group_of_dim = torch.arange(dim, device=u.device) // (dim // groups)
@@ -57,7 +90,9 @@ def scan_reference(case: Case, call: Call) -> None:
         uu = u[:, start:end].float()
         BB = B[:, :, start:end].float()[group_of_dim]  # [dim, dstate, L]
         CC = C[:, :, start:end].float()[group_of_dim]
-        state = ssm_states[slot].float().clone() if initial[b] else torch.zeros_like(ssm_states[slot], dtype=torch.float32)
+        state = (
+            ssm_states[slot].float().clone() if initial[b] else torch.zeros_like(ssm_states[slot], dtype=torch.float32)
+        )
         outputs = []
         for t in range(end - start):
             state = torch.exp(dt[:, t, None] * A) * state + (dt[:, t] * uu[:, t])[:, None] * BB[:, :, t]
@@ -76,35 +111,88 @@ def scan_timed(params: dict) -> bool:
     return sum(params["lengths"]) * params["dim"] >= 4096
 
 
-SSM_CONFIGS = [{"dim": 16, "dstate": 8, "groups": 1, "lengths": [1]}, {"dim": 32, "dstate": 16, "groups": 1, "lengths": [3, 5]},
-               {"dim": 64, "dstate": 16, "groups": 1, "lengths": [7, 3, 12, 1]},
-               {"dim": 128, "dstate": 32, "groups": 2, "lengths": [16, 32]},
-               {"dim": 256, "dstate": 16, "groups": 4, "lengths": [64, 32, 48]}]
+SSM_CONFIGS = [
+    {"dim": 16, "dstate": 8, "groups": 1, "lengths": [1]},
+    {"dim": 32, "dstate": 16, "groups": 1, "lengths": [3, 5]},
+    {"dim": 64, "dstate": 16, "groups": 1, "lengths": [7, 3, 12, 1]},
+    {"dim": 128, "dstate": 32, "groups": 2, "lengths": [16, 32]},
+    {"dim": 256, "dstate": 16, "groups": 4, "lengths": [64, 32, 48]},
+]
 
 SELECTIVE_SCAN_FWD = record(
     "selective_scan_fwd",
     description="Mamba-1 selective scan over variable-length sequences, with state cache (in place).",
-    signature=("selective_scan_fwd(u: Tensor, delta: Tensor, A: Tensor, B: Tensor, C: Tensor, D_: Tensor | None, "
-               "z_: Tensor | None, delta_bias_: Tensor | None, delta_softplus: bool, query_start_loc: Tensor, "
-               "cache_indices: Tensor, has_initial_state: Tensor, ssm_states: Tensor, pad_slot_id: int, "
-               "block_size: int = 1024, block_idx_first_scheduled_token: Tensor | None = None, "
-               "block_idx_last_scheduled_token: Tensor | None = None, initial_state_idx: Tensor | None = None) -> None"),
+    signature=(
+        "selective_scan_fwd(u: Tensor, delta: Tensor, A: Tensor, B: Tensor, C: Tensor, D_: Tensor | None, "
+        "z_: Tensor | None, delta_bias_: Tensor | None, delta_softplus: bool, query_start_loc: Tensor, "
+        "cache_indices: Tensor, has_initial_state: Tensor, ssm_states: Tensor, pad_slot_id: int, "
+        "block_size: int = 1024, block_idx_first_scheduled_token: Tensor | None = None, "
+        "block_idx_last_scheduled_token: Tensor | None = None, initial_state_idx: Tensor | None = None) -> None"
+    ),
     make_inputs=scan_inputs,
     reference=scan_reference,
-    smoke=cases("selective_scan_fwd", [
-        {"dim": 8, "dstate": 4, "groups": 1, "lengths": [3, 2], "dtype": d, "softplus": sp, "options": 7,
-         "initial_state": True} for d in FLOAT16_DTYPES for sp in (False, True)]
-        + [{"dim": 8, "dstate": 4, "groups": 2, "lengths": [1, 4, 2], "dtype": "float16", "softplus": True,
-            "options": 0, "initial_state": False, "padded_slot": True}], timed=scan_timed),
-    public=cases("selective_scan_fwd", [{**config, **rest} for config in SSM_CONFIGS
-                                        for rest in product(dtype=FLOAT16_DTYPES, softplus=[False, True],
-                                                            options=[0, 1, 3, 7], initial_state=[False, True])],
-                 timed=scan_timed),
-    held_out=lambda rng: list(cases("selective_scan_fwd", [
-        {"dim": (g := rng.choice((1, 2, 4))) * rng.choice((16, 32, 64)), "dstate": rng.choice((8, 16, 32)), "groups": g,
-         "lengths": [rng.randint(1, 200) for _ in range(rng.randint(1, 5))], "dtype": rng.choice(FLOAT16_DTYPES),
-         "softplus": rng.random() < 0.5, "options": rng.choice((0, 1, 3, 7)), "initial_state": rng.random() < 0.5,
-         "padded_slot": rng.random() < 0.2} for _ in range(4)], timed=scan_timed)),
+    smoke=cases(
+        "selective_scan_fwd",
+        [
+            {
+                "dim": 8,
+                "dstate": 4,
+                "groups": 1,
+                "lengths": [3, 2],
+                "dtype": d,
+                "softplus": sp,
+                "options": 7,
+                "initial_state": True,
+            }
+            for d in FLOAT16_DTYPES
+            for sp in (False, True)
+        ]
+        + [
+            {
+                "dim": 8,
+                "dstate": 4,
+                "groups": 2,
+                "lengths": [1, 4, 2],
+                "dtype": "float16",
+                "softplus": True,
+                "options": 0,
+                "initial_state": False,
+                "padded_slot": True,
+            }
+        ],
+        timed=scan_timed,
+    ),
+    public=cases(
+        "selective_scan_fwd",
+        [
+            {**config, **rest}
+            for config in SSM_CONFIGS
+            for rest in product(
+                dtype=FLOAT16_DTYPES, softplus=[False, True], options=[0, 1, 3, 7], initial_state=[False, True]
+            )
+        ],
+        timed=scan_timed,
+    ),
+    held_out=lambda rng: list(
+        cases(
+            "selective_scan_fwd",
+            [
+                {
+                    "dim": (g := rng.choice((1, 2, 4))) * rng.choice((16, 32, 64)),
+                    "dstate": rng.choice((8, 16, 32)),
+                    "groups": g,
+                    "lengths": [rng.randint(1, 200) for _ in range(rng.randint(1, 5))],
+                    "dtype": rng.choice(FLOAT16_DTYPES),
+                    "softplus": rng.random() < 0.5,
+                    "options": rng.choice((0, 1, 3, 7)),
+                    "initial_state": rng.random() < 0.5,
+                    "padded_slot": rng.random() < 0.2,
+                }
+                for _ in range(4)
+            ],
+            timed=scan_timed,
+        )
+    ),
     mutates=(1, 6, 12),
     compare_return=False,
     prompt_notes=(
