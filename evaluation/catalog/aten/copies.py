@@ -168,8 +168,9 @@ def resolve_conj() -> OperatorSpec:
                      "(imaginary parts negated from storage). Without the conj bit, returning self would be correct "
                      "(every case sets it). "
                      "torch.view_as_real needs a tensor without the conj bit (self.conj() is that view).",
-        judgement_notes="Values are compared (complex64: rtol 1.3e-6). The result must not carry the conj bit; "
-                        "a judge that compares values only cannot see a returned conj view (see departures).",
+        judgement_notes="Values are compared (complex64: rtol 1.3e-6). The input's conj bit must reach the "
+                        "candidate (the judge's wire has to carry is_conj() with each tensor view), and the result "
+                        "must not carry the bit.",
         departures="The original's check of the conj bit on the output is not expressible in the record; the "
                    "judge needs an is_conj() check on resolve_conj outputs.")
 
@@ -188,7 +189,8 @@ def resolve_neg() -> OperatorSpec:
         prompt_notes="self may be a lazily negated view (self.is_neg()): its storage holds the values before "
                      "negation. Return a tensor whose is_neg() is False with self's (negated) values. Without the "
                      "neg bit, returning self would be correct (every case sets it).",
-        judgement_notes="Values are compared; the result must not carry the neg bit.",
+        judgement_notes="Values are compared. The input's neg bit must reach the candidate (the judge's wire has "
+                        "to carry is_neg() with each tensor view), and the result must not carry the bit.",
         departures="The neg-bit check on the output is not expressible in the record; the judge needs an "
                    "is_neg() check on resolve_neg outputs.")
 
