@@ -103,3 +103,12 @@ def test_checker_rejects_a_wrong_kernel():
 
     with pytest.raises(AssertionError):
         check_case(spec, case, Dense)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("operator_id", sorted(KERNEL_FILES))
+def test_kernel_file_passes_the_judges_static_scan(operator_id):
+    from evaluation.judge.static_scan import scan_source
+
+    path = KERNEL_FILES[operator_id]
+    result = scan_source(path.read_text(), path.name)
+    assert not result.syntax_error and result.findings == ()

@@ -29,6 +29,6 @@ def cublasCcopy_v2(n, x, incx, y, incy):
     if n <= 0:
         return y
     grid = (triton.cdiv(n, BLOCK_SIZE),)
-    _copy_pairs_kernel[grid](torch.view_as_real(x), torch.view_as_real(y), n, incx, incy, _start(n, incx),
+    _copy_pairs_kernel[grid](x.view(torch.float32), y.view(torch.float32), n, incx, incy, _start(n, incx),
                              _start(n, incy), BLOCK=BLOCK_SIZE)
     return y

@@ -39,6 +39,6 @@ def _start(n, inc):
 
 
 def cublasZdotc_v2(n, x, incx, y, incy, result):
-    _dotc_kernel[(1,)](torch.view_as_real(x), torch.view_as_real(y), torch.view_as_real(result), max(n, 0), incx,
+    _dotc_kernel[(1,)](x.view(torch.float64), y.view(torch.float64), result.view(torch.float64), max(n, 0), incx,
                        incy, _start(n, incx), _start(n, incy), BLOCK=BLOCK_SIZE)
     return result

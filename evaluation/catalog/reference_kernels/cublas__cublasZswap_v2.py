@@ -35,6 +35,6 @@ def cublasZswap_v2(n, x, incx, y, incy):
     if n <= 0:
         return x
     grid = (triton.cdiv(n, BLOCK_SIZE),)
-    _swap_pairs_kernel[grid](torch.view_as_real(x), torch.view_as_real(y), n, incx, incy, _start(n, incx),
+    _swap_pairs_kernel[grid](x.view(torch.float64), y.view(torch.float64), n, incx, incy, _start(n, incx),
                              _start(n, incy), BLOCK=BLOCK_SIZE)
     return x
