@@ -3,14 +3,19 @@
 A small local checker (the judge in evaluation/judge is the real one): candidate and reference get inputs built
 from the same seed; every compared output (lists of per-layer caches element by element) must match within the
 record's tolerance (OperatorSpec.tolerance), and statistical records must satisfy their stat_check.
+
+On a GPU host, ``KGB_VLLM_KERNEL_DEVICE=cuda pytest tests/catalog/test_reference_kernels_vllm.py`` runs the
+compiled kernels (no interpreter) on a sample of public cases instead, inputs moved to the device.
 """
 
 from __future__ import annotations
 
 import os
 
-# The interpreter must be on before triton creates any kernel: the kernel files are imported below.
-os.environ["TRITON_INTERPRET"] = "1"
+DEVICE = os.environ.get("KGB_VLLM_KERNEL_DEVICE", "cpu")
+if DEVICE == "cpu":
+    # The interpreter must be on before triton creates any kernel: the kernel files are imported below.
+    os.environ["TRITON_INTERPRET"] = "1"
 
 import importlib  # noqa: E402
 import importlib.util  # noqa: E402
@@ -21,7 +26,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from evaluation.catalog import registry  # noqa: E402
-from evaluation.catalog.spec import Case, OperatorSpec  # noqa: E402
+from evaluation.catalog.spec import Call, Case, OperatorSpec  # noqa: E402
 
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "evaluation" / "catalog" / "reference_kernels"
 RECORDS = {
@@ -33,8 +38,18 @@ RECORDS = {
 KERNEL_FILES = {
     name: KERNEL_DIR / f"vllm13__{name}.py" for name in RECORDS if (KERNEL_DIR / f"vllm13__{name}.py").exists()
 }
-SMOKE = [
-    pytest.param(RECORDS[name], case, id=case.case_id) for name in sorted(KERNEL_FILES) for case in RECORDS[name].smoke
+
+
+def sampled_public(spec: OperatorSpec) -> tuple[Case, ...]:
+    """GPU runs: the first, middle and last public cases of every record (each is a full-size case)."""
+    public = spec.public
+    return tuple(dict.fromkeys((public[0], public[len(public) // 2], public[-1])))
+
+
+CASES = [
+    pytest.param(RECORDS[name], case, id=case.case_id)
+    for name in sorted(KERNEL_FILES)
+    for case in (RECORDS[name].smoke if DEVICE == "cpu" else sampled_public(RECORDS[name]))
 ]
 _MODULES: dict[str, ModuleType] = {}
 
@@ -62,9 +77,26 @@ def comparable(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.float() if tensor.dtype in (torch.float8_e4m3fn, torch.float8_e5m2) else tensor
 
 
+def to_device(value: object) -> object:
+    if isinstance(value, torch.Tensor):
+        return value.to(DEVICE)
+    if isinstance(value, list):
+        return [to_device(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(to_device(item) for item in value)
+    return value
+
+
+def built(spec: OperatorSpec, case: Case, seed: int) -> Call:
+    call = spec.make_inputs(case, torch.Generator().manual_seed(seed))
+    if DEVICE == "cpu":
+        return call
+    return Call(args=to_device(call.args), kwargs={key: to_device(value) for key, value in call.kwargs.items()})
+
+
 def check_case(spec: OperatorSpec, case: Case, module: ModuleType, seed: int = 1234) -> None:
-    candidate_call = spec.make_inputs(case, torch.Generator().manual_seed(seed))
-    reference_call = spec.make_inputs(case, torch.Generator().manual_seed(seed))
+    candidate_call = built(spec, case, seed)
+    reference_call = built(spec, case, seed)
     returned = getattr(module, case.entry_point)(*candidate_call.args, **candidate_call.kwargs)
     candidate_outputs = spec.outputs_of(case, candidate_call, returned)
     if spec.stat_check is not None:
@@ -91,8 +123,9 @@ def test_at_least_ten_vllm_operators_have_reference_kernels() -> None:
     assert len(KERNEL_FILES) >= 10
 
 
-@pytest.mark.parametrize(("spec", "case"), SMOKE)
-def test_reference_kernel_passes_smoke_case(spec: OperatorSpec, case: Case) -> None:
+@pytest.mark.skipif(DEVICE != "cpu" and not torch.cuda.is_available(), reason="KGB_VLLM_KERNEL_DEVICE needs CUDA")
+@pytest.mark.parametrize(("spec", "case"), CASES)
+def test_reference_kernel_passes_case(spec: OperatorSpec, case: Case) -> None:
     check_case(spec, case, kernel_module(spec.name))
 
 

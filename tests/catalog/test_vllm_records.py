@@ -146,3 +146,43 @@ def test_moe_align_check_accepts_any_order_inside_a_segment_and_nothing_else() -
         spec.stat_check(case, call, spec.outputs_of(case, call, None))
         == "sorted_token_ids differ (as a multiset per expert segment)"
     )
+
+
+def on_device(value: object, device: str) -> object:
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(on_device(item, device) for item in value)
+    return value
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("spec", AVAILABLE, ids=lambda spec: spec.name)
+def test_public_references_run_on_cuda_and_agree_with_the_cpu(spec: OperatorSpec) -> None:
+    """References are device-agnostic: sampled public cases run on CUDA; the first one matches the CPU."""
+    public = spec.public
+    for position, case in enumerate(dict.fromkeys((public[0], public[len(public) // 2], public[-1]))):
+        call = spec.make_inputs(case, torch.Generator().manual_seed(99))
+        device_call = Call(args=on_device(call.args, "cuda"), kwargs=on_device(call.kwargs, "cuda"))
+        device_outputs = spec.outputs_of(case, device_call, spec.reference(case, device_call))
+        if spec.stat_check is not None:
+            assert spec.stat_check(case, device_call, device_outputs) is None
+            continue
+        if position:
+            continue
+        cpu_outputs = spec.outputs_of(case, call, spec.reference(case, call))
+        for index, (got, want) in enumerate(zip(device_outputs, cpu_outputs, strict=True)):
+            for got_tensor, want_tensor in zip(tensors_in(got), tensors_in(want), strict=True):
+                atol, rtol = spec.tolerance(case, index, want_tensor.dtype)
+                torch.testing.assert_close(
+                    got_tensor.cpu().float()
+                    if want_tensor.dtype.itemsize == 1 and want_tensor.dtype.is_floating_point
+                    else got_tensor.cpu(),
+                    want_tensor.float()
+                    if want_tensor.dtype.itemsize == 1 and want_tensor.dtype.is_floating_point
+                    else want_tensor,
+                    atol=atol,
+                    rtol=rtol,
+                    equal_nan=case.allow_nan,
+                )
