@@ -43,7 +43,7 @@ KERNEL_FILES = {
 def sampled_public(spec: OperatorSpec) -> tuple[Case, ...]:
     """GPU runs: the first, middle and last public cases of every record (each is a full-size case)."""
     public = spec.public
-    return tuple(dict.fromkeys((public[0], public[len(public) // 2], public[-1])))
+    return tuple(public[index] for index in sorted({0, len(public) // 2, len(public) - 1}))
 
 
 CASES = [
@@ -52,6 +52,9 @@ CASES = [
     for case in (RECORDS[name].smoke if DEVICE == "cpu" else sampled_public(RECORDS[name]))
 ]
 _MODULES: dict[str, ModuleType] = {}
+pytestmark = pytest.mark.skipif(
+    DEVICE != "cpu" and not torch.cuda.is_available(), reason="KGB_VLLM_KERNEL_DEVICE=cuda needs a CUDA device"
+)
 
 
 def kernel_module(name: str) -> ModuleType:
@@ -123,7 +126,6 @@ def test_at_least_ten_vllm_operators_have_reference_kernels() -> None:
     assert len(KERNEL_FILES) >= 10
 
 
-@pytest.mark.skipif(DEVICE != "cpu" and not torch.cuda.is_available(), reason="KGB_VLLM_KERNEL_DEVICE needs CUDA")
 @pytest.mark.parametrize(("spec", "case"), CASES)
 def test_reference_kernel_passes_case(spec: OperatorSpec, case: Case) -> None:
     check_case(spec, case, kernel_module(spec.name))
