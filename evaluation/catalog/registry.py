@@ -11,6 +11,13 @@ from evaluation.catalog.spec import OperatorSpec
 RECORD_MODULES: tuple[str, ...] = (
     "evaluation.catalog.aten.pointwise",
     "evaluation.catalog.aten.copies",
+    "evaluation.catalog.aten.creation",
+    "evaluation.catalog.aten.views",
+    "evaluation.catalog.aten.reductions",
+    "evaluation.catalog.aten.linalg",
+    "evaluation.catalog.aten.random_ops",
+    "evaluation.catalog.aten.indexing",
+    "evaluation.catalog.aten.losses",
     "evaluation.catalog.cublas.level1",
     "evaluation.catalog.cublas.level2",
     "evaluation.catalog.cublas.level3",
