@@ -47,7 +47,10 @@ class JudgeOptions:
     ghost_replay: bool = True
     isolate: bool = True
     timing: TimingOptions = field(default_factory=TimingOptions)
-    sandbox_factory: Callable[[str], Sandbox] | None = None  # a pool's acquire; None: start a fresh one
+    sandbox_factory: Callable[[str], Sandbox] | None = None  # e.g. a SandboxPool's acquire
+    # Without a factory: "forkserver" forks each sandbox from this process's zygote (milliseconds);
+    # "popen" starts a fresh interpreter per job (seconds; the naive baseline of scripts/bench_judge.py).
+    launcher: str = "forkserver"
     # Tests only: run the timing path on the CPU interpreter with host-clock "events". The public judge
     # never does this: on the interpreter a speedup would be meaningless.
     timing_on_cpu_for_tests: bool = False
@@ -204,10 +207,9 @@ class _Judgement:
 
     def _start_sandbox(self) -> None:
         started = time.monotonic()
-        factory = self.options.sandbox_factory
-        self.sandbox = factory(self.job.device_type) if factory else Sandbox(self.job.device_type,
-                                                                             isolate=self.options.isolate)
-        self.environment["sandbox"] = {"applied": self.sandbox.protections.applied,
+        self.sandbox = self._new_sandbox()
+        self.environment["sandbox"] = {"launcher": self.sandbox.launcher,
+                                       "applied": self.sandbox.protections.applied,
                                        "unavailable": self.sandbox.protections.unavailable}
         try:
             if self.sandbox.ready_seconds is None:
@@ -234,6 +236,19 @@ class _Judgement:
             raise Verdict("failed_compile", "the kernel file raised on import:\n" + error[-3000:])
         self._integrity(reply.get("integrity", []), None, "")
         self.check("entry_points", "passed", ", ".join(entry_points))
+
+    def _new_sandbox(self) -> Sandbox:
+        if self.options.sandbox_factory is not None:
+            return self.options.sandbox_factory(self.job.device_type)
+        if self.options.launcher == "forkserver":
+            from evaluation.judge.forkserver import ForkServerError, shared_forkserver
+
+            try:
+                server = shared_forkserver(self.job.device_type)
+                return Sandbox(self.job.device_type, isolate=self.options.isolate, forkserver=server)
+            except ForkServerError as error:
+                self.environment["forkserver_error"] = str(error)
+        return Sandbox(self.job.device_type, isolate=self.options.isolate)
 
     def _sandbox_device(self) -> str:
         return "cpu" if self.job.device_type == "cpu" else f"{self.job.device_type}:0"

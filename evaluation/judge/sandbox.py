@@ -78,10 +78,42 @@ def _preexec(limits: Limits, device_type: str) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
 
 
-class Sandbox:
-    """One sandbox process. Create, ``start_job``, exchange messages, ``close``."""
+def base_env(device_type: str, limits: Limits = Limits()) -> dict[str, str]:
+    """The allow-listed environment every sandbox (and the zygote) starts from: no secrets, no URLs."""
+    env = {key: os.environ[key] for key in ENV_ALLOW if key in os.environ}
+    env.setdefault("PATH", "/usr/bin:/bin")
+    env.update({"PYTHONPATH": str(PROJECT_ROOT), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "random",
+                "PYTHONUNBUFFERED": "1"})
+    if device_type == "cpu":
+        env.update({"TRITON_INTERPRET": "1", "OMP_NUM_THREADS": str(limits.cpu_threads)})
+    return env
 
-    def __init__(self, device_type: str, limits: Limits = Limits(), isolate: bool = True) -> None:
+
+def zygote_env(device_type: str) -> dict[str, str]:
+    env = base_env(device_type)
+    if os.geteuid() == 0 and _nobody() is not None and not shutil.which("setpriv"):
+        env["KGB_SANDBOX_SETUID"] = str(_nobody()[0])
+    return env
+
+
+def isolation_prefix(isolate: bool) -> list[str]:
+    """``unshare -n`` (new network namespace) and ``setpriv`` (user nobody) where this process may use them."""
+    prefix: list[str] = ["unshare", "-n"] if isolate and _netns_available() else []
+    nobody = _nobody() if isolate and os.geteuid() == 0 else None
+    if nobody is not None and shutil.which("setpriv"):
+        prefix += ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups", "--"]
+    return prefix
+
+
+class Sandbox:
+    """One sandbox process. Create, ``request`` messages, ``close``.
+
+    ``forkserver`` given: the process is forked from that zygote (fast); otherwise a fresh interpreter is
+    started with Popen. Both get the same protections.
+    """
+
+    def __init__(self, device_type: str, limits: Limits = Limits(), isolate: bool = True,
+                 forkserver: Any = None) -> None:
         self.device_type = device_type
         self.limits = limits
         self.protections = Protections()
@@ -90,54 +122,62 @@ class Sandbox:
         self.logdir = Path(tempfile.mkdtemp(prefix="kgb-logs-"))  # outside the sandbox's reach when dropped
         self.started_at = time.monotonic()
         self.ready_seconds: float | None = None
+        self.launcher = "forkserver" if forkserver is not None else "popen"
         cmd_read, self.cmd_write = os.pipe()
         self.res_read, res_write = os.pipe()
         for path in ("home", "tmp", "triton-cache"):
             (self.workdir / path).mkdir()
-        env = {key: os.environ[key] for key in ENV_ALLOW if key in os.environ}
-        env.update({
-            "HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),
-            "TRITON_CACHE_DIR": str(self.workdir / "triton-cache"), "PYTHONPATH": str(PROJECT_ROOT),
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "random", "PYTHONUNBUFFERED": "1",
-        })
-        env.setdefault("PATH", "/usr/bin:/bin")
+        run_env = {"HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),
+                   "TRITON_CACHE_DIR": str(self.workdir / "triton-cache")}
+        env = dict(base_env(device_type, limits), **run_env)
         self.protections.applied += ["scrubbed environment (allow-list)", "fresh temp cwd/HOME/TRITON_CACHE_DIR",
                                      "own process group", "rlimits: core=0, nofile, fsize, nproc"]
         if device_type == "cpu":
-            env.update({"TRITON_INTERPRET": "1", "OMP_NUM_THREADS": str(limits.cpu_threads)})
             self.protections.applied.append("rlimit address space")
         else:
             self.protections.unavailable.append("rlimit address space (breaks the CUDA driver; GPU memory capped "
                                                 "with set_per_process_memory_fraction instead)")
-        prefix: list[str] = []
         is_root = os.geteuid() == 0
-        if isolate and _netns_available():
-            prefix += ["unshare", "-n"]
+        netns = isolate and _netns_available()
+        if netns and forkserver is not None:
+            self.protections.applied.append("no network (network namespace of the zygote, shared by its forks)")
+        elif netns:
             self.protections.applied.append("no network (new network namespace)")
         else:
             self.protections.unavailable.append("network namespace (needs root and unshare)")
         nobody = _nobody() if isolate and is_root else None
         if nobody is not None:
-            uid, gid = nobody
             for path in [self.workdir, *self.workdir.iterdir()]:
-                os.chown(path, uid, gid)
-            if shutil.which("setpriv"):
-                prefix += ["setpriv", f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
-            else:
-                env["KGB_SANDBOX_SETUID"] = str(uid)
+                os.chown(path, *nobody)
             self.protections.applied.append("runs as user nobody")
         else:
             self.protections.unavailable.append("privilege drop (not root)" if not is_root else "privilege drop")
         self.stdout_path = self.logdir / "stdout.log"
         self.stderr_path = self.logdir / "stderr.log"
-        command = [*prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.sandbox_main",
-                   "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
         with open(self.stdout_path, "wb") as stdout, open(self.stderr_path, "wb") as stderr:
-            self.process = subprocess.Popen(
-                command, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                pass_fds=(cmd_read, res_write), start_new_session=True, close_fds=True,
-                preexec_fn=functools.partial(_preexec, limits, device_type),
-            )
+            if forkserver is not None:
+                from evaluation.judge.forkserver import ForkedProcess
+
+                # The zygote already runs in its network namespace and as nobody (isolation_prefix).
+                request = {"workdir": str(self.workdir), "env": run_env, "netns": False, "uid": None, "gid": None,
+                           "limits": {"nofile": limits.nofile, "fsize": limits.fsize_bytes, "nproc": limits.nproc,
+                                      "address_space": limits.address_space_bytes if device_type == "cpu" else 0}}
+                pid = forkserver.fork(request, [cmd_read, res_write, stdout.fileno(), stderr.fileno()])
+                self.process: Any = ForkedProcess(forkserver, pid)
+            else:
+                prefix: list[str] = ["unshare", "-n"] if netns else []
+                if nobody is not None:
+                    if shutil.which("setpriv"):
+                        prefix += ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups", "--"]
+                    else:
+                        env["KGB_SANDBOX_SETUID"] = str(nobody[0])
+                command = [*prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.sandbox_main",
+                           "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
+                self.process = subprocess.Popen(
+                    command, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
+                    pass_fds=(cmd_read, res_write), start_new_session=True, close_fds=True,
+                    preexec_fn=functools.partial(_preexec, limits, device_type),
+                )
         os.close(cmd_read)
         os.close(res_write)
 

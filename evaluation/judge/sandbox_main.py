@@ -37,6 +37,7 @@ def main() -> int:
     from evaluation.judge import guard, wire
     from evaluation.judge.sandbox_worker import Worker
 
+    guard.warm_up()
     hooks = guard.install_launch_hooks()
     wire.send(options.res_fd, {"event": "ready", "pid": os.getpid(), "uid": os.getuid()})
     worker = Worker(options.cmd_fd, options.res_fd, hooks)

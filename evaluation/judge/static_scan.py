@@ -57,8 +57,8 @@ TENSOR_METHODS_ALLOWED = {
     "new_full", "new_tensor", "zero_", "fill_", "copy_", "clone", "detach", "to", "split", "chunk", "unbind",
     "movedim", "moveaxis", "swapaxes", "swapdims", "unfold", "diagonal", "view_as_real", "is_cuda", "is_cpu",
     "is_floating_point", "is_complex", "is_signed", "layout", "storage_offset", "get_device", "is_leaf",
-    "requires_grad", "values", "type", "resize_", "is_meta", "real", "imag", "names", "stride", "is_sparse",
-    "requires_grad_", "dim_order", "is_set_to", "storage_offset", "untyped_storage", "item_size",
+    "requires_grad", "values", "type", "resize_", "is_meta", "real", "imag", "names", "is_sparse",
+    "requires_grad_", "dim_order", "is_set_to",
 }
 # Attribute names that are never fine outside jit bodies, on anything.
 EXTRA_DENIED_ATTRIBUTES = {

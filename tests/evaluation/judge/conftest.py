@@ -39,19 +39,24 @@ def small_cos_record() -> OperatorSpec:
 
 
 @pytest.fixture(scope="session")
-def sandbox_pool():
-    with SandboxPool("cpu", size=2) as pool:
-        yield pool
+def warm_forkserver():
+    """The zygote imports torch once per session (seconds); every sandbox after that forks in milliseconds."""
+    from evaluation.judge.forkserver import shared_forkserver
+
+    server = shared_forkserver("cpu")
+    server.wait_ready()
+    return server
 
 
 @pytest.fixture
-def run_judge(sandbox_pool):
+def run_judge(warm_forkserver):
     def run(relative: str, *, spec: OperatorSpec | None = None, static_scan: bool = True, budget: float = 120.0,
-            tiers: tuple[str, ...] = ("smoke",), source: str | None = None) -> JudgeResult:
+            tiers: tuple[str, ...] = ("smoke",), source: str | None = None, pool: SandboxPool | None = None,
+            launcher: str = "forkserver") -> JudgeResult:
         job = JudgeJob(operator_id="aten::cos", source_code=source if source is not None else kernel_source(relative),
                        chip_slug="cpu-interpreter", device_type="cpu", tiers=tiers, time_budget_s=budget)
-        options = JudgeOptions(spec=spec or small_cos_record(), static_scan=static_scan,
-                               sandbox_factory=sandbox_pool.acquire)
+        options = JudgeOptions(spec=spec or small_cos_record(), static_scan=static_scan, launcher=launcher,
+                               sandbox_factory=pool.acquire if pool else None)
         return judge_with(job, options)
 
     return run

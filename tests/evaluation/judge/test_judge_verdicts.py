@@ -43,7 +43,7 @@ def test_sandbox_protections_are_recorded(run_judge):
     if os.geteuid() == 0:
         assert "runs as user nobody" in sandbox["applied"]
         assert sandbox["uid"] == 65534
-        assert "no network (new network namespace)" in sandbox["applied"]
+        assert any(item.startswith("no network") for item in sandbox["applied"])
 
 
 def test_wrong_values_fail_correctness_naming_the_first_case(run_judge):
@@ -142,3 +142,26 @@ def test_file_flood_hits_the_file_size_limit(run_judge):
 def test_judge_survives_and_judges_again_after_crashes(run_judge):
     assert run_judge("wrong/segfault.py", static_scan=False).status == "failed_runtime"
     assert run_judge("good/cos_plain.py").status == "passed"
+
+
+def test_popen_launcher_and_pool_give_the_same_verdicts(run_judge):
+    from evaluation.judge.pool import SandboxPool
+
+    fresh = run_judge("good/cos_plain.py", launcher="popen")
+    with SandboxPool("cpu", size=1) as pool:
+        pooled = run_judge("wrong/wrong_values.py", pool=pool)
+
+    assert (fresh.status, fresh.environment["sandbox"]["launcher"]) == ("passed", "popen")
+    assert (pooled.status, pooled.environment["sandbox"]["launcher"]) == ("failed_correctness", "popen")
+
+
+def test_forked_sandboxes_run_as_nobody_in_their_own_directory(run_judge):
+    import os
+
+    result = run_judge("good/cos_plain.py")
+
+    assert result.environment["sandbox"]["launcher"] == "forkserver"
+    if os.geteuid() == 0:
+        assert result.environment["sandbox"]["uid"] == 65534
+        assert "no network (network namespace of the zygote, shared by its forks)" in \
+            result.environment["sandbox"]["applied"]

@@ -1,0 +1,122 @@
+"""The judge's handle on its zygote (forkserver_main): one per judging process and device type.
+
+``shared_forkserver(device_type)`` starts the zygote on first use (torch import, ~4 s) and reuses it; a
+zygote that died is replaced. Sandboxes forked from it behave like freshly started ones (see sandbox.py)
+but start in milliseconds. The zygote itself never holds a job's data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+_SHARED: dict[tuple[int, str], ForkServer] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+class ForkServerError(Exception):
+    pass
+
+
+class ForkServer:
+    def __init__(self, device_type: str, env: dict[str, str], prefix: list[str] | None = None) -> None:
+        """``prefix`` (``unshare -n setpriv ...``) puts the zygote, and so every fork, in a network namespace
+        and under user nobody from the start: a root zygote could not import the rest of its standard
+        library after its children drop privileges, and the drop is then inherited, not repeated."""
+        self.device_type = device_type
+        self.prefix = list(prefix or [])
+        self._lock = threading.Lock()
+        self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.workdir = tempfile.mkdtemp(prefix="kgb-zygote-")
+        self.process = subprocess.Popen(
+            [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.forkserver_main", "--sock-fd", str(child.fileno())],
+            cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
+        )
+        child.close()
+        self._ready = False
+        self.started_at = time.monotonic()
+        self.ready_seconds: float | None = None
+
+    def _receive(self, timeout: float) -> dict[str, Any]:
+        self._sock.settimeout(timeout)
+        try:
+            data = self._sock.recv(1 << 16)
+        except (TimeoutError, OSError) as error:
+            raise ForkServerError(f"zygote did not answer: {error}") from None
+        if not data:
+            raise ForkServerError("zygote closed its socket")
+        return json.loads(data)
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        if not self._ready:
+            self._receive(timeout)
+            self._ready = True
+            self.ready_seconds = time.monotonic() - self.started_at
+
+    def fork(self, request: dict[str, Any], fds: list[int], timeout: float = 60.0) -> int:
+        with self._lock:
+            self.wait_ready(timeout)
+            socket.send_fds(self._sock, [json.dumps(dict(request, op="fork")).encode()], fds)
+            return int(self._receive(timeout)["pid"])
+
+    def returncode(self, pid: int) -> int | None:
+        with self._lock:
+            try:
+                self._sock.send(json.dumps({"op": "status", "pid": pid}).encode())
+                return self._receive(30.0).get("returncode")
+            except (OSError, ForkServerError):
+                return None
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        try:
+            self._sock.close()
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+            self.process.wait(timeout=10)
+
+
+class ForkedProcess:
+    """The part of ``subprocess.Popen`` a Sandbox uses, for a child of the zygote."""
+
+    def __init__(self, server: ForkServer, pid: int) -> None:
+        self.server = server
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self.server.returncode(self.pid)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("forked sandbox", timeout)
+            time.sleep(0.02)
+        return self.returncode  # type: ignore[return-value]
+
+
+def shared_forkserver(device_type: str) -> ForkServer:
+    """This process's zygote for ``device_type`` (started on first use, replaced when it died)."""
+    from evaluation.judge.sandbox import isolation_prefix, zygote_env
+
+    key = (os.getpid(), device_type)
+    with _SHARED_LOCK:
+        server = _SHARED.get(key)
+        if server is None or not server.alive():
+            server = ForkServer(device_type, zygote_env(device_type), isolation_prefix(isolate=True))
+            _SHARED[key] = server
+        return server

@@ -1,0 +1,145 @@
+"""A zygote: imports torch and triton once, then forks one sandbox per job (design point 6).
+
+``python -s -P -m evaluation.judge.forkserver_main --sock-fd N`` is started by evaluation.judge.forkserver
+with the same scrubbed environment as a sandbox. It never initialises a device, never loads a candidate and
+never sees a job's seed or inputs: it only receives, over its unix socket, the fds and settings of the next
+sandbox, forks, and reports pids and exit statuses. The forked child applies the same protections a
+freshly started sandbox gets (new session, rlimits, network namespace, user nobody, fresh directories),
+then runs the sandbox worker. Forking costs milliseconds where a fresh interpreter costs seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+import traceback
+from typing import Any
+
+CLONE_NEWNET = 0x40000000
+PR_SET_PDEATHSIG = 1
+
+
+def _libc() -> Any:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _child(request: dict[str, Any], fds: list[int], sock: socket.socket) -> None:
+    """Runs in the forked child: become a sandbox, serve one job, never return."""
+    code = 3
+    try:
+        cmd_read, res_write, stdout_fd, stderr_fd = fds
+        sock.close()
+        os.setsid()
+        os.dup2(stdout_fd, 1)
+        os.dup2(stderr_fd, 2)
+        os.close(stdout_fd)
+        os.close(stderr_fd)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        for key, value in request["env"].items():
+            os.environ[key] = value
+        os.chdir(request["workdir"])
+        limits = request["limits"]
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"], limits["nofile"]))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize"], limits["fsize"]))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
+        if limits.get("address_space"):
+            resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"], limits["address_space"]))
+        if request.get("netns") and _libc().unshare(CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
+        if request.get("uid") is not None:
+            os.setgroups([])
+            os.setgid(int(request["gid"]))
+            os.setuid(int(request["uid"]))
+        sys.argv = ["evaluation.judge.sandbox_main", "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
+        from evaluation.judge import guard, wire
+        from evaluation.judge.sandbox_worker import Worker
+
+        hooks = guard.install_launch_hooks()
+        wire.send(res_write, {"event": "ready", "pid": os.getpid(), "uid": os.getuid()})
+        worker = Worker(cmd_read, res_write, hooks)
+        try:
+            worker.serve()
+            code = 0
+        except wire.PeerClosed:
+            code = 0
+        except BaseException:
+            try:
+                wire.send(res_write, {"event": "harness_error", "token": worker.token,
+                                      "error": traceback.format_exc()[-4000:]})
+            except Exception:
+                pass
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sock-fd", type=int, required=True)
+    options = parser.parse_args()
+    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the judge process went away: so do we
+    uid = os.environ.pop("KGB_SANDBOX_SETUID", "")
+    if uid and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(int(uid))
+        os.setuid(int(uid))
+    import torch  # noqa: F401  (the point: imported once, shared by every fork)
+    import triton  # noqa: F401
+    import triton.runtime.interpreter  # noqa: F401
+    import triton.runtime.jit  # noqa: F401
+
+    import evaluation.catalog.spec  # noqa: F401
+    from evaluation.judge import guard
+
+    guard.warm_up()
+    import evaluation.judge.sandbox_worker  # noqa: F401
+    import evaluation.judge.timing_sandbox  # noqa: F401
+
+    sock = socket.socket(fileno=options.sock_fd)
+    statuses: dict[int, int] = {}
+    sock.send(json.dumps({"event": "ready", "pid": os.getpid()}).encode())
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
+        except OSError:
+            return 0
+        if not message:
+            return 0
+        request = json.loads(message)
+        _reap(statuses)
+        if request["op"] == "fork":
+            pid = os.fork()
+            if pid == 0:
+                _child(request, fds, sock)
+            for fd in fds:
+                os.close(fd)
+            reply: dict[str, Any] = {"pid": pid}
+        elif request["op"] == "status":
+            pid = int(request["pid"])
+            reply = {"pid": pid, "returncode": statuses.get(pid)}
+        else:
+            reply = {"error": f"unknown op {request['op']!r}"}
+        sock.send(json.dumps(reply).encode())
+
+
+def _reap(statuses: dict[int, int]) -> None:
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        statuses[pid] = -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
