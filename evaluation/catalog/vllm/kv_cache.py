@@ -7,7 +7,17 @@ import random
 import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
-from evaluation.catalog.vllm.common import EXACT, FLOAT16_DTYPES, cases, product, randint, randn, randperm, record
+from evaluation.catalog.vllm.common import (
+    EXACT,
+    FLOAT16_DTYPES,
+    cases,
+    product,
+    randint,
+    randn,
+    randperm,
+    record,
+    vllm_baseline,
+)
 
 CACHE_SHAPES = (
     (4, 8, 64, 16),
@@ -432,6 +442,12 @@ def swap_inputs(case: Case, generator: torch.Generator) -> Call:
     return Call(args=[src, dst, mapping.to(torch.int64).contiguous()])
 
 
+def swap_baseline(case: Case, call: Call):
+    """vLLM's swap_blocks requires block_mapping on the CPU."""
+    src, dst, mapping = call.args
+    return vllm_baseline("swap_blocks")(case, Call(args=[src, dst, mapping.cpu()]))
+
+
 def swap_reference(case: Case, call: Call) -> None:
     src, dst, mapping = call.args
     mapping = mapping.to(src.device)
@@ -480,6 +496,7 @@ SWAP_BLOCKS = record(
         timed=swap_timed,
     ),
     held_out=swap_held_out,
+    baseline=swap_baseline,
     mutates=(1,),
     compare_return=False,
     tolerance_override=EXACT,
