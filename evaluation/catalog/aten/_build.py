@@ -31,8 +31,35 @@ def entry(schema: str, *, mutates: tuple[int | str, ...] = (), compare_return: b
     qualified, _, rest = schema.partition("(")
     overload_name = qualified.split("::", 1)[1]
     name = overload_name.replace(".", "_")
-    return EntryPoint(name=name, signature=f"{name}({rest}", aten_overload=qualified, mutates=mutates,
-                      compare_return=compare_return)
+    arguments, _, returns = rest.rpartition(") -> ")
+    return EntryPoint(name=name, signature=f"{name}({python_arguments(arguments)}) -> {returns}",
+                      aten_overload=qualified, mutates=mutates, compare_return=compare_return)
+
+
+def python_arguments(arguments: str) -> str:
+    """ATen argument notation in the entry points' notation: ``int[1]? dim=None`` -> ``dim: int[1] | None = None``."""
+    parts, depth, current = [], 0, ""
+    for char in arguments:
+        depth += char in "[("
+        depth -= char in "])"
+        if char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += char
+    if current.strip():
+        parts.append(current.strip())
+    converted = []
+    for part in parts:
+        if part == "*":
+            converted.append(part)
+            continue
+        declaration, has_default, default = part.partition("=")
+        type_name, _, argument_name = declaration.strip().rpartition(" ")
+        if type_name.endswith("?"):
+            type_name = f"{type_name[:-1]} | None"
+        converted.append(f"{argument_name}: {type_name}" + (f" = {default}" if has_default else ""))
+    return ", ".join(converted)
 
 
 def aten_overload(qualified: str) -> torch._ops.OpOverload:
