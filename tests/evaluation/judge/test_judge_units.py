@@ -1,0 +1,172 @@
+"""Fast unit tests of the judge's pieces: static scan policy, wire format, comparison, chip detection, CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from evaluation.judge import wire
+from evaluation.judge.backends import chip_slug_for, detect_chip
+from evaluation.judge.static_scan import scan_source
+
+HONEST = '''
+import math
+from typing import Optional
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+BLOCK = 256
+CONFIGS = [triton.Config({"BLOCK": b}, num_warps=w) for b in (64, 128) for w in (2, 4)]
+
+
+@triton.heuristics({"EVEN": lambda args: args["n"] % args["BLOCK"] == 0})
+@triton.jit
+def kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr, EVEN: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    acc = x.to(tl.float32).sum(axis=0) + tl.sum(x, axis=0)
+    y = tl.dot(x, x) if BLOCK > 16 else x @ x
+    tl.store(y_ptr + offs, libdevice.tanh(x).to(y_ptr.dtype.element_ty), mask=offs < n)
+
+
+def helper(shape):
+    return math.prod(shape), triton.cdiv(max(shape[0], 1), BLOCK)
+
+
+def op(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    assert x.is_contiguous() or x.dim() >= 0, "any"
+    x = x.contiguous().view(-1).reshape(x.shape).flatten()
+    y = torch.empty_like(x) if out is None else out
+    z = torch.empty_strided((2, 3), (3, 1), dtype=torch.float16, device=x.device)
+    w = x.new_empty((4,)).zero_()
+    sizes = {"n": x.numel(), "stride": x.stride(0)}
+    for key, value in sizes.items():
+        pass
+    grid = lambda meta: (triton.cdiv(x.numel(), meta["BLOCK"]),)
+    kernel[grid](x, y, x.numel(), BLOCK=BLOCK * 2 // 2 + 0)
+    if x.dtype == torch.bfloat16 and torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return y.view(x.shape).transpose(0, 0).permute(0).unsqueeze(0).squeeze(0)
+'''
+
+
+def test_honest_patterns_pass_the_scan():
+    result = scan_source(HONEST)
+
+    assert result.syntax_error == ""
+    assert result.findings == ()
+
+
+@pytest.mark.parametrize(("snippet", "rule"), [
+    ("import torch\ny = torch.nn.functional.gelu", "torch_call"),
+    ("import torch\nt = torch\ny = t.sin", "torch_call"),
+    ("import torch.nn.functional as F", "import"),
+    ("from torch import mm", "torch_call"),
+    ("def f(x):\n    return x.sum()", "tensor_method"),
+    ("def f(x):\n    return x.cpu()", "tensor_method"),
+    ("def f(x):\n    return x.numpy()", "tensor_method"),
+    ("def f(x, y):\n    x @= y", "matmul_operator"),
+    ("def f(x):\n    return x.__class__", "private_attribute"),
+    ("def f():\n    return globals()", "banned_builtin"),
+    ("def f():\n    return eval('1')", "banned_builtin"),
+    ("import operator", "import"),
+    ("import sys", "import"),
+    ("import triton\nx = triton.knobs", "triton_internals"),
+    ("def f(x):\n    x.data = 1", "attribute_store"),
+    ("T = type('T', (), {})", "dynamic_class"),
+    ("def __torch_function__(cls):\n    pass", "dunder_def"),
+    ("import torch\ns = torch.cuda.Stream()", "torch_call"),
+    ("import torch\ng = torch.cuda.CUDAGraph()", "torch_call"),
+    ("import torch\nc = torch.compile", "torch_call"),
+    ("import torch\nl = torch.library", "torch_call"),
+    ("import torch\nc = torch._C", "private_attribute"),
+])
+def test_scan_refuses(snippet, rule):
+    result = scan_source(snippet)
+
+    assert rule in {finding.rule for finding in result.findings}
+
+
+def test_wire_round_trip_keeps_strides_offsets_and_aliasing():
+    base = torch.arange(24, dtype=torch.float32)
+    view = base[2:].view(2, 11)[:, ::2]
+    transposed = base.view(4, 6).t()
+    value = {"args": [view, transposed, 3, 2.5, float("nan"), torch.float16, (1, [2, None])],
+             "kwargs": {"out": base, "flag": True}}
+    encoder = wire.Encoder()
+    payload = json.loads(json.dumps(encoder.encode(value)))
+
+    assert len(encoder.blobs) == 1  # one storage for three aliasing views
+    decoded = wire.Decoder(encoder.blobs).decode(payload)
+    args, kwargs = decoded["args"], decoded["kwargs"]
+    assert args[0].stride() == view.stride() and args[0].storage_offset() == view.storage_offset()
+    assert torch.equal(args[0], view) and torch.equal(args[1], transposed)
+    assert args[1].stride() == (1, 6)
+    assert args[2:4] == [3, 2.5] and args[4] != args[4] and args[5] is torch.float16 and args[6] == (1, [2, None])
+    kwargs["out"][2] = 100.0  # aliasing survived: the views see the write
+    assert float(args[0][0, 0]) == 100.0
+
+
+def test_wire_refuses_views_past_their_storage():
+    encoder = wire.Encoder()
+    payload = encoder.encode(torch.zeros(4))
+    payload["__tensor__"]["size"] = [1000]
+
+    with pytest.raises(wire.WireError, match="runs past its storage"):
+        wire.Decoder(encoder.blobs).decode(payload)
+
+
+def test_wire_frames_over_a_pipe_and_caps_sizes():
+    import os
+
+    read, write = os.pipe()
+    wire.send(write, {"event": "x", "n": 1}, [b"abc", b""])
+    header, blobs = wire.receive(read, deadline=None)
+    assert (header, blobs) == ({"event": "x", "n": 1}, [b"abc", b""])
+    wire.send(write, {"event": "big"}, [b"0" * 100])
+    with pytest.raises(wire.WireError, match="exceed the cap"):
+        wire.receive(read, deadline=None, max_blob_bytes=10)
+    os.close(read)
+    os.close(write)
+
+
+@pytest.mark.parametrize(("name", "slug"), [
+    ("NVIDIA H200", "nvidia-h200"),
+    ("NVIDIA H100 80GB HBM3", "nvidia-h100"),
+    ("NVIDIA A100-SXM4-80GB", "nvidia-a100"),
+    ("Some New Accelerator X1", "some-new-accelerator-x1"),
+])
+def test_chip_slugs(name, slug):
+    assert chip_slug_for(name) == slug
+
+
+def test_detect_chip_without_a_gpu_and_with_the_override(monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("this host has a GPU")
+    monkeypatch.delenv("KGB_CHIP", raising=False)
+    assert detect_chip() == ("cpu-interpreter", "cpu")
+    monkeypatch.setenv("KGB_CHIP", "my-chip")
+    assert detect_chip() == ("my-chip", "cpu")
+
+
+def test_compare_nan_dtype_and_tolerance_rules():
+    from conftest import small_cos_record
+
+    from evaluation.catalog.spec import Call, Case
+    from evaluation.judge.compare import compare_outputs
+
+    spec = small_cos_record()
+    case = Case("cos", {"shape": [3], "dtype": "float32"})
+    call = Call(args=[torch.zeros(3)])
+    ref = torch.tensor([1.0, 2.0, 3.0])
+    assert compare_outputs(spec, case, call, (ref + 1e-5,), (ref,)) is None
+    assert compare_outputs(spec, case, call, (ref + 1e-3,), (ref,)).startswith("output 0: 3 of 3 values outside")
+    assert compare_outputs(spec, case, call, (torch.tensor([1.0, float("nan"), 3.0]),), (ref,)) == \
+        "output 0: 1 NaN value(s) (the case does not allow NaN)"
+    assert compare_outputs(spec, case, call, (ref.double(),), (ref,)) == \
+        "output 0: dtype torch.float64 != expected torch.float32"
+    assert compare_outputs(spec, case, call, (ref, ref), (ref,)) == "2 output(s), expected 1"
