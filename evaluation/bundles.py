@@ -29,7 +29,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -69,9 +69,13 @@ def sign_bundle(*, key: bytes, bundle_id: str, chip: str, jobs: list[dict[str, A
 # --- Judging a bundle (no Django) ----------------------------------------------------------------------------
 
 
-def judge_bundle(bundle: dict[str, Any], *, judged_chip: str,
-                 judge: Callable[[JudgeJob], JudgeResult] | None = None,
-                 progress: Callable[[int, int, str], None] | None = None) -> dict[str, Any]:
+def judge_bundle(
+    bundle: dict[str, Any],
+    *,
+    judged_chip: str,
+    judge: Callable[[JudgeJob], JudgeResult] | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> dict[str, Any]:
     """Judge every job of a job bundle; return the results bundle (which carries the job bundle back).
 
     ``judged_chip`` is the chip this host has: the server refuses results whose chip is not the bundle's.
@@ -92,8 +96,9 @@ def judge_bundle(bundle: dict[str, Any], *, judged_chip: str,
         except Exception:  # the judge promises not to raise for a kernel's faults: this one is ours
             result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
         result.stage_seconds.setdefault("bundle_total", round(time.monotonic() - started, 3))
-        results.append({"run_id": entry["run_id"], "job_digest": entry["digest"], "chip": judged_chip,
-                        "result": result.to_json()})
+        results.append(
+            {"run_id": entry["run_id"], "job_digest": entry["digest"], "chip": judged_chip, "result": result.to_json()}
+        )
         if progress:
             progress(index, total, result.status)
     return {
@@ -113,7 +118,7 @@ def _hostname() -> str:
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 # --- Server side: export and import (Django, imported lazily) ---------------------------------------------
@@ -141,13 +146,22 @@ def bundle_export(*, chip_slug: str, limit: int = 100) -> dict[str, Any]:
     bundle_id = BUNDLE_LEASE_PREFIX + secrets.token_hex(12)
     now = django_timezone.now()
     jobs = []
-    queued = (Run.objects.filter(chip=chip, status=RunStatus.QUEUED)
-              .select_related("chip", "kernel__operator").order_by("queued_at", "pk")[: max(0, limit)])
+    queued = (
+        Run.objects.filter(chip=chip, status=RunStatus.QUEUED)
+        .select_related("chip", "kernel__operator")
+        .order_by("queued_at", "pk")[: max(0, limit)]
+    )
     for run in queued:
         try:
-            run = run_transition(run=run, to_status=RunStatus.RUNNING, lease=bundle_id,
-                                 worker=BUNDLE_WORKER_PREFIX + bundle_id, worker_pid=None,
-                                 attempts=run.attempts + 1, started_at=now)
+            run = run_transition(
+                run=run,
+                to_status=RunStatus.RUNNING,
+                lease=bundle_id,
+                worker=BUNDLE_WORKER_PREFIX + bundle_id,
+                worker_pid=None,
+                attempts=run.attempts + 1,
+                started_at=now,
+            )
         except IllegalRunTransition:
             continue  # an online worker claimed it first
         job = run_build_job(run=run).to_json()
@@ -173,8 +187,13 @@ class ImportReport:
     missing: list[int] = field(default_factory=list)  # runs of the bundle with no result in this import
 
     def to_json(self) -> dict[str, Any]:
-        return {"bundle_id": self.bundle_id, "recorded": self.recorded, "already_recorded": self.already_recorded,
-                "not_held": self.not_held, "missing": self.missing}
+        return {
+            "bundle_id": self.bundle_id,
+            "recorded": self.recorded,
+            "already_recorded": self.already_recorded,
+            "not_held": self.not_held,
+            "missing": self.missing,
+        }
 
 
 def check_results_bundle(document: Any, *, chip_slug: str) -> list[str]:
@@ -185,8 +204,9 @@ def check_results_bundle(document: Any, *, chip_slug: str) -> list[str]:
     if not isinstance(bundle, dict) or not isinstance(bundle.get("jobs"), list):
         return ["the results do not carry their job bundle"]
     try:
-        expected = sign_bundle(key=bundle_key(), bundle_id=str(bundle.get("bundle_id")), chip=str(bundle.get("chip")),
-                               jobs=bundle["jobs"])
+        expected = sign_bundle(
+            key=bundle_key(), bundle_id=str(bundle.get("bundle_id")), chip=str(bundle.get("chip")), jobs=bundle["jobs"]
+        )
     except (TypeError, ValueError):
         return ["the job bundle is malformed"]
     if not hmac.compare_digest(expected, str(bundle.get("signature", ""))):
@@ -218,7 +238,10 @@ def check_results_bundle(document: Any, *, chip_slug: str) -> list[str]:
             problems.append(f"{label}: given twice")
             continue
         seen.add(run_id)
-        if item.get("job_digest") != jobs[run_id]["digest"] or job_digest(jobs[run_id]["job"]) != jobs[run_id]["digest"]:
+        if (
+            item.get("job_digest") != jobs[run_id]["digest"]
+            or job_digest(jobs[run_id]["job"]) != jobs[run_id]["digest"]
+        ):
             problems.append(f"{label}: job digest does not match the bundle's job")
         if item.get("chip") != bundle["chip"]:
             problems.append(f"{label}: judged on chip {item.get('chip')!r}, not {bundle['chip']!r}")
@@ -277,14 +300,14 @@ def results_import(document: Any, *, chip_slug: str) -> ImportReport:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m evaluation.bundles",
-                                     description="Judge an offline job bundle on this host, without a database.")
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluation.bundles", description="Judge an offline job bundle on this host, without a database."
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     judge_parser = commands.add_parser("judge", help="judge every job of BUNDLE and write the results bundle")
     judge_parser.add_argument("bundle", type=Path)
     judge_parser.add_argument("--out", type=Path, required=True, help="where to write the results bundle")
-    judge_parser.add_argument("--chip", default=None,
-                              help="this host's chip slug (default: detected, or KGB_CHIP)")
+    judge_parser.add_argument("--chip", default=None, help="this host's chip slug (default: detected, or KGB_CHIP)")
     args = parser.parse_args(argv)
     return run_judge_command(args.bundle, args.out, args.chip)
 
@@ -296,8 +319,11 @@ def run_judge_command(bundle_path: Path, out_path: Path, chip: str | None) -> in
 
         chip = detect_chip()[0]
     if chip != bundle.get("chip"):
-        print(f"warning: this host is {chip!r} but the bundle is for {bundle.get('chip')!r}; the server will "
-              "refuse these results", file=sys.stderr)
+        print(
+            f"warning: this host is {chip!r} but the bundle is for {bundle.get('chip')!r}; the server will "
+            "refuse these results",
+            file=sys.stderr,
+        )
 
     def show(done: int, total: int, verdict: str) -> None:
         print(f"[{done}/{total}] {verdict}", file=sys.stderr, flush=True)

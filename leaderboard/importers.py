@@ -73,8 +73,11 @@ def read_run_files(files: Mapping[str, bytes]) -> RunImport:
     progress = _read_json(paths, root / "progress.json", result)
     results = _read_json(paths, root / "results.json", result)
     per_operator_progress = _per_operator(progress)
-    result.original_statuses = {op: str(entry.get("status", "")) for op, entry in _per_operator(results).items()
-                                if isinstance(entry, dict) and entry.get("status")}
+    result.original_statuses = {
+        op: str(entry.get("status", ""))
+        for op, entry in _per_operator(results).items()
+        if isinstance(entry, dict) and entry.get("status")
+    }
     if isinstance(progress, dict) and isinstance(progress.get("token_usage"), dict):
         result.run_token_usage = progress["token_usage"]
 
@@ -86,8 +89,9 @@ def read_run_files(files: Mapping[str, bytes]) -> RunImport:
         label = str(path.relative_to(root)) if root != PurePosixPath(".") else str(path)
         operator_id = operator_id_from_filename(path.name)
         if operator_id is None:
-            result.problems.append(f"{label}: not a kernel file name (expected <namespace>__<operator>.py, "
-                                   "e.g. aten__cos.py)")
+            result.problems.append(
+                f"{label}: not a kernel file name (expected <namespace>__<operator>.py, e.g. aten__cos.py)"
+            )
             continue
         try:
             source_code = decode_kernel_file(data=paths[path], filename=label)
@@ -154,19 +158,25 @@ def _wanted(name: str) -> bool:
 def _zip_members(data: bytes, filename: str) -> dict[str, bytes]:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         infos = [info for info in archive.infolist() if not info.is_dir() and _wanted(info.filename)]
-        return _collect(filename, [(info.filename, info.file_size, lambda info=info: archive.read(info))
-                                   for info in infos])
+        return _collect(
+            filename, [(info.filename, info.file_size, lambda info=info: archive.read(info)) for info in infos]
+        )
 
 
 def _tar_members(data: bytes, filename: str) -> dict[str, bytes]:
     try:
-        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")
+        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")  # noqa: SIM115 (closed by the with below)
     except tarfile.TarError:
         raise _BadArchive(f"{filename}: not a zip or tar archive") from None
     with archive:
         members = [member for member in archive.getmembers() if member.isfile() and _wanted(member.name)]
-        return _collect(filename, [(member.name, member.size, lambda member=member: archive.extractfile(member).read())
-                                   for member in members])
+        return _collect(
+            filename,
+            [
+                (member.name, member.size, lambda member=member: archive.extractfile(member).read())
+                for member in members
+            ],
+        )
 
 
 def _collect(filename: str, members: list) -> dict[str, bytes]:
@@ -178,15 +188,16 @@ def _collect(filename: str, members: list) -> dict[str, bytes]:
     files = {}
     for name, size, read in members:
         # A file far over the kernel limit is not read at all; decode_kernel_file names it as too large.
-        files[name] = read() if size <= settings.KGB_MAX_KERNEL_BYTES * 4 else b"\0" * (settings.KGB_MAX_KERNEL_BYTES + 1)
+        files[name] = (
+            read() if size <= settings.KGB_MAX_KERNEL_BYTES * 4 else b"\0" * (settings.KGB_MAX_KERNEL_BYTES + 1)
+        )
     return files
 
 
 def _clean(path: str) -> PurePosixPath | None:
     """A normalised relative path; None for metadata, hidden files and anything climbing out with '..'."""
     parts = [part for part in path.replace("\\", "/").split("/") if part not in ("", ".")]
-    if not parts or ".." in parts or any(part.startswith(".") or part in ("__MACOSX", "__pycache__")
-                                         for part in parts):
+    if not parts or ".." in parts or any(part.startswith(".") or part in ("__MACOSX", "__pycache__") for part in parts):
         return None
     return PurePosixPath(*parts)
 
@@ -219,8 +230,11 @@ def _per_operator(document: Any) -> dict[str, Any]:
         if isinstance(document.get(key), dict):
             return document[key]
         if isinstance(document.get(key), list):
-            return {str(item.get("operator") or item.get("op") or item.get("name")): item
-                    for item in document[key] if isinstance(item, dict)}
+            return {
+                str(item.get("operator") or item.get("op") or item.get("name")): item
+                for item in document[key]
+                if isinstance(item, dict)
+            }
     return {key: value for key, value in document.items() if isinstance(value, dict) and key != "token_usage"}
 
 

@@ -26,8 +26,7 @@ class BundleExportView(APIView):
     permission_classes = [IsStaff]
     parser_classes = [JSONParser]
 
-    @extend_schema(request=BundleExportRequest,
-                   responses={200: OpenApiTypes.OBJECT, 400: ProblemsSerializer})
+    @extend_schema(request=BundleExportRequest, responses={200: OpenApiTypes.OBJECT, 400: ProblemsSerializer})
     def post(self, request: Request) -> Response:
         data = BundleExportRequest(data=request.data)
         data.is_valid(raise_exception=True)
@@ -46,12 +45,16 @@ class BundleImportView(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("chip", str, required=True, description="The chip the bundle was for")],
-        request=OpenApiTypes.OBJECT, responses={200: OpenApiTypes.OBJECT, 400: ProblemsSerializer})
+        request=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, 400: ProblemsSerializer},
+    )
     def post(self, request: Request) -> Response:
         chip = request.query_params.get("chip", "")
         if not chip:
-            return Response({"problems": ["give ?chip=<slug>: the chip the bundle was exported for"]},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"problems": ["give ?chip=<slug>: the chip the bundle was exported for"]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         try:
             report = results_import(request.data, chip_slug=chip)
         except BundleRefused as refused:

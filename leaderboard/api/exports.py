@@ -24,13 +24,35 @@ from leaderboard.models import Kernel, Visibility
 from leaderboard.selectors import LeaderboardRow
 
 SUMMARY_COLUMNS: tuple[str, ...] = (
-    "operators_total", "solved", "accuracy_pct", "speedup_geomean", "speedup_covered", "tokens_total",
-    "tokens_per_success", "solve_hours", "stale",
+    "operators_total",
+    "solved",
+    "accuracy_pct",
+    "speedup_geomean",
+    "speedup_covered",
+    "tokens_total",
+    "tokens_per_success",
+    "solve_hours",
+    "stale",
 )
 RUN_COLUMNS: tuple[str, ...] = (
-    "id", "kernel", "submission", "method", "operator_id", "chip", "status", "cases_total", "cases_passed",
-    "speedup", "speedup_ci_low", "speedup_ci_high", "flagged", "operator_version", "stale", "created_at",
-    "started_at", "finished_at",
+    "id",
+    "kernel",
+    "submission",
+    "method",
+    "operator_id",
+    "chip",
+    "status",
+    "cases_total",
+    "cases_passed",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "flagged",
+    "operator_version",
+    "stale",
+    "created_at",
+    "started_at",
+    "finished_at",
 )
 
 
@@ -47,8 +69,10 @@ class CSVRenderer(BaseRenderer):
         if isinstance(data, dict) and isinstance(data.get("results"), list):
             data = data["results"]
         if isinstance(data, dict):  # an error body, e.g. {"detail": "..."}
-            data = [{"field": key, "message": json.dumps(value) if not isinstance(value, str) else value}
-                    for key, value in data.items()]
+            data = [
+                {"field": key, "message": json.dumps(value) if not isinstance(value, str) else value}
+                for key, value in data.items()
+            ]
         rows = list(data or [])
         columns: list[str] = []
         for row in rows:
@@ -80,8 +104,13 @@ def leaderboard_json(rows: list[LeaderboardRow], *, with_outcomes: bool) -> list
     for rank, row in enumerate(rows, start=1):
         item = {
             "rank": rank,
-            "method": {"id": row.method.pk, "label": str(row.method), "scaffold": row.method.scaffold,
-                       "model": row.method.model, "kind": row.method.kind},
+            "method": {
+                "id": row.method.pk,
+                "label": str(row.method),
+                "scaffold": row.method.scaffold,
+                "model": row.method.model,
+                "kind": row.method.kind,
+            },
             "summaries": {view: _summary_dict(summary) for view, summary in row.summaries.items()},
         }
         if with_outcomes:
@@ -104,8 +133,14 @@ def leaderboard_csv_rows(rows: list[dict[str, Any]], views: list[str]) -> tuple[
         columns += [f"{view}_fast_{threshold:g}" for threshold in FAST_P_THRESHOLDS]
     flat = []
     for row in rows:
-        line = {"rank": row["rank"], "method_id": row["method"]["id"], "method": row["method"]["label"],
-                "scaffold": row["method"]["scaffold"], "model": row["method"]["model"], "kind": row["method"]["kind"]}
+        line = {
+            "rank": row["rank"],
+            "method_id": row["method"]["id"],
+            "method": row["method"]["label"],
+            "scaffold": row["method"]["scaffold"],
+            "model": row["method"]["model"],
+            "kind": row["method"]["kind"],
+        }
         for view, summary in row["summaries"].items():
             for name in SUMMARY_COLUMNS:
                 line[f"{view}_{name}"] = summary[name]
@@ -121,19 +156,64 @@ def leaderboard_csv_rows(rows: list[dict[str, Any]], views: list[str]) -> tuple[
 def run_rows(runs: QuerySet[Run]) -> Iterator[dict[str, Any]]:
     """Flat run records (no per-case results), streamed from the database."""
     values = runs.select_related(None).values_list(
-        "id", "kernel_id", "kernel__submission_id", "kernel__submission__method_id", "kernel__operator__operator_id",
-        "chip__slug", "status", "cases_total", "cases_passed", "speedup", "speedup_ci_low", "speedup_ci_high",
-        "flagged", "operator_version", "kernel__operator__version", "created_at", "started_at", "finished_at",
+        "id",
+        "kernel_id",
+        "kernel__submission_id",
+        "kernel__submission__method_id",
+        "kernel__operator__operator_id",
+        "chip__slug",
+        "status",
+        "cases_total",
+        "cases_passed",
+        "speedup",
+        "speedup_ci_low",
+        "speedup_ci_high",
+        "flagged",
+        "operator_version",
+        "kernel__operator__version",
+        "created_at",
+        "started_at",
+        "finished_at",
     )
-    for (run_id, kernel_id, submission_id, method_id, operator_id, chip, status, cases_total, cases_passed,
-         speedup, ci_low, ci_high, flagged, run_version, current_version, created, started,
-         finished) in values.iterator(chunk_size=2000):
+    for (
+        run_id,
+        kernel_id,
+        submission_id,
+        method_id,
+        operator_id,
+        chip,
+        status,
+        cases_total,
+        cases_passed,
+        speedup,
+        ci_low,
+        ci_high,
+        flagged,
+        run_version,
+        current_version,
+        created,
+        started,
+        finished,
+    ) in values.iterator(chunk_size=2000):
         yield {
-            "id": run_id, "kernel": kernel_id, "submission": submission_id, "method": method_id,
-            "operator_id": operator_id, "chip": chip, "status": status, "cases_total": cases_total,
-            "cases_passed": cases_passed, "speedup": speedup, "speedup_ci_low": ci_low, "speedup_ci_high": ci_high,
-            "flagged": flagged, "operator_version": run_version, "stale": run_version < current_version,
-            "created_at": _iso(created), "started_at": _iso(started), "finished_at": _iso(finished),
+            "id": run_id,
+            "kernel": kernel_id,
+            "submission": submission_id,
+            "method": method_id,
+            "operator_id": operator_id,
+            "chip": chip,
+            "status": status,
+            "cases_total": cases_total,
+            "cases_passed": cases_passed,
+            "speedup": speedup,
+            "speedup_ci_low": ci_low,
+            "speedup_ci_high": ci_high,
+            "flagged": flagged,
+            "operator_version": run_version,
+            "stale": run_version < current_version,
+            "created_at": _iso(created),
+            "started_at": _iso(started),
+            "finished_at": _iso(finished),
         }
 
 
@@ -163,28 +243,52 @@ def public_kernels() -> QuerySet[Kernel]:
 def dataset_lines() -> Iterator[str]:
     """One JSON object per public kernel: operator, method, code, cost, and every run's verdict."""
     kernels = (
-        public_kernels()
-        .select_related("operator", "submission__method", "submission__target_chip")
-        .order_by("pk")
+        public_kernels().select_related("operator", "submission__method", "submission__target_chip").order_by("pk")
     )
     for kernel in kernels.iterator(chunk_size=200):
         runs = [
-            {"id": run.pk, "chip": run.chip.slug, "status": run.status, "reason": run.reason[:2000],
-             "cases_total": run.cases_total, "cases_passed": run.cases_passed, "speedup": run.speedup,
-             "flagged": run.flagged, "operator_version": run.operator_version,
-             "finished_at": _iso(run.finished_at)}
+            {
+                "id": run.pk,
+                "chip": run.chip.slug,
+                "status": run.status,
+                "reason": run.reason[:2000],
+                "cases_total": run.cases_total,
+                "cases_passed": run.cases_passed,
+                "speedup": run.speedup,
+                "flagged": run.flagged,
+                "operator_version": run.operator_version,
+                "finished_at": _iso(run.finished_at),
+            }
             for run in kernel.runs.select_related("chip").order_by("pk")
         ]
         method = kernel.submission.method
         target = kernel.submission.target_chip
-        yield json.dumps({
-            "kernel_id": kernel.pk, "submission_id": kernel.submission_id, "operator_id": kernel.operator.operator_id,
-            "source": kernel.operator.source, "method": {"id": method.pk, "scaffold": method.scaffold,
-                                                         "model": method.model, "kind": method.kind},
-            "target_chip": target.slug if target else None, "round": kernel.round, "filename": kernel.filename,
-            "sha256": kernel.sha256, "source_code": kernel.source_code, "total_tokens": kernel.total_tokens,
-            "solve_seconds": kernel.solve_seconds, "created_at": _iso(kernel.created_at), "runs": runs,
-        }) + "\n"
+        yield (
+            json.dumps(
+                {
+                    "kernel_id": kernel.pk,
+                    "submission_id": kernel.submission_id,
+                    "operator_id": kernel.operator.operator_id,
+                    "source": kernel.operator.source,
+                    "method": {
+                        "id": method.pk,
+                        "scaffold": method.scaffold,
+                        "model": method.model,
+                        "kind": method.kind,
+                    },
+                    "target_chip": target.slug if target else None,
+                    "round": kernel.round,
+                    "filename": kernel.filename,
+                    "sha256": kernel.sha256,
+                    "source_code": kernel.source_code,
+                    "total_tokens": kernel.total_tokens,
+                    "solve_seconds": kernel.solve_seconds,
+                    "created_at": _iso(kernel.created_at),
+                    "runs": runs,
+                }
+            )
+            + "\n"
+        )
 
 
 def _iso(value: Any) -> str | None:

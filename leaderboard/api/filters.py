@@ -50,11 +50,11 @@ class KernelFilter(django_filters.FilterSet):
 
 
 class RunFilter(django_filters.FilterSet):
-    operator = django_filters.CharFilter(field_name="kernel__operator__operator_id",
-                                         label="Operator id, e.g. aten::cos")
+    operator = django_filters.CharFilter(
+        field_name="kernel__operator__operator_id", label="Operator id, e.g. aten::cos"
+    )
     source = django_filters.ChoiceFilter(field_name="kernel__operator__source", choices=Source.choices)
-    set = django_filters.CharFilter(field_name="kernel__operator__sets__slug", label="Operator set slug",
-                                    distinct=True)
+    set = django_filters.CharFilter(field_name="kernel__operator__sets__slug", label="Operator set slug", distinct=True)
     chip = django_filters.CharFilter(field_name="chip__slug")
     method = django_filters.NumberFilter(field_name="kernel__submission__method_id")
     submission = django_filters.NumberFilter(field_name="kernel__submission_id")

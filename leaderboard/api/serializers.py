@@ -21,8 +21,17 @@ class OperatorSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Operator
-        fields = ["operator_id", "source", "name", "active", "in_mc", "version", "entry_points", "sets",
-                  "unavailable_reason"]
+        fields = [
+            "operator_id",
+            "source",
+            "name",
+            "active",
+            "in_mc",
+            "version",
+            "entry_points",
+            "sets",
+            "unavailable_reason",
+        ]
 
     def get_sets(self, operator: Operator) -> list[str]:
         request = self.context.get("request")
@@ -33,8 +42,16 @@ class OperatorSerializer(serializers.ModelSerializer):
 class OperatorDetailSerializer(OperatorSerializer):
     class Meta(OperatorSerializer.Meta):
         fields = OperatorSerializer.Meta.fields + [
-            "description", "reference", "public_cases", "tolerance_rule", "judgement", "judgement_notes",
-            "cost_model", "departures", "definition_hash", "updated_at",
+            "description",
+            "reference",
+            "public_cases",
+            "tolerance_rule",
+            "judgement",
+            "judgement_notes",
+            "cost_model",
+            "departures",
+            "definition_hash",
+            "updated_at",
         ]
 
 
@@ -67,8 +84,17 @@ class ChipSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Chip
-        fields = ["slug", "label", "device_type", "timings_meaningful", "is_reference_platform", "active",
-                  "live", "last_heartbeat_at", "queued_runs"]
+        fields = [
+            "slug",
+            "label",
+            "device_type",
+            "timings_meaningful",
+            "is_reference_platform",
+            "active",
+            "live",
+            "last_heartbeat_at",
+            "queued_runs",
+        ]
 
     def get_live(self, chip: Chip) -> bool:
         return selectors.chip_has_live_worker(chip=chip)
@@ -86,8 +112,7 @@ class MethodSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Method
-        fields = ["id", "label", "scaffold", "model", "kind", "link", "description", "public", "owner",
-                  "created_at"]
+        fields = ["id", "label", "scaffold", "model", "kind", "link", "description", "public", "owner", "created_at"]
         read_only_fields = ["id", "label", "description", "owner", "created_at"]
 
 
@@ -155,7 +180,9 @@ class SubmissionDetailSerializer(SubmissionSerializer):
 def progress_data(submission: Submission) -> dict[str, Any]:
     progress = selectors.submission_progress(submission=submission)
     return {
-        "total": progress["total"], "finished": progress["finished"], "passed": progress["passed"],
+        "total": progress["total"],
+        "finished": progress["finished"],
+        "passed": progress["passed"],
         "done": progress["finished"] == progress["total"],
         "chips_without_worker": progress["chips_without_worker"],
         "runs": ProgressRunSerializer(progress["runs"], many=True).data,
@@ -176,9 +203,22 @@ class KernelSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Kernel
-        fields = ["id", "submission", "method", "operator_id", "filename", "round", "sha256", "input_tokens",
-                  "output_tokens", "cache_creation_tokens", "cache_read_tokens", "total_tokens", "solve_seconds",
-                  "created_at"]
+        fields = [
+            "id",
+            "submission",
+            "method",
+            "operator_id",
+            "filename",
+            "round",
+            "sha256",
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_tokens",
+            "cache_read_tokens",
+            "total_tokens",
+            "solve_seconds",
+            "created_at",
+        ]
 
 
 class KernelDetailSerializer(KernelSerializer):
@@ -206,9 +246,26 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "kernel", "submission", "method", "operator_id", "chip", "status", "cases_total",
-                  "cases_passed", "speedup", "speedup_ci_low", "speedup_ci_high", "flagged", "operator_version",
-                  "stale", "created_at", "started_at", "finished_at"]
+        fields = [
+            "id",
+            "kernel",
+            "submission",
+            "method",
+            "operator_id",
+            "chip",
+            "status",
+            "cases_total",
+            "cases_passed",
+            "speedup",
+            "speedup_ci_low",
+            "speedup_ci_high",
+            "flagged",
+            "operator_version",
+            "stale",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
 
     def get_stale(self, run: Run) -> bool:
         return run.operator_version < run.kernel.operator.version
@@ -216,14 +273,25 @@ class RunSerializer(serializers.ModelSerializer):
 
 class RunDetailSerializer(RunSerializer):
     class Meta(RunSerializer.Meta):
-        fields = RunSerializer.Meta.fields + ["reason", "failed_case", "case_results", "checks", "environment",
-                                              "stage_seconds", "attempts"]
+        fields = RunSerializer.Meta.fields + [
+            "reason",
+            "failed_case",
+            "case_results",
+            "checks",
+            "environment",
+            "stage_seconds",
+            "attempts",
+        ]
 
 
 class RerunSerializer(serializers.Serializer):
-    chip = serializers.SlugRelatedField(queryset=Chip.objects.filter(active=True), slug_field="slug",
-                                        required=False, allow_null=True,
-                                        help_text="Judge on this chip instead of the run's own")
+    chip = serializers.SlugRelatedField(
+        queryset=Chip.objects.filter(active=True),
+        slug_field="slug",
+        required=False,
+        allow_null=True,
+        help_text="Judge on this chip instead of the run's own",
+    )
 
 
 # --- Submission input ----------------------------------------------------------------------------------
@@ -250,10 +318,14 @@ class SubmissionOptionsSerializer(serializers.Serializer):
     model = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
     kind = serializers.ChoiceField(choices=MethodKind.choices, default=MethodKind.AGENT)
     chips = serializers.ListField(
-        child=serializers.SlugField(), required=False, default=list,
-        help_text="Chips to judge on; default: every active chip with a live worker (else every active chip)")
-    target_chip = serializers.SlugField(required=False, allow_null=True, default=None,
-                                        help_text="The chip the kernels were written for, if any")
+        child=serializers.SlugField(),
+        required=False,
+        default=list,
+        help_text="Chips to judge on; default: every active chip with a live worker (else every active chip)",
+    )
+    target_chip = serializers.SlugField(
+        required=False, allow_null=True, default=None, help_text="The chip the kernels were written for, if any"
+    )
     visibility = serializers.ChoiceField(choices=Visibility.choices, default=Visibility.PUBLIC)
     notes = serializers.CharField(required=False, allow_blank=True, default="", max_length=5000)
 
@@ -268,8 +340,10 @@ class SubmissionCreateSerializer(SubmissionOptionsSerializer):
 
 
 class SubmissionImportSerializer(SubmissionOptionsSerializer):
-    archive = serializers.FileField(help_text="A zip or tar(.gz) of a KernelGenBench run directory "
-                                              "(kernels/<ns>__<op>.py, progress.json, results.json)")
+    archive = serializers.FileField(
+        help_text="A zip or tar(.gz) of a KernelGenBench run directory "
+        "(kernels/<ns>__<op>.py, progress.json, results.json)"
+    )
 
     def to_internal_value(self, data):
         # Multipart forms send a list as repeated fields or one comma-separated field: accept both.

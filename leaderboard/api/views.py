@@ -55,8 +55,12 @@ def operator_prompt_text(operator_id: str, chip_slug: str) -> str | None:
 
 
 def _prompt_item(operator: Operator, chip_slug: str) -> dict[str, Any]:
-    return {"operator_id": operator.operator_id, "chip": chip_slug, "file_name": operator.file_stem + ".py",
-            "prompt": operator_prompt_text(operator.operator_id, chip_slug)}
+    return {
+        "operator_id": operator.operator_id,
+        "chip": chip_slug,
+        "file_name": operator.file_stem + ".py",
+        "prompt": operator_prompt_text(operator.operator_id, chip_slug),
+    }
 
 
 def _chip_slug(request: Request) -> str:
@@ -126,9 +130,12 @@ class ChipViewSet(viewsets.ReadOnlyModelViewSet):
 # --- Methods --------------------------------------------------------------------------------------------
 
 
-@extend_schema_view(create=extend_schema(request=serializers.MethodCreateSerializer,
-                                         responses={200: serializers.MethodSerializer,
-                                                    201: serializers.MethodSerializer}))
+@extend_schema_view(
+    create=extend_schema(
+        request=serializers.MethodCreateSerializer,
+        responses={200: serializers.MethodSerializer, 201: serializers.MethodSerializer},
+    )
+)
 class MethodViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Methods (scaffold + model) being ranked. Private methods are visible to their owner and staff."""
 
@@ -150,20 +157,23 @@ class MethodViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = serializers.MethodCreateSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        existed = Method.objects.filter(scaffold=fields["scaffold"].strip(), model=fields["model"].strip(),
-                                        owner=request.user).exists()
+        existed = Method.objects.filter(
+            scaffold=fields["scaffold"].strip(), model=fields["model"].strip(), owner=request.user
+        ).exists()
         method = method_get_or_create(owner=request.user, **fields)
-        return Response(serializers.MethodSerializer(method).data,
-                        status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
+        return Response(
+            serializers.MethodSerializer(method).data, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED
+        )
 
 
 # --- Submissions, kernels, runs -------------------------------------------------------------------------
 
 
 @extend_schema_view(
-    create=extend_schema(request=serializers.SubmissionCreateSerializer,
-                         responses={201: serializers.SubmissionDetailSerializer,
-                                    400: serializers.ProblemsSerializer}),
+    create=extend_schema(
+        request=serializers.SubmissionCreateSerializer,
+        responses={201: serializers.SubmissionDetailSerializer, 400: serializers.ProblemsSerializer},
+    ),
 )
 class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Uploads of kernels by a method. Private submissions are their owner's (and staff's) only."""
@@ -173,8 +183,11 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     parser_classes = [JSONParser]
 
     def get_queryset(self) -> QuerySet:
-        return (selectors.visible_submissions(user=self.request.user)
-                .annotate(kernel_count=Count("kernels")).order_by("-created_at", "-pk"))
+        return (
+            selectors.visible_submissions(user=self.request.user)
+            .annotate(kernel_count=Count("kernels"))
+            .order_by("-created_at", "-pk")
+        )
 
     def get_serializer_class(self):
         if self.action == "list":
@@ -187,18 +200,38 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data.is_valid(raise_exception=True)
         options = dict(data.validated_data)
         uploads = [
-            KernelUpload(operator_id=item["operator_id"], source_code=item["code"], filename=item["filename"],
-                         round=item["round"], **{name: item.get(name) for name in (
-                             "input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens",
-                             "total_tokens", "solve_seconds")})
+            KernelUpload(
+                operator_id=item["operator_id"],
+                source_code=item["code"],
+                filename=item["filename"],
+                round=item["round"],
+                **{
+                    name: item.get(name)
+                    for name in (
+                        "input_tokens",
+                        "output_tokens",
+                        "cache_creation_tokens",
+                        "cache_read_tokens",
+                        "total_tokens",
+                        "solve_seconds",
+                    )
+                },
+            )
             for item in options.pop("kernels")
         ]
         return self._create(request, options, uploads)
 
-    @extend_schema(request={"multipart/form-data": serializers.SubmissionImportSerializer},
-                   responses={201: serializers.SubmissionDetailSerializer, 400: serializers.ProblemsSerializer})
-    @action(detail=False, methods=["post"], url_path="import",
-            parser_classes=[MultiPartParser, FormParser], permission_classes=[IsAuthenticated])
+    @extend_schema(
+        request={"multipart/form-data": serializers.SubmissionImportSerializer},
+        responses={201: serializers.SubmissionDetailSerializer, 400: serializers.ProblemsSerializer},
+    )
+    @action(
+        detail=False,
+        methods=["post"],
+        url_path="import",
+        parser_classes=[MultiPartParser, FormParser],
+        permission_classes=[IsAuthenticated],
+    )
     def import_run(self, request: Request) -> Response:
         """Create a submission from an archive of a KernelGenBench run directory (kernels/, progress.json)."""
         data = serializers.SubmissionImportSerializer(data=request.data)
@@ -235,11 +268,18 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         try:
             with transaction.atomic():  # a method created here is rolled back with a rejected submission
                 if method is None:
-                    method = method_get_or_create(owner=request.user, scaffold=options["scaffold"],
-                                                  model=options["model"], kind=options["kind"])
-                submission = submission_create(owner=request.user, method=method, uploads=uploads, chips=chips,
-                                               visibility=options["visibility"], notes=options["notes"],
-                                               target_chip=target_chip)
+                    method = method_get_or_create(
+                        owner=request.user, scaffold=options["scaffold"], model=options["model"], kind=options["kind"]
+                    )
+                submission = submission_create(
+                    owner=request.user,
+                    method=method,
+                    uploads=uploads,
+                    chips=chips,
+                    visibility=options["visibility"],
+                    notes=options["notes"],
+                    target_chip=target_chip,
+                )
         except SubmissionRejected as rejected:
             return Response({"problems": rejected.problems}, status=status.HTTP_400_BAD_REQUEST)
         submission = self.get_queryset().get(pk=submission.pk)
@@ -271,8 +311,12 @@ class KernelViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[Kernel]:
         visible = selectors.visible_submissions(user=self.request.user)
-        return (Kernel.objects.filter(submission__in=visible)
-                .select_related("operator", "submission").prefetch_related("runs__chip").order_by("pk"))
+        return (
+            Kernel.objects.filter(submission__in=visible)
+            .select_related("operator", "submission")
+            .prefetch_related("runs__chip")
+            .order_by("pk")
+        )
 
     def get_serializer_class(self):
         return serializers.KernelDetailSerializer if self.action == "retrieve" else serializers.KernelSerializer
@@ -285,8 +329,11 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet[Run]:
         visible = selectors.visible_submissions(user=self.request.user)
-        return (Run.objects.filter(kernel__submission__in=visible)
-                .select_related("chip", "kernel__operator", "kernel__submission").order_by("-created_at", "-pk"))
+        return (
+            Run.objects.filter(kernel__submission__in=visible)
+            .select_related("chip", "kernel__operator", "kernel__submission")
+            .order_by("-created_at", "-pk")
+        )
 
     def get_serializer_class(self):
         if self.action == "retrieve":
@@ -326,8 +373,11 @@ class LeaderboardView(APIView):
     def get(self, request: Request) -> Response:
         chips = list(Chip.objects.filter(active=True))
         sets = list(OperatorSet.objects.filter(public=True))
-        chip = _pick(chips, request.query_params.get("chip"),
-                     next((c for c in chips if c.is_reference_platform), chips[0] if chips else None))
+        chip = _pick(
+            chips,
+            request.query_params.get("chip"),
+            next((c for c in chips if c.is_reference_platform), chips[0] if chips else None),
+        )
         operator_set = _pick(sets, request.query_params.get("set"), sets[0] if sets else None)
         if chip is None or operator_set is None:
             raise NotFound("no such chip or operator set")
@@ -338,8 +388,11 @@ class LeaderboardView(APIView):
         if request.accepted_renderer.format == "csv":
             flat, columns = exports.leaderboard_csv_rows(data, views)
             filename = f"leaderboard-{operator_set.slug}-{chip.slug}.csv"
-            return Response(exports.rows_to_csv(flat, columns), content_type="text/csv",
-                            headers={"Content-Disposition": f'attachment; filename="{filename}"'})
+            return Response(
+                exports.rows_to_csv(flat, columns),
+                content_type="text/csv",
+                headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+            )
         return Response({"chip": chip.slug, "set": operator_set.slug, "views": views, "rows": data})
 
 
@@ -356,11 +409,15 @@ class RunsExportView(APIView):
     renderer_classes = [JSONRenderer, exports.CSVRenderer]
 
     @extend_schema(
-        parameters=[OpenApiParameter("format", str, enum=["json", "csv"]),
-                    *[OpenApiParameter(name, str) for name in ("operator", "source", "set", "chip", "status")],
-                    *[OpenApiParameter(name, int) for name in ("method", "submission", "kernel")]],
-        responses={(200, "application/json"): serializers.RunSerializer(many=True),
-                   (200, "text/csv"): OpenApiTypes.STR},
+        parameters=[
+            OpenApiParameter("format", str, enum=["json", "csv"]),
+            *[OpenApiParameter(name, str) for name in ("operator", "source", "set", "chip", "status")],
+            *[OpenApiParameter(name, int) for name in ("method", "submission", "kernel")],
+        ],
+        responses={
+            (200, "application/json"): serializers.RunSerializer(many=True),
+            (200, "text/csv"): OpenApiTypes.STR,
+        },
     )
     def get(self, request: Request) -> StreamingHttpResponse:
         visible = selectors.visible_submissions(user=request.user)
@@ -387,8 +444,9 @@ class DatasetExportView(APIView):
         return response
 
 
-ME_RESPONSE = OpenApiResponse(inline_serializer("Me", {"username": drf_fields.CharField(),
-                                                       "is_staff": drf_fields.BooleanField()}))
+ME_RESPONSE = OpenApiResponse(
+    inline_serializer("Me", {"username": drf_fields.CharField(), "is_staff": drf_fields.BooleanField()})
+)
 
 
 class MeView(APIView):
@@ -399,4 +457,3 @@ class MeView(APIView):
     @extend_schema(responses=ME_RESPONSE)
     def get(self, request: Request) -> Response:
         return Response({"username": request.user.get_username(), "is_staff": request.user.is_staff})
-

@@ -30,13 +30,29 @@ def fresh_throttles():
 
 @pytest.fixture
 def operators(db):
-    cos = Operator.objects.create(operator_id="aten::cos", source="aten", name="cos", in_mc=True,
-                                  entry_points=[{"name": "cos", "signature": "cos(self)"},
-                                                {"name": "cos_out", "signature": "cos_out(self, *, out)"}])
-    sin = Operator.objects.create(operator_id="aten::sin", source="aten", name="sin", in_mc=True,
-                                  entry_points=[{"name": "sin", "signature": "sin(self)"}])
-    rms = Operator.objects.create(operator_id="vllm13::rms_norm", source="vllm", name="rms_norm",
-                                  entry_points=[{"name": "rms_norm", "signature": "rms_norm(out, input, weight, epsilon)"}])
+    cos = Operator.objects.create(
+        operator_id="aten::cos",
+        source="aten",
+        name="cos",
+        in_mc=True,
+        entry_points=[
+            {"name": "cos", "signature": "cos(self)"},
+            {"name": "cos_out", "signature": "cos_out(self, *, out)"},
+        ],
+    )
+    sin = Operator.objects.create(
+        operator_id="aten::sin",
+        source="aten",
+        name="sin",
+        in_mc=True,
+        entry_points=[{"name": "sin", "signature": "sin(self)"}],
+    )
+    rms = Operator.objects.create(
+        operator_id="vllm13::rms_norm",
+        source="vllm",
+        name="rms_norm",
+        entry_points=[{"name": "rms_norm", "signature": "rms_norm(out, input, weight, epsilon)"}],
+    )
     mc = OperatorSet.objects.create(slug="kgb-mc", title="KernelGenBench-MC", builtin=True, position=2)
     mc.operators.set([cos, sin])
     ms = OperatorSet.objects.create(slug="kgb-ms", title="KernelGenBench-MS", builtin=True, position=1)
@@ -56,15 +72,26 @@ def token_client(user) -> APIClient:
 @pytest.fixture
 def clients(user, other_user, staff_user):
     """anonymous / another user / owner / staff, each authenticated by token."""
-    return {"anonymous": token_client(None), "other": token_client(other_user), "owner": token_client(user),
-            "staff": token_client(staff_user)}
+    return {
+        "anonymous": token_client(None),
+        "other": token_client(other_user),
+        "owner": token_client(user),
+        "staff": token_client(staff_user),
+    }
 
 
 def finished_run(kernel: Kernel, chip, status: str = RunStatus.PASSED, speedup: float | None = None) -> Run:
-    return Run.objects.create(kernel=kernel, chip=chip, operator_version=kernel.operator.version, status=status,
-                              cases_total=4, cases_passed=4 if status == RunStatus.PASSED else 2, speedup=speedup,
-                              reason="all cases passed" if status == RunStatus.PASSED else "cos[2]: wrong",
-                              case_results=[{"case_id": "cos[0]", "passed": True}])
+    return Run.objects.create(
+        kernel=kernel,
+        chip=chip,
+        operator_version=kernel.operator.version,
+        status=status,
+        cases_total=4,
+        cases_passed=4 if status == RunStatus.PASSED else 2,
+        speedup=speedup,
+        reason="all cases passed" if status == RunStatus.PASSED else "cos[2]: wrong",
+        case_results=[{"case_id": "cos[0]", "passed": True}],
+    )
 
 
 @pytest.fixture
@@ -73,19 +100,40 @@ def world(operators, cpu_chip, user, staff_user):
     method = Method.objects.create(scaffold="Agent", model="M1", owner=user)
     public = Submission.objects.create(owner=user, method=method, visibility=Visibility.PUBLIC)
     private = Submission.objects.create(owner=user, method=method, visibility=Visibility.PRIVATE)
-    public_cos = Kernel.objects.create(submission=public, operator=operators["cos"], source_code=COS_CODE,
-                                       sha256=Kernel.hash_source(COS_CODE), filename="aten__cos.py",
-                                       total_tokens=1000)
-    public_sin = Kernel.objects.create(submission=public, operator=operators["sin"], source_code=SIN_CODE,
-                                       sha256=Kernel.hash_source(SIN_CODE), filename="aten__sin.py", total_tokens=500)
-    private_cos = Kernel.objects.create(submission=private, operator=operators["cos"], source_code="# secret\n" + COS_CODE,
-                                        sha256="x" * 64, filename="aten__cos.py")
+    public_cos = Kernel.objects.create(
+        submission=public,
+        operator=operators["cos"],
+        source_code=COS_CODE,
+        sha256=Kernel.hash_source(COS_CODE),
+        filename="aten__cos.py",
+        total_tokens=1000,
+    )
+    public_sin = Kernel.objects.create(
+        submission=public,
+        operator=operators["sin"],
+        source_code=SIN_CODE,
+        sha256=Kernel.hash_source(SIN_CODE),
+        filename="aten__sin.py",
+        total_tokens=500,
+    )
+    private_cos = Kernel.objects.create(
+        submission=private,
+        operator=operators["cos"],
+        source_code="# secret\n" + COS_CODE,
+        sha256="x" * 64,
+        filename="aten__cos.py",
+    )
     runs = {
         "public_cos": finished_run(public_cos, cpu_chip),
         "public_sin": finished_run(public_sin, cpu_chip, RunStatus.FAILED_CORRECTNESS),
         "private_cos": finished_run(private_cos, cpu_chip),
     }
     private_method = Method.objects.create(scaffold="Secret", model="", owner=user, public=False)
-    return {"method": method, "private_method": private_method, "public": public, "private": private,
-            "kernels": {"public_cos": public_cos, "public_sin": public_sin, "private_cos": private_cos},
-            "runs": runs}
+    return {
+        "method": method,
+        "private_method": private_method,
+        "public": public,
+        "private": private,
+        "kernels": {"public_cos": public_cos, "public_sin": public_sin, "private_cos": private_cos},
+        "runs": runs,
+    }

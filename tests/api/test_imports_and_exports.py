@@ -17,11 +17,22 @@ from tests.api.conftest import COS_CODE, SIN_CODE
 
 PROGRESS = {
     "operators": {
-        "aten::cos": {"status": "completed", "duration_seconds": 120.5,
-                      "token_usage": {"input_tokens": 100, "output_tokens": 50, "cache_creation": 7,
-                                      "cache_read": 3, "total": 160}},
-        "aten__sin": {"status": "failed", "duration_seconds": 30,
-                      "token_usage": {"input_tokens": 10, "output_tokens": 5, "total": 15}},
+        "aten::cos": {
+            "status": "completed",
+            "duration_seconds": 120.5,
+            "token_usage": {
+                "input_tokens": 100,
+                "output_tokens": 50,
+                "cache_creation": 7,
+                "cache_read": 3,
+                "total": 160,
+            },
+        },
+        "aten__sin": {
+            "status": "failed",
+            "duration_seconds": 30,
+            "token_usage": {"input_tokens": 10, "output_tokens": 5, "total": 15},
+        },
         "aten::tan": {"status": "failed", "token_usage": {"total": 999}},
     },
     "token_usage": {"total": 1174},
@@ -51,16 +62,31 @@ def test_operator_ids_from_file_names():
 def test_a_run_directory_becomes_uploads_with_tokens_and_time():
     run = read_run_files(run_files())
     assert run.problems == []
-    assert [(u.operator_id, u.filename, u.input_tokens, u.output_tokens, u.cache_creation_tokens,
-             u.cache_read_tokens, u.total_tokens, u.solve_seconds) for u in run.uploads] == [
+    assert [
+        (
+            u.operator_id,
+            u.filename,
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_creation_tokens,
+            u.cache_read_tokens,
+            u.total_tokens,
+            u.solve_seconds,
+        )
+        for u in run.uploads
+    ] == [
         ("aten::cos", "kernels/aten__cos.py", 100, 50, 7, 3, 160, 120.5),
         ("aten::sin", "kernels/aten__sin.py", 10, 5, None, None, 15, 30.0),
     ]
-    assert [u.extra for u in run.uploads] == [{"progress_status": "completed", "original_status": "passed"},
-                                              {"progress_status": "failed", "original_status": "hacked"}]
+    assert [u.extra for u in run.uploads] == [
+        {"progress_status": "completed", "original_status": "passed"},
+        {"progress_status": "failed", "original_status": "hacked"},
+    ]
     assert run.operators_without_file == ["aten::tan"]
-    assert run.summary_note() == ("imported from a KernelGenBench run directory (2 kernel files); 1 operators in "
-                                  "progress.json had no kernel file; run-level tokens: 1174")
+    assert run.summary_note() == (
+        "imported from a KernelGenBench run directory (2 kernel files); 1 operators in "
+        "progress.json had no kernel file; run-level tokens: 1174"
+    )
 
 
 def test_directory_zip_and_tar_read_the_same(tmp_path):
@@ -77,17 +103,27 @@ def test_directory_zip_and_tar_read_the_same(tmp_path):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             archive.addfile(info, io.BytesIO(data))
-    results = [read_run_directory(tmp_path / "run"), read_run_archive(data=zipped.getvalue(), filename="r.zip"),
-               read_run_archive(data=tarred.getvalue(), filename="r.tgz")]
+    results = [
+        read_run_directory(tmp_path / "run"),
+        read_run_archive(data=zipped.getvalue(), filename="r.zip"),
+        read_run_archive(data=tarred.getvalue(), filename="r.tgz"),
+    ]
     for result in results:
         assert result.problems == []
         assert [(u.operator_id, u.source_code, u.total_tokens) for u in result.uploads] == [
-            ("aten::cos", COS_CODE, 160), ("aten::sin", SIN_CODE, 15)]
+            ("aten::cos", COS_CODE, 160),
+            ("aten::sin", SIN_CODE, 15),
+        ]
 
 
 def test_bad_files_are_named():
-    files = {"kernels/cos.py": b"x", "kernels/aten__tan.py": b"\xff\xfe", "kernels/aten__cos.py": COS_CODE.encode(),
-             "progress.json": b"{not json", "../../etc/aten__sin.py": b"def sin(): pass"}
+    files = {
+        "kernels/cos.py": b"x",
+        "kernels/aten__tan.py": b"\xff\xfe",
+        "kernels/aten__cos.py": COS_CODE.encode(),
+        "progress.json": b"{not json",
+        "../../etc/aten__sin.py": b"def sin(): pass",
+    }
     run = read_run_files(files)
     assert run.problems == [
         "progress.json: not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
@@ -97,7 +133,8 @@ def test_bad_files_are_named():
     assert [u.operator_id for u in run.uploads] == ["aten::cos"]  # the path climbing out was never read
     assert read_run_archive(data=b"not an archive", filename="x.zip").problems == ["x.zip: not a zip or tar archive"]
     assert read_run_files({"README.md": b"hi"}).problems == [
-        "no kernel files found (expected kernels/<namespace>__<operator>.py)"]
+        "no kernel files found (expected kernels/<namespace>__<operator>.py)"
+    ]
 
 
 def zip_of(files: dict[str, bytes]) -> io.BytesIO:
@@ -112,29 +149,46 @@ def zip_of(files: dict[str, bytes]) -> io.BytesIO:
 
 def test_import_a_run_directory_archive_through_the_api(clients, world):
     files = {name: data for name, data in run_files().items() if "tan" not in name}
-    response = clients["owner"].post("/api/submissions/import/", {
-        "archive": zip_of(files), "scaffold": "Imported Agent", "model": "M9", "chips": "cpu-interpreter",
-        "visibility": "private", "notes": "batch 7"}, format="multipart")
+    response = clients["owner"].post(
+        "/api/submissions/import/",
+        {
+            "archive": zip_of(files),
+            "scaffold": "Imported Agent",
+            "model": "M9",
+            "chips": "cpu-interpreter",
+            "visibility": "private",
+            "notes": "batch 7",
+        },
+        format="multipart",
+    )
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["method"]["label"], body["visibility"], body["kernel_count"]) == ("Imported Agent + M9", "private", 2)
     assert body["notes"].startswith("batch 7\nimported from a KernelGenBench run directory (2 kernel files)")
     kernels = Kernel.objects.filter(submission_id=body["id"]).order_by("operator__operator_id")
     assert [(k.operator.operator_id, k.total_tokens, k.solve_seconds) for k in kernels] == [
-        ("aten::cos", 160, 120.5), ("aten::sin", 15, 30.0)]
+        ("aten::cos", 160, 120.5),
+        ("aten::sin", 15, 30.0),
+    ]
     assert Run.objects.filter(kernel__submission_id=body["id"]).count() == 2
 
 
 def test_a_bad_archive_is_refused_whole(clients, world):
     before = (Method.objects.count(), Submission.objects.count(), Kernel.objects.count())
     files = dict(run_files(), **{"run-2026/kernels/aten__cos.py": b"def cos(self):\n    return self\n"})
-    response = clients["owner"].post("/api/submissions/import/", {
-        "archive": zip_of(files), "scaffold": "Never Saved", "chips": ["cpu-interpreter"]}, format="multipart")
-    assert (response.status_code, response.json()) == (400, {"problems": [
-        "kernels/aten__cos.py: missing entry point(s) cos_out required by aten::cos"]})
+    response = clients["owner"].post(
+        "/api/submissions/import/",
+        {"archive": zip_of(files), "scaffold": "Never Saved", "chips": ["cpu-interpreter"]},
+        format="multipart",
+    )
+    assert (response.status_code, response.json()) == (
+        400,
+        {"problems": ["kernels/aten__cos.py: missing entry point(s) cos_out required by aten::cos"]},
+    )
     assert (Method.objects.count(), Submission.objects.count(), Kernel.objects.count()) == before
-    anonymous = clients["anonymous"].post("/api/submissions/import/", {"archive": zip_of(run_files())},
-                                          format="multipart")
+    anonymous = clients["anonymous"].post(
+        "/api/submissions/import/", {"archive": zip_of(run_files())}, format="multipart"
+    )
     assert anonymous.status_code == 401
 
 
@@ -143,13 +197,24 @@ def test_leaderboard_csv_has_the_same_numbers_as_json(clients, world):
     response = clients["anonymous"].get("/api/leaderboards/?chip=cpu-interpreter&set=kgb-ms&format=csv")
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
-    assert [(row["rank"], row["method"], row["overall_solved"], row["overall_operators_total"],
-             row["overall_accuracy_pct"], row["aten_accuracy_pct"], row["vllm_accuracy_pct"]) for row in rows] == [
-        ("1", "Agent + M1", "1", "3", str(board["rows"][0]["summaries"]["overall"]["accuracy_pct"]), "50.0", "0.0")]
+    assert [
+        (
+            row["rank"],
+            row["method"],
+            row["overall_solved"],
+            row["overall_operators_total"],
+            row["overall_accuracy_pct"],
+            row["aten_accuracy_pct"],
+            row["vllm_accuracy_pct"],
+        )
+        for row in rows
+    ] == [("1", "Agent + M1", "1", "3", str(board["rows"][0]["summaries"]["overall"]["accuracy_pct"]), "50.0", "0.0")]
     assert board["views"] == ["overall", "aten", "vllm"]
     with_ops = clients["anonymous"].get("/api/leaderboards/?chip=cpu-interpreter&set=kgb-ms&operators=1").json()
     assert [(o["operator_id"], o["solved"], o["tokens"]) for o in with_ops["rows"][0]["outcomes"]] == [
-        ("aten::cos", True, 1000), ("aten::sin", False, 500)]
+        ("aten::cos", True, 1000),
+        ("aten::sin", False, 500),
+    ]
     assert clients["anonymous"].get("/api/leaderboards/?chip=nope").status_code == 404
 
 
@@ -157,7 +222,9 @@ def test_runs_csv_export(clients, world):
     response = clients["owner"].get("/api/exports/runs/?format=csv&status=passed")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert sorted((int(row["id"]), row["operator_id"], row["status"]) for row in rows) == [
-        (world["runs"]["public_cos"].pk, "aten::cos", "passed"), (world["runs"]["private_cos"].pk, "aten::cos", "passed")]
+        (world["runs"]["public_cos"].pk, "aten::cos", "passed"),
+        (world["runs"]["private_cos"].pk, "aten::cos", "passed"),
+    ]
     page = clients["anonymous"].get("/api/runs/?format=json&operator=aten::sin").json()
     assert [run["status"] for run in page["results"]] == ["failed_correctness"]
 
@@ -167,11 +234,17 @@ def test_prompts_come_from_the_catalogs_prompt_module(clients, world, monkeypatc
 
     monkeypatch.setattr(views, "operator_prompt_text", lambda operator_id, chip: f"write {operator_id} for {chip}")
     one = clients["anonymous"].get("/api/operators/aten::cos/prompt/?chip=cpu-interpreter").json()
-    assert one == {"operator_id": "aten::cos", "chip": "cpu-interpreter", "file_name": "aten__cos.py",
-                   "prompt": "write aten::cos for cpu-interpreter"}
+    assert one == {
+        "operator_id": "aten::cos",
+        "chip": "cpu-interpreter",
+        "file_name": "aten__cos.py",
+        "prompt": "write aten::cos for cpu-interpreter",
+    }
     pack = clients["anonymous"].get("/api/operator-sets/kgb-mc/prompts/?chip=cpu-interpreter").json()
     assert [(item["operator_id"], item["prompt"]) for item in pack] == [
-        ("aten::cos", "write aten::cos for cpu-interpreter"), ("aten::sin", "write aten::sin for cpu-interpreter")]
+        ("aten::cos", "write aten::cos for cpu-interpreter"),
+        ("aten::sin", "write aten::sin for cpu-interpreter"),
+    ]
     assert clients["anonymous"].get("/api/operator-sets/kgb-mc/prompts/").status_code == 400
     assert clients["anonymous"].get("/api/operator-sets/kgb-mc/prompts/?chip=tpu").status_code == 404
 

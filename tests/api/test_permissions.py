@@ -36,19 +36,23 @@ def test_catalog_reads_are_public(clients, world, role):
     assert [(chip["slug"], chip["live"], chip["queued_runs"]) for chip in chips] == [("cpu-interpreter", False, 0)]
 
 
-@pytest.mark.parametrize(("role", "expected_sets", "draft_status"), [
-    ("anonymous", ["kgb-ms", "kgb-mc"], 404),
-    ("other", ["kgb-ms", "kgb-mc"], 404),
-    ("owner", ["kgb-ms", "kgb-mc"], 404),
-    ("staff", ["kgb-ms", "kgb-mc", "curated-draft"], 200),
-])
+@pytest.mark.parametrize(
+    ("role", "expected_sets", "draft_status"),
+    [
+        ("anonymous", ["kgb-ms", "kgb-mc"], 404),
+        ("other", ["kgb-ms", "kgb-mc"], 404),
+        ("owner", ["kgb-ms", "kgb-mc"], 404),
+        ("staff", ["kgb-ms", "kgb-mc", "curated-draft"], 200),
+    ],
+)
 def test_unpublished_operator_sets_are_for_staff(clients, world, role, expected_sets, draft_status):
     assert ids(clients[role].get("/api/operator-sets/")) == expected_sets
     assert clients[role].get("/api/operator-sets/curated-draft/").status_code == draft_status
 
 
-@pytest.mark.parametrize(("role", "sees_private"), [
-    ("anonymous", False), ("other", False), ("owner", True), ("staff", True)])
+@pytest.mark.parametrize(
+    ("role", "sees_private"), [("anonymous", False), ("other", False), ("owner", True), ("staff", True)]
+)
 def test_private_objects_are_seen_by_owner_and_staff_only(clients, world, role, sees_private):
     client = clients[role]
     public, private = world["public"].pk, world["private"].pk
@@ -56,9 +60,11 @@ def test_private_objects_are_seen_by_owner_and_staff_only(clients, world, role, 
 
     assert ids(client.get("/api/submissions/")) == ([private, public] if sees_private else [public])
     assert ids(client.get("/api/kernels/")) == sorted(
-        [kernels["public_cos"].pk, kernels["public_sin"].pk] + ([kernels["private_cos"].pk] if sees_private else []))
+        [kernels["public_cos"].pk, kernels["public_sin"].pk] + ([kernels["private_cos"].pk] if sees_private else [])
+    )
     assert sorted(ids(client.get("/api/runs/"))) == sorted(
-        [runs["public_cos"].pk, runs["public_sin"].pk] + ([runs["private_cos"].pk] if sees_private else []))
+        [runs["public_cos"].pk, runs["public_sin"].pk] + ([runs["private_cos"].pk] if sees_private else [])
+    )
     method_labels = [item["label"] for item in client.get("/api/methods/").json()["results"]]
     assert method_labels == (["Agent + M1", "Secret"] if sees_private else ["Agent + M1"])
 
@@ -77,14 +83,19 @@ def test_private_objects_are_seen_by_owner_and_staff_only(clients, world, role, 
     assert [(run["chip"], run["status"]) for run in public_kernel["runs"]] == [("cpu-interpreter", "passed")]
     run = client.get(f"/api/runs/{runs['public_sin'].pk}/").json()
     assert (run["status"], run["reason"], run["case_results"]) == (
-        "failed_correctness", "cos[2]: wrong", [{"case_id": "cos[0]", "passed": True}])
+        "failed_correctness",
+        "cos[2]: wrong",
+        [{"case_id": "cos[0]", "passed": True}],
+    )
 
     exported = json.loads(b"".join(client.get("/api/exports/runs/?format=json").streaming_content))
     assert sorted(row["id"] for row in exported) == sorted(
-        [runs["public_cos"].pk, runs["public_sin"].pk] + ([runs["private_cos"].pk] if sees_private else []))
+        [runs["public_cos"].pk, runs["public_sin"].pk] + ([runs["private_cos"].pk] if sees_private else [])
+    )
     dataset = b"".join(client.get("/api/exports/dataset.jsonl").streaming_content).decode().splitlines()
     assert sorted(json.loads(line)["kernel_id"] for line in dataset) == sorted(
-        [kernels["public_cos"].pk, kernels["public_sin"].pk])  # the dataset is public kernels only, for everyone
+        [kernels["public_cos"].pk, kernels["public_sin"].pk]
+    )  # the dataset is public kernels only, for everyone
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -94,7 +105,11 @@ def test_leaderboard_counts_public_submissions_only_for_everyone(clients, world,
     assert [(row["rank"], row["method"]["label"]) for row in board["rows"]] == [(1, "Agent + M1")]
     overall = board["rows"][0]["summaries"]["overall"]
     assert (overall["solved"], overall["operators_total"], overall["accuracy_pct"], overall["tokens_total"]) == (
-        1, 2, 50.0, 1500)
+        1,
+        2,
+        50.0,
+        1500,
+    )
 
 
 @pytest.mark.parametrize(("role", "status"), [("anonymous", 401), ("other", 200), ("owner", 200), ("staff", 200)])
@@ -126,9 +141,19 @@ def test_create_method(clients, world, role, status):
     assert counts() == (before[0] + 1, *before[1:])
 
 
-SUBMISSION = {"scaffold": "Script Agent", "model": "S1", "chips": ["cpu-interpreter"],
-              "kernels": [{"operator_id": "aten::sin", "code": "def sin(self):\n    return self\n",
-                           "input_tokens": 10, "output_tokens": 5}]}
+SUBMISSION = {
+    "scaffold": "Script Agent",
+    "model": "S1",
+    "chips": ["cpu-interpreter"],
+    "kernels": [
+        {
+            "operator_id": "aten::sin",
+            "code": "def sin(self):\n    return self\n",
+            "input_tokens": 10,
+            "output_tokens": 5,
+        }
+    ],
+}
 
 
 @pytest.mark.parametrize(("role", "status"), [("anonymous", 401), ("other", 201), ("owner", 201), ("staff", 201)])
@@ -142,7 +167,8 @@ def test_create_submission_from_json(clients, world, role, status):
     body = response.json()
     assert (body["method"]["label"], body["visibility"], body["kernel_count"]) == ("Script Agent + S1", "public", 1)
     assert [(run["operator_id"], run["chip"], run["status"]) for run in body["progress"]["runs"]] == [
-        ("aten::sin", "cpu-interpreter", "queued")]
+        ("aten::sin", "cpu-interpreter", "queued")
+    ]
     kernel = Kernel.objects.get(submission_id=body["id"])
     assert (kernel.total_tokens, kernel.input_tokens) == (15, 10)
     assert counts() == (before[0] + 1, before[1] + 1, before[2] + 1, before[3] + 1)
@@ -150,16 +176,22 @@ def test_create_submission_from_json(clients, world, role, status):
 
 def test_a_rejected_submission_names_every_problem_and_saves_nothing_not_even_its_method(clients, world):
     before = counts()
-    payload = dict(SUBMISSION, scaffold="Brand New", kernels=[
-        {"operator_id": "aten::cos", "code": "def cos(self):\n    return self\n", "filename": "aten__cos.py"},
-        {"operator_id": "aten::nope", "code": "x = 1\n", "filename": "aten__nope.py"},
-    ])
+    payload = dict(
+        SUBMISSION,
+        scaffold="Brand New",
+        kernels=[
+            {"operator_id": "aten::cos", "code": "def cos(self):\n    return self\n", "filename": "aten__cos.py"},
+            {"operator_id": "aten::nope", "code": "x = 1\n", "filename": "aten__nope.py"},
+        ],
+    )
     response = clients["owner"].post("/api/submissions/", payload, format="json")
     assert response.status_code == 400
-    assert response.json() == {"problems": [
-        "aten__cos.py: missing entry point(s) cos_out required by aten::cos",
-        "aten__nope.py: unknown operator 'aten::nope'",
-    ]}
+    assert response.json() == {
+        "problems": [
+            "aten__cos.py: missing entry point(s) cos_out required by aten::cos",
+            "aten__nope.py: unknown operator 'aten::nope'",
+        ]
+    }
     assert counts() == before
     unknown_chip = clients["owner"].post("/api/submissions/", dict(SUBMISSION, chips=["tpu-v9"]), format="json")
     assert (unknown_chip.status_code, unknown_chip.json()) == (400, {"problems": ["unknown or inactive chip 'tpu-v9'"]})
@@ -171,9 +203,13 @@ def test_a_submission_may_not_use_another_users_method(clients, world):
     payload = {"method_id": world["method"].pk, "chips": ["cpu-interpreter"], "kernels": SUBMISSION["kernels"]}
     response = clients["other"].post("/api/submissions/", payload, format="json")
     assert (response.status_code, response.json()) == (400, {"problems": ["method Agent + M1 belongs to another user"]})
-    private = clients["other"].post("/api/submissions/", dict(payload, method_id=world["private_method"].pk),
-                                    format="json")
-    assert (private.status_code, private.json()) == (400, {"problems": [f"unknown method {world['private_method'].pk}"]})
+    private = clients["other"].post(
+        "/api/submissions/", dict(payload, method_id=world["private_method"].pk), format="json"
+    )
+    assert (private.status_code, private.json()) == (
+        400,
+        {"problems": [f"unknown method {world['private_method'].pk}"]},
+    )
     assert counts() == before
     own = clients["owner"].post("/api/submissions/", payload, format="json")
     assert (own.status_code, own.json()["method"]["id"]) == (201, world["method"].pk)
@@ -221,8 +257,12 @@ def test_bundle_import_is_for_staff(clients, world, role, status):
 def test_nothing_is_edited_or_deleted_through_the_api(clients, world, role, status):
     before = counts()
     submission, method = world["public"], world["method"]
-    for url in (f"/api/submissions/{submission.pk}/", f"/api/methods/{method.pk}/",
-                f"/api/kernels/{world['kernels']['public_cos'].pk}/", f"/api/runs/{world['runs']['public_cos'].pk}/"):
+    for url in (
+        f"/api/submissions/{submission.pk}/",
+        f"/api/methods/{method.pk}/",
+        f"/api/kernels/{world['kernels']['public_cos'].pk}/",
+        f"/api/runs/{world['runs']['public_cos'].pk}/",
+    ):
         assert clients[role].delete(url).status_code == (401 if role == "anonymous" else 405), url
         assert clients[role].patch(url, {"visibility": "private"}, format="json").status_code == status, url
     assert counts() == before

@@ -21,8 +21,14 @@ def test_schema_validates_without_warnings(tmp_path):
     out = tmp_path / "schema.yaml"
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(out))
     text = out.read_text()
-    for path in ("/api/operators/{operator_id}/prompt/:", "/api/submissions/import/:", "/api/leaderboards/:",
-                 "/api/runs/{id}/rerun/:", "/api/bundles/import/:", "/api/exports/dataset.jsonl:"):
+    for path in (
+        "/api/operators/{operator_id}/prompt/:",
+        "/api/submissions/import/:",
+        "/api/leaderboards/:",
+        "/api/runs/{id}/rerun/:",
+        "/api/bundles/import/:",
+        "/api/exports/dataset.jsonl:",
+    ):
         assert path in text
 
 
@@ -41,8 +47,7 @@ def unthrottled(monkeypatch):
 
 @pytest.mark.slow
 @schema.parametrize()
-@hypothesis_settings(max_examples=3, deadline=None, derandomize=True,
-                     suppress_health_check=list(HealthCheck))
+@hypothesis_settings(max_examples=3, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_fuzz_finds_no_server_error(case, world, staff_user, unthrottled):
     headers = {"Authorization": f"Token {Token.objects.get_or_create(user=staff_user)[0].key}"}
     case.call_and_validate(headers=headers, checks=[not_a_server_error])
@@ -50,7 +55,6 @@ def test_fuzz_finds_no_server_error(case, world, staff_user, unthrottled):
 
 @pytest.mark.slow
 @schema.include(method="GET").parametrize()
-@hypothesis_settings(max_examples=2, deadline=None, derandomize=True,
-                     suppress_health_check=list(HealthCheck))
+@hypothesis_settings(max_examples=2, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_anonymous_fuzz_of_reads_finds_no_server_error(case, world, unthrottled):
     case.call_and_validate(checks=[not_a_server_error])

@@ -4,6 +4,7 @@ foreign or from another chip, and records each verdict exactly once."""
 from __future__ import annotations
 
 import copy
+import io
 import json
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from evaluation.bundles import (
     results_import,
 )
 from evaluation.judge.job import JudgeJob, JudgeResult
-from evaluation.models import Run, RunStatus
+from evaluation.models import Run
 from evaluation.services import chip_ensure, run_claim, runs_requeue_stale
 from leaderboard.models import Kernel, Method, Operator, Submission
 
@@ -33,14 +34,20 @@ CODE = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    retur
 def runs(db, cpu_chip, user):
     """Three queued runs on the CPU chip and one on another chip."""
     h200 = chip_ensure(slug="nvidia-h200")
-    operator = Operator.objects.create(operator_id="aten::cos", source="aten", name="cos",
-                                       entry_points=[{"name": "cos"}, {"name": "cos_out"}])
+    operator = Operator.objects.create(
+        operator_id="aten::cos", source="aten", name="cos", entry_points=[{"name": "cos"}, {"name": "cos_out"}]
+    )
     method = Method.objects.create(scaffold="Agent", owner=user)
     submission = Submission.objects.create(owner=user, method=method)
     made = []
     for round_number in (1, 2, 3):
-        kernel = Kernel.objects.create(submission=submission, operator=operator, source_code=CODE + f"# {round_number}\n",
-                                       sha256=str(round_number) * 64, round=round_number)
+        kernel = Kernel.objects.create(
+            submission=submission,
+            operator=operator,
+            source_code=CODE + f"# {round_number}\n",
+            sha256=str(round_number) * 64,
+            round=round_number,
+        )
         made.append(Run.objects.create(kernel=kernel, chip=cpu_chip, operator_version=1))
     other_chip_run = Run.objects.create(kernel=made[0].kernel, chip=h200, operator_version=1)
     return {"cpu": made, "h200": other_chip_run}
@@ -48,9 +55,14 @@ def runs(db, cpu_chip, user):
 
 def fake_judge(job: JudgeJob) -> JudgeResult:
     passed = job.source_code.endswith("# 1\n")
-    return JudgeResult(status="passed" if passed else "failed_correctness",
-                       reason="all 3 cases passed" if passed else "cos[1]: wrong", cases_total=3,
-                       cases_passed=3 if passed else 1, speedup=1.5, environment={"device": "fake"})
+    return JudgeResult(
+        status="passed" if passed else "failed_correctness",
+        reason="all 3 cases passed" if passed else "cos[1]: wrong",
+        cases_total=3,
+        cases_passed=3 if passed else 1,
+        speedup=1.5,
+        environment={"device": "fake"},
+    )
 
 
 def statuses(run_list) -> list[tuple[str, str]]:
@@ -75,12 +87,19 @@ def test_a_judged_bundle_is_recorded_exactly_once(runs):
     results = judge_bundle(json.loads(json.dumps(bundle)), judged_chip="cpu-interpreter", judge=fake_judge)
     report = results_import(json.loads(json.dumps(results)), chip_slug="cpu-interpreter")
     cpu_ids = [run.pk for run in runs["cpu"]]
-    assert report.to_json() == {"bundle_id": bundle["bundle_id"], "recorded": cpu_ids, "already_recorded": [],
-                                "not_held": [], "missing": []}
+    assert report.to_json() == {
+        "bundle_id": bundle["bundle_id"],
+        "recorded": cpu_ids,
+        "already_recorded": [],
+        "not_held": [],
+        "missing": [],
+    }
     recorded = list(Run.objects.filter(pk__in=cpu_ids).order_by("pk"))
     assert [(run.status, run.cases_passed, run.reason) for run in recorded] == [
-        ("passed", 3, "all 3 cases passed"), ("failed_correctness", 1, "cos[1]: wrong"),
-        ("failed_correctness", 1, "cos[1]: wrong")]
+        ("passed", 3, "all 3 cases passed"),
+        ("failed_correctness", 1, "cos[1]: wrong"),
+        ("failed_correctness", 1, "cos[1]: wrong"),
+    ]
     assert recorded[0].speedup is None  # the CPU interpreter's timings are never recorded
     finished_at = [run.finished_at for run in recorded]
 
@@ -109,12 +128,14 @@ def test_tampered_jobs_are_refused_and_nothing_is_recorded(runs):
     results = judge_bundle(bundle, judged_chip="cpu-interpreter", judge=fake_judge)
     tampered = copy.deepcopy(results)
     tampered["bundle"]["jobs"][0]["job"]["source_code"] = "def cos(self): return self.cos()\n"
-    assert refused(tampered) == ["the job bundle's signature does not match: it was changed, or was not issued "
-                                 "by this server"]
+    assert refused(tampered) == [
+        "the job bundle's signature does not match: it was changed, or was not issued by this server"
+    ]
     resigned = copy.deepcopy(results)
     resigned["bundle"]["signature"] = "0" * 64
-    assert refused(resigned) == ["the job bundle's signature does not match: it was changed, or was not issued "
-                                 "by this server"]
+    assert refused(resigned) == [
+        "the job bundle's signature does not match: it was changed, or was not issued by this server"
+    ]
     assert statuses(runs["cpu"]) == [("running", bundle["bundle_id"])] * 3
 
 
@@ -126,8 +147,7 @@ def test_results_for_runs_outside_the_bundle_or_with_another_digest_are_refused(
     assert refused(foreign) == [f"result for run {runs['cpu'][2].pk}: that run was not in bundle {bundle['bundle_id']}"]
     wrong_digest = copy.deepcopy(results)
     wrong_digest["results"][1]["job_digest"] = wrong_digest["results"][0]["job_digest"]
-    assert refused(wrong_digest) == [
-        f"result for run {runs['cpu'][1].pk}: job digest does not match the bundle's job"]
+    assert refused(wrong_digest) == [f"result for run {runs['cpu'][1].pk}: job digest does not match the bundle's job"]
     bad_verdict = copy.deepcopy(results)
     bad_verdict["results"][0]["result"]["status"] = "queued"
     assert refused(bad_verdict) == [f"result for run {runs['cpu'][0].pk}: unknown verdict 'queued'"]
@@ -140,8 +160,9 @@ def test_results_from_another_chip_are_refused(runs):
     results = judge_bundle(bundle, judged_chip="nvidia-h200", judge=fake_judge)
     problems = refused(results)
     assert problems[0] == "the results were judged on chip 'nvidia-h200', not 'cpu-interpreter'"
-    assert problems[1:] == [f"result for run {run.pk}: judged on chip 'nvidia-h200', not 'cpu-interpreter'"
-                            for run in runs["cpu"]]
+    assert problems[1:] == [
+        f"result for run {run.pk}: judged on chip 'nvidia-h200', not 'cpu-interpreter'" for run in runs["cpu"]
+    ]
     honest = judge_bundle(bundle, judged_chip="cpu-interpreter", judge=fake_judge)
     assert refused(honest, chip="nvidia-h200") == ["the bundle is for chip 'cpu-interpreter', not 'nvidia-h200'"]
     assert statuses(runs["cpu"]) == [("running", bundle["bundle_id"])] * 3
@@ -151,8 +172,9 @@ def test_a_bundle_signed_with_another_servers_key_is_refused(runs, settings):
     bundle = bundle_export(chip_slug="cpu-interpreter")
     results = judge_bundle(bundle, judged_chip="cpu-interpreter", judge=fake_judge)
     settings.SECRET_KEY = "another-server"
-    assert refused(results) == ["the job bundle's signature does not match: it was changed, or was not issued "
-                                "by this server"]
+    assert refused(results) == [
+        "the job bundle's signature does not match: it was changed, or was not issued by this server"
+    ]
 
 
 def test_a_judge_crash_becomes_an_error_verdict_not_a_lost_bundle(runs):
@@ -165,8 +187,11 @@ def test_a_judge_crash_becomes_an_error_verdict_not_a_lost_bundle(runs):
     assert "sandbox could not start" in results["results"][0]["result"]["reason"]
 
 
-@pytest.mark.xfail(strict=True, reason="evaluation.services.runs_requeue_stale re-queues runs held by a bundle "
-                                       "(no live worker named bundle:...): needs the lead's one-line exclusion")
+@pytest.mark.xfail(
+    strict=True,
+    reason="evaluation.services.runs_requeue_stale re-queues runs held by a bundle "
+    "(no live worker named bundle:...): needs the lead's one-line exclusion",
+)
 def test_stale_run_sweeper_leaves_bundle_runs_alone(runs):
     bundle = bundle_export(chip_slug="cpu-interpreter")
     runs_requeue_stale()
@@ -175,7 +200,7 @@ def test_stale_run_sweeper_leaves_bundle_runs_alone(runs):
 
 def test_management_commands_round_trip(runs, tmp_path):
     bundle_path, results_path = tmp_path / "bundle.json", tmp_path / "results.json"
-    call_command("export_jobs", "--chip", "cpu-interpreter", "--out", str(bundle_path), stdout=open(tmp_path / "o", "w"))
+    call_command("export_jobs", "--chip", "cpu-interpreter", "--out", str(bundle_path), stdout=io.StringIO())
     bundle = json.loads(bundle_path.read_text())
     results_path.write_text(json.dumps(judge_bundle(bundle, judged_chip="cpu-interpreter", judge=fake_judge)))
     with open(tmp_path / "out.txt", "w") as out:
@@ -189,8 +214,16 @@ def test_management_commands_round_trip(runs, tmp_path):
 
 
 def test_the_judging_side_imports_no_django():
-    code = ("import sys, evaluation.bundles as b; b.judge_bundle; "
-            "assert not [m for m in sys.modules if m.startswith('django')], 'django imported'")
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                            env={"PATH": "/usr/bin:/bin"})
+    code = (
+        "import sys, evaluation.bundles as b; b.judge_bundle; "
+        "assert not [m for m in sys.modules if m.startswith('django')], 'django imported'"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin"},
+    )
     assert (result.returncode, result.stderr) == (0, "")
