@@ -103,7 +103,7 @@ def speedup_distribution(rows: list[LeaderboardRow], chip: Chip) -> dict[str, An
         xaxis={"title": {"text": "Method"}})}
 
 
-def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 3000) -> dict[str, Any]:
+def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 1500) -> dict[str, Any]:
     """Each passed public run's speedup against the share of the roofline it reached (floor / measured time)."""
     runs = (
         Run.objects.filter(chip=chip, status=RunStatus.PASSED, speedup__isnull=False,

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+import hashlib
+import time
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 
 from evaluation.models import FINISHED_STATUSES, Chip, Run, RunStatus, Worker
 from leaderboard.metrics import MatchedSpeedup, OperatorOutcome, Summary, matched_speedups, ratio, summarize
@@ -71,36 +73,112 @@ def counted_runs(*, chip: Chip, operator_ids: set[str] | None = None) -> QuerySe
 
 
 # One finished public verdict, as a plain tuple: the boards read tens of thousands of these per page, so they
-# skip model instances entirely.
+# skip model instances entirely. Layout: (run id, kernel id, chip id, status, speedup, flagged, run's operator
+# version, operator pk, method id, target chip id, tokens, solve seconds).
 VERDICT_FIELDS = (
     "kernel_id", "chip_id", "status", "speedup", "flagged", "operator_version", "kernel__operator_id",
-    "kernel__submission__method_id", "kernel__submission__target_chip_id", "kernel__total_tokens",
-    "kernel__solve_seconds",
+    "kernel__submission_id", "kernel__total_tokens", "kernel__solve_seconds",
 )
+# Below this many operators the set is filtered in SQL; above, in Python (cheaper than a long IN list).
+SQL_OPERATOR_FILTER_MAX = 120
+BOARD_CACHE_SECONDS = 60
+
+
+def public_submission_facts(*, method_ids: list[int] | None = None) -> dict[int, tuple[int, int | None]]:
+    """Submission id -> (method id, target chip id) for public submissions of public methods."""
+    submissions = Submission.objects.filter(visibility=Visibility.PUBLIC, method__public=True)
+    if method_ids is not None:
+        submissions = submissions.filter(method_id__in=method_ids)
+    return {pk: (method_id, target) for pk, method_id, target in
+            submissions.order_by().values_list("pk", "method_id", "target_chip_id")}
 
 
 def latest_public_verdicts(*, chip_ids: list[int], operator_pks: list[int],
                             method_ids: list[int] | None = None) -> list[tuple]:
-    """The latest finished verdict of each (public kernel, chip): a re-run supersedes the run before it."""
-    runs = Run.objects.all() if method_ids is None else Run.objects.filter(kernel__submission__method_id__in=method_ids)
-    rows = (
-        runs.filter(
-            chip_id__in=chip_ids,
-            status__in=FINISHED_STATUSES,
-            kernel__operator_id__in=operator_pks,
-            kernel__submission__visibility=Visibility.PUBLIC,
-            kernel__submission__method__public=True,
-        )
-        .order_by()
-        .values_list("id", *VERDICT_FIELDS)
-    )
+    """The latest finished verdict of each (public kernel, chip): a re-run supersedes the run before it.
+
+    One join (run -> kernel); which submissions count is decided in Python from a small lookup, which keeps
+    the query on the (chip, status) index and cheap on SQLite and PostgreSQL alike.
+    """
+    submissions = public_submission_facts(method_ids=method_ids)
+    runs = Run.objects.filter(chip_id__in=chip_ids, status__in=FINISHED_STATUSES)
+    wanted = set(operator_pks)
+    if len(wanted) <= SQL_OPERATOR_FILTER_MAX:
+        runs = runs.filter(kernel__operator_id__in=operator_pks)
+    if method_ids is not None:
+        runs = runs.filter(kernel__submission__method_id__in=method_ids)
     latest: dict[tuple[int, int], tuple] = {}
-    for row in rows:
-        key = (row[1], row[2])
-        kept = latest.get(key)
-        if kept is None or kept[0] < row[0]:  # ids grow with creation: the larger is the newer verdict
-            latest[key] = row
+    for (run_id, kernel_id, chip_id, status, speedup, flagged, version, operator_pk, submission_id, tokens,
+         seconds) in runs.order_by().values_list("id", *VERDICT_FIELDS).iterator(chunk_size=5000):
+        facts = submissions.get(submission_id)
+        if facts is None or operator_pk not in wanted:
+            continue
+        kept = latest.get((kernel_id, chip_id))
+        if kept is None or kept[0] < run_id:  # ids grow with creation: the larger is the newer verdict
+            latest[(kernel_id, chip_id)] = (run_id, kernel_id, chip_id, status, speedup, flagged, version,
+                                            operator_pk, facts[0], facts[1], tokens, seconds)
     return list(latest.values())
+
+
+def board_data_stamp() -> str:
+    """Changes whenever a verdict lands, a run is added or deleted, an operator version, a submission or a method
+    changes; each part is an index-only count or max (visibility flips are caught by the short memo lifetime)."""
+    finished = Run.objects.filter(status__in=FINISHED_STATUSES).count()
+    runs = Run.objects.aggregate(last=Max("id"))
+    operators = Operator.objects.aggregate(last=Max("updated_at"))
+    submissions = Submission.objects.aggregate(count=Count("id"), last=Max("id"))
+    methods = Method.objects.aggregate(count=Count("id"), last=Max("id"))
+    return "|".join(str(value) for value in (finished, runs["last"], operators["last"], submissions["count"],
+                                             submissions["last"], methods["count"], methods["last"]))
+
+
+# Memo of board outcomes in this process: Django's cache would pickle ~10,000 objects per hit, which costs more
+# than computing them. Small and short-lived; every web worker keeps its own.
+_OUTCOME_MEMO: OrderedDict[str, tuple[float, tuple]] = OrderedDict()
+OUTCOME_MEMO_SIZE = 32
+
+
+def clear_board_memo() -> None:
+    _OUTCOME_MEMO.clear()
+
+
+Outcomes = dict[tuple[int, int], dict[str, OperatorOutcome]]
+
+
+class BoardOutcomes(tuple):
+    """(native, ported) outcomes, plus memoised summaries of them (they live as long as the outcomes do)."""
+
+    summaries_memo: dict
+
+    def summaries(self, key: tuple[int, int], totals: dict[str, int], *, ported: bool = False) -> dict[str, Summary]:
+        memo_key = (key, ported, tuple(sorted(totals.items())))
+        found = self.summaries_memo.get(memo_key)
+        if found is None:
+            found = self.summaries_memo[memo_key] = _summaries(self[1 if ported else 0][key], totals)
+        return found
+
+
+def cached_outcomes(*, chip_ids: list[int], operators: dict[int, SetOperator]) -> BoardOutcomes:
+    """(native, ported) ``verdict_outcomes`` of the latest public verdicts on ``chip_ids``, memoised until the
+    data changes (or a minute passes): every board reads them, and they are the expensive part of a page."""
+    digest = hashlib.sha1(",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(),
+                                                                           key=lambda op: op.pk)).encode())
+    key = "kgb-board:" + hashlib.sha1(
+        f"{sorted(chip_ids)}|{digest.hexdigest()}|{board_data_stamp()}".encode()).hexdigest()
+    now = time.monotonic()
+    memo = _OUTCOME_MEMO.get(key)
+    if memo is not None and memo[0] > now:
+        _OUTCOME_MEMO.move_to_end(key)
+        return memo[1]
+    verdicts = latest_public_verdicts(chip_ids=chip_ids, operator_pks=list(operators))
+    outcomes = BoardOutcomes((
+        dict(verdict_outcomes(verdicts=verdicts, operators=operators)),
+        dict(verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False, foreign_only=True))))
+    outcomes.summaries_memo = {}
+    _OUTCOME_MEMO[key] = (now + BOARD_CACHE_SECONDS, outcomes)
+    while len(_OUTCOME_MEMO) > OUTCOME_MEMO_SIZE:
+        _OUTCOME_MEMO.popitem(last=False)
+    return outcomes
 
 
 def verdict_outcomes(*, verdicts: list[tuple], operators: dict[int, SetOperator], native_only: bool = True,
@@ -194,12 +272,12 @@ def leaderboard_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: Me
     """One row per method with figures per source view, sorted by overall accuracy then speedup."""
     operators = set_operators(operator_set=operator_set)
     totals = _view_totals(operators)
-    verdicts = latest_public_verdicts(chip_ids=[chip.pk], operator_pks=list(operators))
-    outcomes_by_key = verdict_outcomes(verdicts=verdicts, operators=operators)
+    board = cached_outcomes(chip_ids=[chip.pk], operators=operators)
+    outcomes_by_key = board[0]
     methods = _admitted_methods({method_id for method_id, _ in outcomes_by_key}, method_filter)
     rows = [
-        LeaderboardRow(method=methods[method_id], outcomes=outcomes, summaries=_summaries(outcomes, totals))
-        for (method_id, _), outcomes in outcomes_by_key.items() if method_id in methods
+        LeaderboardRow(method=methods[key[0]], outcomes=outcomes, summaries=board.summaries(key, totals))
+        for key, outcomes in outcomes_by_key.items() if key[0] in methods
     ]
     rows.sort(key=lambda r: (-r.summaries["overall"].accuracy_pct, -(r.summaries["overall"].speedup_geomean or 0),
                              str(r.method)))
@@ -226,20 +304,21 @@ def multi_chip_rows(*, chips: list[Chip], operator_set: OperatorSet, method_filt
     against ``reference_chip`` and figures of kernels written for other chips feed portability."""
     operators = set_operators(operator_set=operator_set)
     total = len(operators)
-    verdicts = latest_public_verdicts(chip_ids=[chip.pk for chip in chips], operator_pks=list(operators))
-    native = verdict_outcomes(verdicts=verdicts, operators=operators)
-    foreign = verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False, foreign_only=True)
+    chip_ids = [chip.pk for chip in chips]
+    board = cached_outcomes(chip_ids=chip_ids, operators=operators)
+    native, foreign = board
+    overall_only = {view: (total if view == "overall" else 0) for view in SOURCE_VIEWS}
     methods = _admitted_methods({method_id for method_id, _ in native} | {method_id for method_id, _ in foreign},
                                 method_filter)
     rows: dict[int, ChipRow] = {}
-    for (method_id, chip_id), outcomes in native.items():
+    for (method_id, chip_id) in native:
         if method_id in methods:
             row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
-            row.per_chip[chip_id] = summarize(list(outcomes.values()), total)
-    for (method_id, chip_id), outcomes in foreign.items():
+            row.per_chip[chip_id] = board.summaries((method_id, chip_id), overall_only)["overall"]
+    for (method_id, chip_id) in foreign:
         if method_id in methods:
             row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
-            row.ported[chip_id] = summarize(list(outcomes.values()), total)
+            row.ported[chip_id] = board.summaries((method_id, chip_id), overall_only, ported=True)["overall"]
     reference_id = reference_chip.pk if reference_chip else None
     for row in rows.values():
         reference = row.per_chip.get(reference_id)
@@ -282,17 +361,18 @@ def matched_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: Method
 
 def operator_pass_matrix(*, method: Method, operator_set: OperatorSet, chips: list[Chip]) -> list[dict]:
     """Per operator of the set: this method's verdict on each chip (passed, failed, or none) and its speedup,
-    over all its public kernels judged there (native ones and ported ones alike)."""
+    over all its public kernels judged there: the ones written for that chip first, else ported ones."""
     operators = set_operators(operator_set=operator_set)
-    verdicts = latest_public_verdicts(chip_ids=[chip.pk for chip in chips], operator_pks=list(operators),
-                                      method_ids=[method.pk])
-    outcomes = verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False)
+    native, ported = cached_outcomes(chip_ids=[chip.pk for chip in chips], operators=operators)
     matrix = []
     for operator in sorted(operators.values(), key=lambda op: op.operator_id):
         cells = []
         for chip in chips:
-            outcome = outcomes.get((method.pk, chip.pk), {}).get(operator.operator_id)
-            cells.append({"chip": chip, "outcome": outcome,
+            candidates = [outcomes.get((method.pk, chip.pk), {}).get(operator.operator_id) for outcomes in
+                          (native, ported)]
+            outcome = next((o for o in candidates if o is not None and o.solved), None) or next(
+                (o for o in candidates if o is not None), None)
+            cells.append({"chip": chip, "outcome": outcome, "ported": outcome is not None and outcome is candidates[1],
                           "state": "none" if outcome is None else ("passed" if outcome.solved else "failed")})
         matrix.append({"operator_id": operator.operator_id, "cells": cells})
     return matrix

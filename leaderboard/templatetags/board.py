@@ -49,3 +49,14 @@ def sort_mark(context: dict, key: str) -> str:
 def highlight_python(source_code: str) -> SafeString:
     """Pygments escapes every character of the source: a kernel's text can never become markup."""
     return mark_safe(highlight(source_code, PythonLexer(), HtmlFormatter(cssclass="highlight", linenos="table")))
+
+
+@register.filter
+def num(value: float | int | None, digits: int | str = 2) -> str:
+    """A fixed-point number, like ``floatformat`` but without Decimal and locale work (boards have thousands)."""
+    if value is None or value == "":
+        return ""
+    try:
+        return f"{float(value):.{int(digits)}f}"
+    except (TypeError, ValueError):
+        return ""

@@ -14,6 +14,12 @@ from tests.leaderboard.board_data import make_world
 ROLES = ("anonymous", "other", "owner", "staff")
 
 
+@pytest.fixture(autouse=True)
+def fresh_board_cache():
+    """Boards memoise their outcomes; a rolled-back test database can reuse ids, so start each test clean."""
+    selectors.clear_board_memo()
+
+
 # Users without passwords: force_login needs none, and hashing three passwords per test is most of its time.
 @pytest.fixture
 def user(django_user_model):
