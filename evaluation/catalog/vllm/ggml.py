@@ -301,10 +301,14 @@ def expert_dots(
     x_q, x_scale, _ = quantize_q8_1(activations)
     experts = weight.size(0)
     w_scale, w_q = parse_q8_0(weight.reshape(experts * rows, -1), experts * rows)
-    w_scale = w_scale.reshape(experts, rows, -1)[experts_of_rows]  # [P, R, B]
-    w_q = w_q.reshape(experts, rows, -1, QK)[experts_of_rows]  # [P, R, B, 32]
-    integer = torch.einsum("prbk,pbk->prb", w_q.double(), x_q[tokens_of_rows].double()).float()
-    return (w_scale * x_scale[tokens_of_rows][:, None, :] * integer).sum(dim=-1)
+    w_scale, w_q = w_scale.reshape(experts, rows, -1), w_q.reshape(experts, rows, -1, QK)
+    result = torch.empty((experts_of_rows.numel(), rows), dtype=torch.float32, device=activations.device)
+    for expert in torch.unique(experts_of_rows).tolist():  # one expert at a time keeps memory small
+        pairs = (experts_of_rows == expert).nonzero().flatten()
+        tokens = tokens_of_rows[pairs]
+        integer = block_dots(w_q[expert], x_q[tokens])  # [P_e, R, B]
+        result[pairs] = (w_scale[expert][None] * x_scale[tokens][:, None, :] * integer).sum(dim=-1)
+    return result
 
 
 def moe_a8_inputs(case: Case, generator: torch.Generator) -> Call:
