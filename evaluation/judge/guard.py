@@ -37,16 +37,23 @@ ALLOCATING_ATEN = frozenset({"empty", "empty_like", "empty_strided", "empty_perm
 DTYPE_CHANGING_COPIES = frozenset({"_to_copy", "copy_"})
 
 
-def poison_(tensor: torch.Tensor) -> torch.Tensor:
-    """Fill with a value no honest kernel leaves behind: NaN for floats, a sentinel for integers."""
+def poison_(tensor: torch.Tensor, variant: int = 0) -> torch.Tensor:
+    """Fill with a value no honest kernel leaves behind: NaN for floats, a sentinel for integers.
+
+    Integers and bools have no value that can never be right, so there are two variants (bool: True /
+    False; integers: max / min); ghost replay only convicts when the output is right under both.
+    """
     if tensor.numel() == 0:
         return tensor
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
         tensor.fill_(float("nan"))
     elif tensor.dtype == torch.bool:
-        tensor.fill_(True)
+        tensor.fill_(variant == 0)
+    elif tensor.dtype == torch.uint8:
+        tensor.fill_(0xA5 if variant == 0 else 0x5A)
     else:
-        tensor.fill_(torch.iinfo(tensor.dtype).max if tensor.dtype != torch.uint8 else 0xA5)
+        info = torch.iinfo(tensor.dtype)
+        tensor.fill_(info.max if variant == 0 else info.min)
     return tensor
 
 
@@ -56,6 +63,7 @@ class GuardState:
     def __init__(self) -> None:
         self.launches = 0
         self.ghost = False
+        self.poison_variant = 0
         self.paused = 0
         self.auditing = False
         self.compute_ops: list[str] = []
@@ -82,7 +90,7 @@ class AuditMode(TorchDispatchMode):
             STATE.compute_ops.append(f"{func.name()} (dtype conversion)")
         elif STATE.ghost and packet in ALLOCATING_ATEN and isinstance(result, torch.Tensor):
             # Ghost replay: fresh memory must not hold the real call's answer (allocator reuse).
-            poison_(result)
+            poison_(result, STATE.poison_variant)
         return result
 
 

@@ -118,6 +118,7 @@ class _Judgement:
         self.deadline = time.monotonic() + job.time_budget_s
         self.reference_device = torch.device("cpu")
         self.flagged = False
+        self.poison_keys: dict[str, list[Any]] = {}  # per case: mutated args that are pure outputs
         self.speedup: float | None = None
         self.speedup_ci95: tuple[float, float] | None = None
 
@@ -324,20 +325,24 @@ class _Judgement:
 
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
         entry = self.spec.entry_point(case.entry_point)
+        expected = self._expected(case, seed)
+        poison_keys = self._pure_output_keys(case, seed, entry, expected)
+        self.poison_keys[case.case_id] = poison_keys
         sent = self._make_call(case, seed)
-        for key in entry.mutates:
-            value = sent.get(key)
-            if isinstance(value, torch.Tensor):
-                poison_(value)
+        for key in poison_keys:
+            poison_(sent.get(key))
         before = Call(args=_map_tensors(sent.args, lambda t: t.clone()),
                       kwargs=_map_tensors(sent.kwargs, lambda t: t.clone()))
-        expected = self._expected(case, seed)
         encoder = wire.Encoder()
         payload = encoder.encode({"args": sent.args, "kwargs": sent.kwargs})
+        expected_tensors = [item for item in expected if isinstance(item, torch.Tensor)]
         wants_ghost = ghost and self.options.ghost_replay and self.spec.judgement != "metadata" and any(
-            isinstance(item, torch.Tensor) and item.numel() > 0 for item in expected)
+            item.numel() > 0 for item in expected_tensors)
+        # Integers and bools have no never-right poison: two variants, convicted only if right under both.
+        variants = 1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors) else 2
         reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
-                                      "ghost": wants_ghost}, encoder.blobs, case, tier)
+                                      "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys},
+                                     encoder.blobs, case, tier)
         real = reply.get("real", {})
         if real.get("error"):
             error = str(real["error"])
@@ -357,7 +362,8 @@ class _Judgement:
             raise Verdict("rejected", "no Triton kernel was launched", check="triton_launched", case=case,
                           tier=tier, message="the call launched no Triton kernel")
         self._integrity(list(reply.get("integrity", [])), case, tier)
-        offset = int(reply.get("ghost_blob_offset", len(blobs)))
+        offsets = [int(item) for item in reply.get("ghost_blob_offsets", [])]
+        offset = offsets[0] if offsets else len(blobs)
         decoded = wire.Decoder(blobs[:offset]).decode(real.get("value"))
         after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
         changed = self._mutated_inputs(entry, before, after)
@@ -372,7 +378,7 @@ class _Judgement:
         if self.spec.fp64_relative_bound is not None:
             self._fp64_opinion(case, tier, seed, outputs)
         if wants_ghost:
-            self._ghost(reply, blobs[offset:], case, tier, before, expected, entry)
+            self._ghost(reply, blobs, offsets, case, tier, before, expected)
         if record:
             self.case_results.append(CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params),
                                                 passed=True))
@@ -399,18 +405,42 @@ class _Judgement:
                           tier=tier, message=f"||out-ref64||/||ref64|| = {error:.3g} > {bound:g}")
         self.check("fp64_second_opinion", "passed", f"bound {bound:g}")
 
-    def _ghost(self, reply: dict[str, Any], blobs: list[bytes], case: Case, tier: str, before: Call,
-               expected: tuple[Any, ...], entry: Any) -> None:
-        ghost = reply.get("ghost")
-        if not ghost or ghost.get("error") or ghost.get("not_plain"):
-            return  # no output, or an exception: the launches mattered
-        decoded = wire.Decoder(blobs).decode(ghost.get("value"))
-        outputs = self.spec.outputs_of(case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])),
-                                       decoded["returned"])
-        if compare_outputs(self.spec, case, before, outputs, expected) is None:
-            raise Verdict("rejected", f"case {case.case_id}: the output is still correct with every Triton launch "
-                          "turned into a no-op", check="ghost_replay", case=case, tier=tier,
-                          message="correct output without any Triton launch (fallback or precomputed result)")
+    def _pure_output_keys(self, case: Case, seed: int, entry: Any, expected: tuple[Any, ...]) -> list[Any]:
+        """Mutated arguments whose prior contents the reference ignores (``out=`` buffers, vLLM ``out``):
+        those are poisoned before the call. In-out arguments (in-place ``self``, BLAS ``y``) are not: the
+        reference run on a poisoned copy tells them apart."""
+        keys = []
+        for key in entry.mutates:
+            call = self._make_call(case, seed)
+            target = call.get(key)
+            if not isinstance(target, torch.Tensor) or target.numel() == 0:
+                continue
+            poison_(target)
+            private = _to_device(call, self.reference_device)
+            returned = self.spec.reference(case, private)
+            outputs = _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach().cpu())
+            if self.spec.judgement == "statistical" or compare_outputs(
+                    self.spec, case, call, outputs, expected) is None:
+                keys.append(key)
+        return keys
+
+    def _ghost(self, reply: dict[str, Any], blobs: list[bytes], offsets: list[int], case: Case, tier: str,
+               before: Call, expected: tuple[Any, ...]) -> None:
+        ghosts = reply.get("ghosts", [])
+        if not ghosts or len(ghosts) != len(offsets):
+            return
+        bounds = [*offsets, len(blobs)]
+        for index, ghost in enumerate(ghosts):
+            if ghost.get("error") or ghost.get("not_plain"):
+                return  # no output, or an exception: the launches mattered
+            decoded = wire.Decoder(blobs[bounds[index]:bounds[index + 1]]).decode(ghost.get("value"))
+            outputs = self.spec.outputs_of(case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])),
+                                           decoded["returned"])
+            if compare_outputs(self.spec, case, before, outputs, expected) is not None:
+                return  # wrong without launches: the launches did the work
+        raise Verdict("rejected", f"case {case.case_id}: the output is still correct with every Triton launch "
+                      "turned into a no-op", check="ghost_replay", case=case, tier=tier,
+                      message="correct output without any Triton launch (fallback or precomputed result)")
 
     # ------------------------------------------------------------------ timing
 

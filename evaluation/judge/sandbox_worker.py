@@ -117,12 +117,18 @@ class Worker:
         if self.device.type == "cuda":
             torch.cuda.synchronize()
 
-    def _run_once(self, entry_point: str, payload: Any, blobs: list[bytes], ghost: bool) -> dict[str, Any]:
+    def _run_once(self, entry_point: str, payload: Any, blobs: list[bytes], ghost: bool, variant: int = 0,
+                  poison_keys: list[Any] = ()) -> dict[str, Any]:
         decoded = wire.Decoder(blobs, self.device).decode(payload)
         args, kwargs = decoded["args"], decoded["kwargs"]
         self.keep_alive.append(decoded)
+        for key in poison_keys:  # output buffers arrive poisoned with variant 0; other variants re-poison
+            target = args[key] if isinstance(key, int) else kwargs.get(key)
+            if isinstance(target, torch.Tensor) and variant:
+                guard.poison_(target, variant)
         function = getattr(self.module, entry_point)
         guard.STATE.reset(ghost=ghost)
+        guard.STATE.poison_variant = variant
         outcome: dict[str, Any] = {}
         try:
             guard.STATE.auditing = True
@@ -149,18 +155,18 @@ class Worker:
     def call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         real = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False)
         integrity = self.integrity.violations() if self.integrity else []
-        ghost: dict[str, Any] | None = None
-        if header.get("ghost") and "error" not in real:
-            ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True)
-            integrity += self.integrity.violations() if self.integrity else []
         out_blobs = real.pop("_blobs")
-        reply = {"event": "called", "real": real, "integrity": sorted(set(integrity)),
-                 "native_threads": guard.native_thread_count()}
-        if ghost is not None:
-            ghost_blobs = ghost.pop("_blobs")
-            reply["ghost"] = ghost
-            reply["ghost_blob_offset"] = len(out_blobs)
-            out_blobs = out_blobs + ghost_blobs
+        reply: dict[str, Any] = {"event": "called", "real": real, "ghosts": [], "ghost_blob_offsets": []}
+        if header.get("ghost") and "error" not in real:
+            for variant in range(int(header.get("ghost_variants", 1))):
+                ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True, variant=variant,
+                                       poison_keys=list(header.get("poison_keys", [])))
+                integrity += self.integrity.violations() if self.integrity else []
+                reply["ghost_blob_offsets"].append(len(out_blobs))
+                out_blobs = out_blobs + ghost.pop("_blobs")
+                reply["ghosts"].append(ghost)
+        reply["integrity"] = sorted(set(integrity))
+        reply["native_threads"] = guard.native_thread_count()
         self.reply(reply, out_blobs)
 
     # ------------------------------------------------------------------ timing (GPU)
@@ -190,7 +196,8 @@ class Worker:
             flush_buffer=self.flush_buffer, budget_s=float(header["budget_s"]), rse_target=float(header["rse_target"]),
             min_iterations=int(header["min_iterations"]), max_iterations=int(header["max_iterations"]),
             spot_checks=int(header["spot_checks"]), rng=rng, keep_alive=self.keep_alive,
-            min_launches=1, math_isfinite=math.isfinite, mutates=list(header.get("mutates", [])),
+            min_launches=1, math_isfinite=math.isfinite, poison_keys=list(header.get("poison_keys", [])),
+            restore_keys=list(header.get("restore_keys", [])),
             host_clock=self.device.type == "cpu",
         )
 

@@ -68,7 +68,7 @@ EXTRA_DENIED_ATTRIBUTES = {
 }
 BANNED_NAMES = {
     "getattr", "setattr", "delattr", "exec", "eval", "compile", "globals", "locals", "vars", "open",
-    "breakpoint", "input", "memoryview", "dir", "help", "__import__", "__builtins__", "__loader__",
+    "breakpoint", "memoryview", "dir", "help", "__import__", "__builtins__", "__loader__",
     "__spec__", "__file__",
 }
 ALLOWED_DUNDER_NAMES = {"__name__"}

@@ -69,16 +69,22 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                      flush_buffer: torch.Tensor | None, budget_s: float, rse_target: float, min_iterations: int,
                      max_iterations: int, spot_checks: int, rng: random.Random, keep_alive: list[Any],
                      min_launches: int, math_isfinite: Callable[[float], bool],
-                     mutates: list[int | str] = (), host_clock: bool = False) -> dict[str, Any]:
+                     poison_keys: list[int | str] = (), restore_keys: list[int | str] = (),
+                     host_clock: bool = False) -> dict[str, Any]:
     event_class = HostClockEvent if host_clock else torch.cuda.Event
     synchronize = (lambda: None) if host_clock else torch.cuda.synchronize
+    # In-out arguments (in-place self, BLAS y) are put back before every call, so repeated calls do not
+    # drift (overflow) and every call does the same work; pure output buffers are poisoned instead.
+    pristine = [{key: _get(call, key).clone() for key in restore_keys if isinstance(_get(call, key), torch.Tensor)}
+                for call in candidate_sets + reference_sets]
+    all_sets = candidate_sets + reference_sets
     reference_thunks = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
     host_ms_total = 0.0
     low_launch_calls = 0
     spot_iterations = set(rng.sample(range(min_iterations), k=min(spot_checks, min_iterations)))
-    encoder = wire.Encoder()
+    blobs: list[bytes] = []
     spots: list[Any] = []
     warmup = 3
     started = time.perf_counter()
@@ -86,11 +92,13 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     while True:
         index = iteration % len(candidate_sets)
         for side in ("reference", "candidate"):
+            set_index = index if side == "candidate" else len(candidate_sets) + iteration % len(reference_sets)
+            for key, value in pristine[set_index].items():
+                _get(all_sets[set_index], key).copy_(value)
             if side == "candidate":
                 # Out buffers hold the answer of this set's previous round: poison them (untimed).
-                for key in mutates:
-                    target = candidate_sets[index]["args"][key] if isinstance(key, int) else \
-                        candidate_sets[index]["kwargs"][key]
+                for key in poison_keys:
+                    target = _get(candidate_sets[index], key)
                     if isinstance(target, torch.Tensor):
                         guard.poison_(target)
             if flush_buffer is not None:
@@ -112,8 +120,12 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                     low_launch_calls += 1
                 if spot:
                     keep_alive.append(returned)
-                    spots.append(encoder.encode({"before": before, "returned": returned, "args": call["args"],
-                                                 "kwargs": call["kwargs"]}))
+                    # One encoder per snapshot: the same set's storage holds other bytes at other iterations.
+                    snapshot = wire.Encoder()
+                    value = snapshot.encode({"before": before, "returned": returned, "args": call["args"],
+                                             "kwargs": call["kwargs"]})
+                    spots.append({"value": value, "blob_offset": len(blobs), "blob_count": len(snapshot.blobs)})
+                    blobs.extend(snapshot.blobs)
                 if iteration >= warmup:
                     candidate_ms.append(start.elapsed_time(end))
             else:
@@ -145,9 +157,13 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         "low_launch_calls": low_launch_calls,
         "reference_kind": "baseline" if getattr(reference, "baseline", None) else "reference",
         "spots": spots,
-        "_blobs": encoder.blobs,
+        "_blobs": blobs,
         "finite": all(math_isfinite(value) for value in candidate_ms + reference_ms),
     }
+
+
+def _get(call: dict[str, Any], key: int | str) -> Any:
+    return call["args"][key] if isinstance(key, int) else call["kwargs"].get(key)
 
 
 def _reference_thunks(reference: Callable[..., Any], sets: list[dict[str, Any]]) -> list[Callable[[], Any]]:

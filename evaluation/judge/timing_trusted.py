@@ -50,7 +50,9 @@ def run_timing(judgement: _Judgement) -> None:
             "rse_target": options.rse_target, "min_iterations": options.min_iterations,
             "max_iterations": options.max_iterations, "spot_checks": options.spot_checks,
             "spot_seed": _seed(judgement.secret, "spots", case.case_id),
-            "mutates": list(spec.entry_point(case.entry_point).mutates),
+            "poison_keys": judgement.poison_keys.get(case.case_id, []),
+            "restore_keys": [key for key in spec.entry_point(case.entry_point).mutates
+                             if key not in judgement.poison_keys.get(case.case_id, [])],
         }
         host_started = time.perf_counter()
         reply, blobs = judgement._request(header, encoder.blobs, case, tier)
@@ -121,9 +123,9 @@ def _outputs_like(judgement: _Judgement, case: Any, call: Call) -> tuple[Any, ..
 def _check_spots(judgement: _Judgement, case: Any, tier: str, spots: list[Any], blobs: list[bytes]) -> None:
     from evaluation.judge.runner import Verdict, _map_tensors, _to_device
 
-    decoder = wire.Decoder(blobs)
     for spot in spots:
-        decoded = decoder.decode(spot)
+        start, count = int(spot["blob_offset"]), int(spot["blob_count"])
+        decoded = wire.Decoder(blobs[start:start + count]).decode(spot["value"])
         before = Call(args=list(decoded["before"]["args"]), kwargs=dict(decoded["before"]["kwargs"]))
         private = _to_device(Call(args=_map_tensors(before.args, lambda t: t.clone()),
                                   kwargs=_map_tensors(before.kwargs, lambda t: t.clone())), judgement.reference_device)

@@ -60,6 +60,7 @@ class Encoder:
     def __init__(self) -> None:
         self.blobs: list[bytes] = []
         self._storage_index: dict[tuple[str, int], int] = {}
+        self._alive: list[torch.UntypedStorage] = []  # an address stays unique while this encoder lives
 
     def storage_of(self, tensor: torch.Tensor) -> int:
         storage = tensor.untyped_storage()
@@ -68,6 +69,7 @@ class Encoder:
             host = storage.cpu() if tensor.device.type != "cpu" else storage
             raw = torch.empty(0, dtype=torch.uint8).set_(host).numpy().tobytes() if host.nbytes() else b""
             self._storage_index[key] = len(self.blobs)
+            self._alive.append(storage)
             self.blobs.append(raw)
         return self._storage_index[key]
 

@@ -1,0 +1,93 @@
+"""Judge N kernels and report per-stage wall times: fork-server sandboxes against the naive baseline.
+
+    PYTHONPATH=. python scripts/bench_judge.py [--n 20] [--operator aten::cos] [--launchers forkserver,popen]
+                                              [--kernels FILE ...] [--json OUT.json]
+
+Stages (JudgeResult.stage_seconds): process_start (sandbox ready; includes the zygote's own start for the
+first fork-server job), compile (candidate import), correctness, timing (GPU only). "popen" starts a fresh
+interpreter per kernel (torch import every time): the naive one-process-per-kernel baseline, measured in
+the same run. Kernels default to the good fixtures, cycled to N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from evaluation.judge.backends import detect_chip, peaks_for  # noqa: E402
+from evaluation.judge.job import JudgeJob  # noqa: E402
+from evaluation.judge.runner import JudgeOptions, judge_with  # noqa: E402
+
+STAGES = ("process_start", "compile", "correctness", "timing")
+
+
+def run_batch(sources: list[str], operator_id: str, launcher: str, chip: str, device: str) -> dict:
+    on_gpu = device != "cpu"
+    bandwidth, flops = peaks_for(chip)
+    rows = []
+    started = time.perf_counter()
+    for source in sources:
+        job = JudgeJob(operator_id=operator_id, source_code=source, chip_slug=chip, device_type=device,
+                       tiers=("public",) if on_gpu else ("smoke",), measure_timing=on_gpu, time_budget_s=600,
+                       peak_bandwidth_bytes_per_s=bandwidth, peak_flops_by_dtype=flops)
+        job_started = time.perf_counter()
+        result = judge_with(job, JudgeOptions(launcher=launcher))
+        rows.append({"status": result.status, "wall_s": time.perf_counter() - job_started,
+                     "stages": result.stage_seconds, "speedup": result.speedup})
+    total = time.perf_counter() - started
+    summary = {"launcher": launcher, "kernels": len(sources), "total_s": total, "per_kernel_s": total / len(sources),
+               "statuses": {status: sum(1 for row in rows if row["status"] == status)
+                            for status in sorted({row["status"] for row in rows})}}
+    for stage in STAGES:
+        values = [row["stages"][stage] for row in rows if stage in row["stages"]]
+        if values:
+            summary[f"{stage}_total_s"] = sum(values)
+            summary[f"{stage}_median_s"] = statistics.median(values)
+    summary["rows"] = rows
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=20)
+    parser.add_argument("--operator", default="aten::cos")
+    parser.add_argument("--launchers", default="forkserver,popen")
+    parser.add_argument("--kernels", nargs="*", default=None)
+    parser.add_argument("--chip", default=None)
+    parser.add_argument("--json", default=None)
+    options = parser.parse_args()
+    chip, device = detect_chip()
+    if options.chip:
+        chip = options.chip
+        device = "cpu" if chip == "cpu-interpreter" else device
+    files = [Path(path) for path in options.kernels] if options.kernels else sorted(
+        (ROOT / "tests/evaluation/kernels/good").glob("*.py"))
+    sources = [files[index % len(files)].read_text() for index in range(options.n)]
+    results = [run_batch(sources, options.operator, launcher, chip, device)
+               for launcher in options.launchers.split(",")]
+    header = f"{'launcher':<11}{'kernels':>8}{'total s':>10}{'s/kernel':>10}" + "".join(
+        f"{stage + ' s':>17}" for stage in STAGES) + "  statuses"
+    print(f"chip {chip} ({device}), operator {options.operator}")
+    print(header)
+    for summary in results:
+        print(f"{summary['launcher']:<11}{summary['kernels']:>8}{summary['total_s']:>10.2f}"
+              f"{summary['per_kernel_s']:>10.2f}" + "".join(
+                  f"{summary.get(stage + '_total_s', float('nan')):>17.2f}" for stage in STAGES)
+              + f"  {summary['statuses']}")
+    if len(results) == 2:
+        print(f"speed-up of {results[0]['launcher']} over {results[1]['launcher']}: "
+              f"{results[1]['total_s'] / results[0]['total_s']:.2f}x")
+    if options.json:
+        Path(options.json).write_text(json.dumps({"chip": chip, "device": device, "batches": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
