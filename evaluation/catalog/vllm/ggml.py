@@ -12,7 +12,7 @@ import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import cases, rand, randint, randn, record
-from evaluation.catalog.vllm.moe import moe_align_reference
+from evaluation.catalog.vllm.moe_align import moe_align_reference
 
 Q8_0, Q4_0 = 8, 2
 QK = 32  # values per block
