@@ -144,3 +144,12 @@ def test_a_wrong_kernel_fails_the_checker() -> None:
 
     with pytest.raises(AssertionError):
         check_case(spec, spec.smoke[0], WithoutWeight())
+
+
+@pytest.mark.parametrize("name", sorted(KERNEL_FILES))
+def test_kernel_file_passes_the_judges_static_scan(name: str) -> None:
+    from evaluation.judge.static_scan import scan_source
+
+    path = KERNEL_FILES[name]
+    result = scan_source(path.read_text(), path.name)
+    assert not result.syntax_error and result.findings == ()
