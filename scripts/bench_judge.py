@@ -67,8 +67,9 @@ def main() -> int:
     if options.chip:
         chip = options.chip
         device = "cpu" if chip == "cpu-interpreter" else device
-    files = [Path(path) for path in options.kernels] if options.kernels else sorted(
-        (ROOT / "tests/evaluation/kernels/good").glob("*.py"))
+    files = [Path(path) for path in options.kernels] if options.kernels else [
+        path for path in sorted((ROOT / "tests/evaluation/kernels/good").glob("*.py"))
+        if "\ndef cos(" in path.read_text()]  # the aten::cos fixtures (cos_inplace.py is for a test record)
     sources = [files[index % len(files)].read_text() for index in range(options.n)]
     results = [run_batch(sources, options.operator, launcher, chip, device)
                for launcher in options.launchers.split(",")]
