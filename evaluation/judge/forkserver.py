@@ -36,7 +36,8 @@ class ForkServer:
         self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.workdir = tempfile.mkdtemp(prefix="kgb-zygote-")
         self.process = subprocess.Popen(
-            [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.forkserver_main", "--sock-fd", str(child.fileno())],
+            [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.forkserver_main",
+             "--sock-fd", str(child.fileno())],
             cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
         )

@@ -11,6 +11,7 @@ then runs the sandbox worker. Forking costs milliseconds where a fresh interpret
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -70,11 +71,9 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket) -> None
         except wire.PeerClosed:
             code = 0
         except BaseException:
-            try:
+            with contextlib.suppress(Exception):
                 wire.send(res_write, {"event": "harness_error", "token": worker.token,
                                       "error": traceback.format_exc()[-4000:]})
-            except Exception:
-                pass
     except BaseException:
         traceback.print_exc()
     finally:

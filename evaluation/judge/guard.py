@@ -14,6 +14,7 @@ reaching these objects by name; the trusted side treats whatever arrives as evid
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
@@ -30,7 +31,8 @@ ALLOWED_ATEN = frozenset({
     "transpose", "t", "unsqueeze", "squeeze", "select", "slice", "narrow", "unfold", "split", "split_with_sizes",
     "chunk", "unbind", "diagonal", "view_as_real", "view_as_complex", "movedim", "resize_", "set_",
     "is_same_size", "_to_copy", "copy_", "unflatten", "flatten", "_reshape_copy", "expand_copy", "view_copy",
-    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "detach_", "_has_compatible_shallow_copy_type",
+    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "detach_",
+    "_has_compatible_shallow_copy_type",
 })
 ALLOCATING_ATEN = frozenset({"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
                              "new_empty_strided"})
@@ -207,7 +209,5 @@ def warm_up() -> None:
         torch.empty(1)
     for name in ("triton.compiler.code_generator", "triton.language.extra.libdevice",
                  "triton.experimental.gluon", "triton.runtime.interpreter", "triton.runtime.autotuner"):
-        try:
+        with contextlib.suppress(Exception):  # optional pieces differ between Triton versions
             importlib.import_module(name)
-        except Exception:  # optional pieces differ between Triton versions
-            pass

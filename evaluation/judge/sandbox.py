@@ -10,6 +10,7 @@ A ``Sandbox`` serves one job and is then killed: a process that loaded a candida
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import pwd
@@ -235,21 +236,18 @@ class Sandbox:
             try:
                 with open(path, "rb") as handle:
                     data = handle.read(LOG_LIMIT + 1)
-                out[name] = data[:LOG_LIMIT].decode(errors="replace") + ("\n[truncated]" if len(data) > LOG_LIMIT else "")
+                truncated = "\n[truncated]" if len(data) > LOG_LIMIT else ""
+                out[name] = data[:LOG_LIMIT].decode(errors="replace") + truncated
             except OSError:
                 out[name] = ""
         return out
 
     def kill(self) -> None:
         if self.process.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
         if os.geteuid() == 0:
             # A candidate running as nobody may have left processes behind in its own new session.
             nobody = _nobody()
@@ -259,10 +257,8 @@ class Sandbox:
     def close(self) -> None:
         self.kill()
         for fd in (self.cmd_write, self.res_read):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self.workdir, ignore_errors=True)
         shutil.rmtree(self.logdir, ignore_errors=True)
 
@@ -272,7 +268,5 @@ class HarnessError(Exception):
 
 
 def _kill_strays(group: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(group, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -10,6 +10,7 @@ log files the trusted side truncates into evidence; results leave only through t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import traceback
@@ -46,11 +47,9 @@ def main() -> int:
     except wire.PeerClosed:
         return 0
     except BaseException:  # the harness itself broke: say so on the private channel if it still can
-        try:
+        with contextlib.suppress(Exception):
             wire.send(options.res_fd, {"event": "harness_error", "token": worker.token,
                                        "error": traceback.format_exc()[-4000:]})
-        except Exception:
-            pass
         return 3
     return 0
 

@@ -160,9 +160,8 @@ class _Scanner(ast.NodeVisitor):
                             return
                     return
             self.flag(node, "torch_call", f"{chain} is not an allowed torch name")
-        elif chain.startswith("triton"):
-            if chain.startswith(TRITON_DENIED_PREFIXES):
-                self.flag(node, "triton_internals", f"{chain} reaches the harness's Triton machinery")
+        elif chain.startswith("triton") and chain.startswith(TRITON_DENIED_PREFIXES):
+            self.flag(node, "triton_internals", f"{chain} reaches the harness's Triton machinery")
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr.startswith("_"):
