@@ -31,6 +31,8 @@ class KgbClient:
             raise KgbError(
                 f"cannot reach {self.base} ({exc.__class__.__name__}); check the URL (kgb login --url)"
             ) from None
+        except requests.RequestException as exc:  # a malformed URL or token, a timeout: say so, no traceback
+            raise KgbError(f"request to {url} failed: {exc}") from None
         if response.status_code >= 400:
             raise KgbError(describe_error(response))
         return response
