@@ -58,7 +58,9 @@ class ForkServer:
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         if not self._ready:
-            self._receive(timeout)
+            hello = self._receive(timeout)
+            if hello.get("cuda_initialized"):
+                raise ForkServerError("the zygote initialised CUDA before forking")
             self._ready = True
             self.ready_seconds = time.monotonic() - self.started_at
 

@@ -90,7 +90,7 @@ def main() -> int:
         os.setgroups([])
         os.setgid(int(uid))
         os.setuid(int(uid))
-    import torch  # noqa: F401  (the point: imported once, shared by every fork)
+    import torch  # (the point: imported once, shared by every fork)
     import triton  # noqa: F401
     import triton.runtime.interpreter  # noqa: F401
     import triton.runtime.jit  # noqa: F401
@@ -104,7 +104,9 @@ def main() -> int:
 
     sock = socket.socket(fileno=options.sock_fd)
     statuses: dict[int, int] = {}
-    sock.send(json.dumps({"event": "ready", "pid": os.getpid()}).encode())
+    # Forking after CUDA initialisation breaks the children's CUDA: the client refuses such a zygote.
+    sock.send(json.dumps({"event": "ready", "pid": os.getpid(),
+                          "cuda_initialized": bool(torch.cuda.is_initialized())}).encode())
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)

@@ -261,11 +261,11 @@ class _Judgement:
         self.sandbox.close()
 
     def _request(self, header: dict[str, Any], blobs: list[bytes], case: Case | None, tier: str = "",
-                 ) -> tuple[dict[str, Any], list[bytes]]:
+                 reply_cap: int = wire.MAX_BLOB_BYTES) -> tuple[dict[str, Any], list[bytes]]:
         assert self.sandbox is not None
         where = f" in case {case.case_id}" if case else " while loading"
         try:
-            return self.sandbox.request(header, blobs, self.deadline)
+            return self.sandbox.request(header, blobs, self.deadline, reply_cap)
         except wire.ChannelTimeout:
             self.sandbox.kill()
             raise Verdict("timeout", f"the wall-clock budget of {self.job.time_budget_s:g} s ran out{where}",
@@ -280,6 +280,9 @@ class _Judgement:
                           message=f"process died: {status}") from None
         except wire.WireError as error:
             self.sandbox.kill()
+            if "exceed the cap" in str(error):
+                raise Verdict("failed_runtime", f"the outputs{where} are far larger than expected: {error}",
+                              case=case, tier=tier, message=str(error)) from None
             raise Verdict("rejected", f"the result channel was tampered with{where}: {error}",
                           check="result_channel", case=case, tier=tier, message=str(error)) from None
         except HarnessError as error:
@@ -342,7 +345,7 @@ class _Judgement:
         variants = 1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors) else 2
         reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
                                       "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys},
-                                     encoder.blobs, case, tier)
+                                     encoder.blobs, case, tier, reply_cap=_reply_cap(encoder.blobs, expected, variants))
         real = reply.get("real", {})
         if real.get("error"):
             error = str(real["error"])
@@ -394,9 +397,11 @@ class _Judgement:
         return ""
 
     def _fp64_opinion(self, case: Case, tier: str, seed: int, outputs: tuple[Any, ...]) -> None:
-        call64 = self._make_call(case, seed)
+        # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU).
+        call64 = _to_device(self._make_call(case, seed), self.reference_device)
         call64 = Call(args=_map_tensors(call64.args, _widen), kwargs=_map_tensors(call64.kwargs, _widen))
-        expected64 = self.spec.outputs_of(case, call64, self.spec.reference(case, call64))
+        expected64 = _map_tensors(self.spec.outputs_of(case, call64, self.spec.reference(case, call64)),
+                                  lambda t: t.detach().cpu())
         error = fp64_relative_error(outputs, expected64)
         bound = self.spec.fp64_relative_bound
         if error is not None and error > bound:
@@ -450,6 +455,13 @@ class _Judgement:
         started = time.monotonic()
         run_timing(self)
         self.stage_seconds["timing"] = round(time.monotonic() - started, 4)
+
+
+def _reply_cap(sent: list[bytes], expected: tuple[Any, ...], variants: int) -> int:
+    """Most bytes a call's reply may carry: inputs and outputs for the real call and each ghost, with slack
+    (a reply beyond it is a protocol violation, not a reason to exhaust the judge's memory)."""
+    expected_bytes = sum(item.numel() * item.element_size() for item in expected if isinstance(item, torch.Tensor))
+    return 64 * 1024 * 1024 + 4 * (1 + variants) * (sum(len(blob) for blob in sent) + expected_bytes)
 
 
 def _widen(tensor: torch.Tensor) -> torch.Tensor:

@@ -55,7 +55,9 @@ def run_timing(judgement: _Judgement) -> None:
                              if key not in judgement.poison_keys.get(case.case_id, [])],
         }
         host_started = time.perf_counter()
-        reply, blobs = judgement._request(header, encoder.blobs, case, tier)
+        sent_bytes = sum(len(blob) for blob in encoder.blobs)
+        reply, blobs = judgement._request(header, encoder.blobs, case, tier,
+                                          reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
         host_ms = (time.perf_counter() - host_started) * 1000
         if not reply.get("ok"):
             raise Verdict("failed_runtime", f"timing case {case.case_id} raised: "

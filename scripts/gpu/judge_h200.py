@@ -107,8 +107,8 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
     print(f"{'kernel':<34}{'status':<20}{'verdict ok':<11}{'speedup':>10}  check / reason")
     for folder in ("good", "wrong", "cheats"):
         for path in sorted((KERNELS / folder).glob("*.py")):
-            if path.name == "cos_inplace.py":
-                continue  # belongs to a test-only cos_ record
+            if path.name in ("cos_inplace.py", "gpu_tf32_mm.py"):
+                continue  # a test-only cos_ record; aten::mm below
             tiers = ("public", "held_out") if path.name in SPECIAL_STATUSES else ("public",)
             result = judge_with(make_job("aten::cos", path.read_text(), chip, device, tiers, folder == "good"),
                                 JudgeOptions(timing=TimingOptions(budget_s_per_case=args.case_budget)))
@@ -120,6 +120,17 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
             rows.append(row)
             print(f"{folder + '/' + path.name:<34}{result.status:<20}{str(ok):<11}{fmt_speedup(result.speedup):>10}"
                   f"  {row['failed_check']} {row['reason'][:90]}", flush=True)
+    try:
+        find_operator("aten::mm")
+        result = judge_with(make_job("aten::mm", (KERNELS / "cheats/gpu_tf32_mm.py").read_text(), chip, device,
+                                     ("public",), False), JudgeOptions())
+        ok = result.status == "failed_correctness" and any(
+            check.name == "fp64_second_opinion" and check.outcome == "failed" for check in result.checks)
+        rows.append(dict(summarise(result), kernel="cheats/gpu_tf32_mm.py (aten::mm)", verdict_ok=ok))
+        print(f"{'cheats/gpu_tf32_mm.py (aten::mm)':<34}{result.status:<20}{str(ok):<11}{'-':>10}"
+              f"  {rows[-1]['failed_check']} {rows[-1]['reason'][:90]}", flush=True)
+    except KeyError:
+        print("aten::mm not in the catalog: tf32 cheat skipped")
     bad = [row["kernel"] for row in rows if not row["verdict_ok"]]
     print(f"fixtures with an unexpected verdict: {bad or 'none'}")
 

@@ -165,3 +165,11 @@ def test_forked_sandboxes_run_as_nobody_in_their_own_directory(run_judge):
         assert result.environment["sandbox"]["uid"] == 65534
         assert "no network (network namespace of the zygote, shared by its forks)" in \
             result.environment["sandbox"]["applied"]
+
+
+def test_giant_output_is_refused_without_reading_it(run_judge):
+    result = run_judge("wrong/giant_output.py")
+
+    assert result.status == "failed_runtime"
+    assert "are far larger than expected" in result.reason
+    assert "exceed the cap" in result.failed_case["message"]
