@@ -319,3 +319,17 @@ def test_signup_login_logout(db, client):
     assert client.post("/accounts/logout/").status_code == 302
     assert "Log in" in client.get("/").content.decode()
     assert client.get("/accounts/login/").status_code == 200
+
+
+def test_board_memo_follows_new_verdicts(world, client):
+    from evaluation.models import Run, RunStatus
+
+    assert method_rows(client.get("/?chip=platform-a&set=kgb-ms").content.decode()) == [
+        "Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+    # Pass@1's add, re-judged on Platform A, now passes: it must overtake without waiting for the memo to expire.
+    kernel = world.runs["slow_add"].kernel
+    Run.objects.create(kernel=kernel, chip=world.chips["platform-a"], operator_version=1, status=RunStatus.PASSED,
+                       speedup=3.0)
+    response = client.get("/?chip=platform-a&set=kgb-ms")
+    assert method_rows(response.content.decode()) == ["Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
+    assert response.context["rows"][0].summaries["overall"].solved == 2
