@@ -83,8 +83,14 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # The web server and the worker write at once: wait for the lock instead of failing.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The web server, the worker and its heartbeat write at once. WAL lets readers and a writer proceed
+    # together; IMMEDIATE transactions take the write lock up front, so two transactions never deadlock on
+    # upgrading a read lock (which SQLite reports at once as "database is locked", ignoring the timeout).
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

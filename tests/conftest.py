@@ -10,12 +10,24 @@ import pytest
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")
 
 
-@pytest.fixture
-def catalog(db):
-    """The real catalog loaded into the test database, with the known chips."""
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Load the real catalog once into the test database; each test's transaction rolls back over it."""
     from django.core.management import call_command
 
-    call_command("load_catalog", verbosity=0)
+    with django_db_blocker.unblock():
+        call_command("load_catalog", verbosity=0)
+
+
+@pytest.fixture
+def catalog(db):
+    """The real catalog and the known chips (reloaded only if a transactional test flushed them)."""
+    from django.core.management import call_command
+
+    from leaderboard.models import Operator
+
+    if not Operator.objects.exists():
+        call_command("load_catalog", verbosity=0)
 
 
 @pytest.fixture

@@ -90,12 +90,12 @@ class Stack:
             [gunicorn, "kgbweb.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--timeout", "120"],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             try:
-                if requests.get(self.base_url + "/", timeout=5).status_code == 200:
+                if requests.get(self.base_url + "/", timeout=60).status_code == 200:
                     return
-            except requests.ConnectionError:
+            except (requests.ConnectionError, requests.Timeout):
                 time.sleep(0.3)
         raise AssertionError("the site did not come up:\n" + self.log("site"))
 

@@ -34,7 +34,8 @@ def test_kernels_uploaded_through_the_form_get_verdicts_and_reach_the_leaderboar
     assert [run["status"] for run in wrong] == ["failed_correctness"]
     assert "cos[" in wrong[0]["reason"]  # names the first failing case
     assert [run["status"] for run in broken] == ["failed_compile"]
-    assert "fails at import on purpose" in broken[0]["reason"]
+    broken_page = session.get(f"{stack.base_url}/runs/{broken[0]['id']}/").text
+    assert "this kernel fails at import on purpose" in broken_page  # the error itself, shown on the run page
 
     page = session.get(f"{stack.base_url}/submissions/{wrong_id}/").text
     assert "Wrong result" in page
