@@ -50,13 +50,31 @@ def warm_forkserver():
 
 @pytest.fixture
 def run_judge(warm_forkserver):
-    def run(relative: str, *, spec: OperatorSpec | None = None, static_scan: bool = True, budget: float = 120.0,
-            tiers: tuple[str, ...] = ("smoke",), source: str | None = None, pool: SandboxPool | None = None,
-            launcher: str = "forkserver") -> JudgeResult:
-        job = JudgeJob(operator_id="aten::cos", source_code=source if source is not None else kernel_source(relative),
-                       chip_slug="cpu-interpreter", device_type="cpu", tiers=tiers, time_budget_s=budget)
-        options = JudgeOptions(spec=spec or small_cos_record(), static_scan=static_scan, launcher=launcher,
-                               sandbox_factory=pool.acquire if pool else None)
+    def run(
+        relative: str,
+        *,
+        spec: OperatorSpec | None = None,
+        static_scan: bool = True,
+        budget: float = 120.0,
+        tiers: tuple[str, ...] = ("smoke",),
+        source: str | None = None,
+        pool: SandboxPool | None = None,
+        launcher: str = "forkserver",
+    ) -> JudgeResult:
+        job = JudgeJob(
+            operator_id="aten::cos",
+            source_code=source if source is not None else kernel_source(relative),
+            chip_slug="cpu-interpreter",
+            device_type="cpu",
+            tiers=tiers,
+            time_budget_s=budget,
+        )
+        options = JudgeOptions(
+            spec=spec or small_cos_record(),
+            static_scan=static_scan,
+            launcher=launcher,
+            sandbox_factory=pool.acquire if pool else None,
+        )
         return judge_with(job, options)
 
     return run

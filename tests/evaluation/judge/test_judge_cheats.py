@@ -137,12 +137,15 @@ def test_spawning_a_thread_is_caught_by_the_integrity_check(run_judge):
     assert result.reason.startswith("harness integrity: thread count grew from")
 
 
-@pytest.mark.parametrize(("name", "replaced"), [
-    ("patch_timer.py", "time.perf_counter was replaced"),
-    ("patch_assert_close.py", "torch.testing.assert_close was replaced"),
-    ("patch_synchronize.py", "torch.cuda.synchronize was replaced"),
-    ("patch_launch_hook.py", "JITFunction.run (launch hook) was replaced"),
-])
+@pytest.mark.parametrize(
+    ("name", "replaced"),
+    [
+        ("patch_timer.py", "time.perf_counter was replaced"),
+        ("patch_assert_close.py", "torch.testing.assert_close was replaced"),
+        ("patch_synchronize.py", "torch.cuda.synchronize was replaced"),
+        ("patch_launch_hook.py", "JITFunction.run (launch hook) was replaced"),
+    ],
+)
 def test_monkeypatching_the_harness_is_caught_after_import(run_judge, name, replaced):
     result = _runtime(run_judge, name)
 
@@ -162,8 +165,10 @@ def test_printing_a_forged_result_changes_nothing(run_judge):
 def test_forging_a_frame_on_the_result_pipe_is_rejected(run_judge):
     result = _runtime(run_judge, "forge_result_pipe.py")
 
-    assert (result.status, result.reason.split(":")[0]) == ("rejected", "the result channel was tampered with in case "
-                                                            "cos[{\"dtype\"")
+    assert (result.status, result.reason.split(":")[0]) == (
+        "rejected",
+        'the result channel was tampered with in case cos[{"dtype"',
+    )
     assert result.reason.endswith("reply without this run's token")
     assert check_outcomes(result)["result_channel"] == "failed"
 
@@ -189,11 +194,13 @@ def test_special_casing_published_shapes_fails_on_held_out_cases(run_judge):
     assert result.cases_passed == 18
 
 
-def test_sandbox_environment_holds_no_secrets(run_judge, monkeypatch):
+@pytest.mark.parametrize("launcher", ["forkserver", "popen"])
+def test_sandbox_environment_holds_no_secrets(run_judge, monkeypatch, launcher):
     monkeypatch.setenv("SECRET_KEY", "parent-secret-key")
     monkeypatch.setenv("DATABASE_URL", "postgres://user:pw@db/kgb")
     monkeypatch.setenv("CELERY_BROKER_URL", "redis://broker:6379/0")
-    result = _runtime(run_judge, "env_secret.py")
+    # popen: a process started after the secrets were set, so the allow-list is what keeps them out.
+    result = _runtime(run_judge, "env_secret.py", launcher=launcher)
 
     assert result.status == "failed_runtime"
     message = result.failed_case["message"]
@@ -228,5 +235,7 @@ def test_tf32_matmul_fails_the_fp64_second_opinion():  # pragma: no cover - GPU 
     assert result.failed_case["params"]["dtype"] == "float32"
     # Small K: tf32 passes atol = 1e-4 * K and only the float64 second opinion sees it; larger errors fail
     # the plain comparison first.
-    assert check_outcomes(result).get("fp64_second_opinion") == "failed" or \
-        "values outside" in result.failed_case["message"]
+    assert (
+        check_outcomes(result).get("fp64_second_opinion") == "failed"
+        or "values outside" in result.failed_case["message"]
+    )

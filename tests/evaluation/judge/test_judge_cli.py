@@ -21,8 +21,11 @@ def test_json_for_a_passing_kernel(warm_forkserver, capsys):
     assert code == 0
     assert (data["status"], data["cases_total"], data["cases_passed"]) == ("passed", 18, 18)
     assert data["speedup"] is None and data["failed_case"] is None
-    assert {"name": "ghost_replay", "outcome": "passed",
-            "detail": "with launches disabled every case's output was wrong"} in data["checks"]
+    assert {
+        "name": "ghost_replay",
+        "outcome": "passed",
+        "detail": "with launches disabled every case's output was wrong",
+    } in data["checks"]
     assert data["environment"]["chip"] == "cpu-interpreter"
 
 
@@ -51,8 +54,13 @@ def test_bad_usage_exits_2(capsys):
 
 
 def test_python_dash_m_entry_point():
-    completed = subprocess.run([sys.executable, "-m", "evaluation.judge", "/no/such/file.py", "--operator",
-                                "aten::cos", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    completed = subprocess.run(
+        [sys.executable, "-m", "evaluation.judge", "/no/such/file.py", "--operator", "aten::cos", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
     assert completed.returncode == 2
     assert "no such file: /no/such/file.py" in completed.stderr

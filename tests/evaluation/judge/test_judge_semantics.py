@@ -22,11 +22,20 @@ def inplace_cos_record():
     def reference(case: Case, call: Call) -> torch.Tensor:
         return call.args[0].cos_()
 
-    cases = (Case("cos_", {"shape": [33], "dtype": "float32", "range": [-2.0, 2.0]}),
-             Case("cos_", {"shape": [4, 17], "dtype": "float32", "layout": "transposed", "range": [-2.0, 2.0]}))
-    return dataclasses.replace(base, operator_id="aten::cos_", entry_points=(
-        EntryPoint("cos_", "cos_(self: Tensor) -> Tensor", "aten::cos_", mutates=(0,), compare_return=False),),
-        make_inputs=make_inputs, reference=reference, smoke=cases)
+    cases = (
+        Case("cos_", {"shape": [33], "dtype": "float32", "range": [-2.0, 2.0]}),
+        Case("cos_", {"shape": [4, 17], "dtype": "float32", "layout": "transposed", "range": [-2.0, 2.0]}),
+    )
+    return dataclasses.replace(
+        base,
+        operator_id="aten::cos_",
+        entry_points=(
+            EntryPoint("cos_", "cos_(self: Tensor) -> Tensor", "aten::cos_", mutates=(0,), compare_return=False),
+        ),
+        make_inputs=make_inputs,
+        reference=reference,
+        smoke=cases,
+    )
 
 
 def test_in_place_kernel_passes_because_self_is_not_poisoned(warm_forkserver):
@@ -41,7 +50,8 @@ def test_out_buffer_is_poisoned_so_an_idle_cos_out_fails(run_judge):
     source = kernel_source("good/cos_plain.py").replace(
         "def cos_out(x: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:\n    result = cos(x)\n"
         "    out.copy_(result.view(out.shape))\n    return out",
-        "def cos_out(x: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:\n    cos(x)\n    return out")
+        "def cos_out(x: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:\n    cos(x)\n    return out",
+    )
     result = run_judge("", source=source)
 
     assert result.status == "failed_correctness"
@@ -60,11 +70,20 @@ def test_public_judge_never_reports_a_speedup_on_the_interpreter(warm_forkserver
 
 
 def test_timing_path_end_to_end_with_host_clocks(warm_forkserver):
-    job = JudgeJob("aten::cos", kernel_source("good/cos_plain.py"), "cpu-interpreter", "cpu", measure_timing=True,
-                   peak_bandwidth_bytes_per_s=1e15, peak_flops_by_dtype={"float32": 1e18})
-    options = JudgeOptions(spec=small_cos_record(), timing_on_cpu_for_tests=True,
-                           timing=TimingOptions(sets_per_side=2, min_iterations=5, max_iterations=8,
-                                                budget_s_per_case=2.0, spot_checks=2))
+    job = JudgeJob(
+        "aten::cos",
+        kernel_source("good/cos_plain.py"),
+        "cpu-interpreter",
+        "cpu",
+        measure_timing=True,
+        peak_bandwidth_bytes_per_s=1e15,
+        peak_flops_by_dtype={"float32": 1e18},
+    )
+    options = JudgeOptions(
+        spec=small_cos_record(),
+        timing_on_cpu_for_tests=True,
+        timing=TimingOptions(sets_per_side=2, min_iterations=5, max_iterations=8, budget_s_per_case=2.0, spot_checks=2),
+    )
     result = judge_with(job, options)
 
     assert result.status == "passed"
@@ -80,10 +99,19 @@ def test_timing_path_end_to_end_with_host_clocks(warm_forkserver):
 
 def test_roofline_flags_impossible_speed(warm_forkserver):
     # Peaks so low that every case "beats physics": flagged, not ranked, no speedup.
-    job = JudgeJob("aten::cos", kernel_source("good/cos_plain.py"), "cpu-interpreter", "cpu", measure_timing=True,
-                   peak_bandwidth_bytes_per_s=1.0)
-    options = JudgeOptions(spec=small_cos_record(), timing_on_cpu_for_tests=True,
-                           timing=TimingOptions(sets_per_side=2, min_iterations=3, max_iterations=4))
+    job = JudgeJob(
+        "aten::cos",
+        kernel_source("good/cos_plain.py"),
+        "cpu-interpreter",
+        "cpu",
+        measure_timing=True,
+        peak_bandwidth_bytes_per_s=1.0,
+    )
+    options = JudgeOptions(
+        spec=small_cos_record(),
+        timing_on_cpu_for_tests=True,
+        timing=TimingOptions(sets_per_side=2, min_iterations=3, max_iterations=4),
+    )
     result = judge_with(job, options)
 
     assert (result.status, result.flagged) == ("passed", True)

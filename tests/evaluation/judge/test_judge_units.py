@@ -11,7 +11,7 @@ from evaluation.judge import wire
 from evaluation.judge.backends import chip_slug_for, detect_chip
 from evaluation.judge.static_scan import scan_source
 
-HONEST = '''
+HONEST = """
 import math
 from typing import Optional
 import torch
@@ -51,7 +51,7 @@ def op(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor:
     if x.dtype == torch.bfloat16 and torch.cuda.is_available():
         torch.cuda.synchronize()
     return y.view(x.shape).transpose(0, 0).permute(0).unsqueeze(0).squeeze(0)
-'''
+"""
 
 
 def test_honest_patterns_pass_the_scan():
@@ -61,30 +61,33 @@ def test_honest_patterns_pass_the_scan():
     assert result.findings == ()
 
 
-@pytest.mark.parametrize(("snippet", "rule"), [
-    ("import torch\ny = torch.nn.functional.gelu", "torch_call"),
-    ("import torch\nt = torch\ny = t.sin", "torch_call"),
-    ("import torch.nn.functional as F", "import"),
-    ("from torch import mm", "torch_call"),
-    ("def f(x):\n    return x.sum()", "tensor_method"),
-    ("def f(x):\n    return x.cpu()", "tensor_method"),
-    ("def f(x):\n    return x.numpy()", "tensor_method"),
-    ("def f(x, y):\n    x @= y", "matmul_operator"),
-    ("def f(x):\n    return x.__class__", "private_attribute"),
-    ("def f():\n    return globals()", "banned_builtin"),
-    ("def f():\n    return eval('1')", "banned_builtin"),
-    ("import operator", "import"),
-    ("import sys", "import"),
-    ("import triton\nx = triton.knobs", "triton_internals"),
-    ("def f(x):\n    x.data = 1", "attribute_store"),
-    ("T = type('T', (), {})", "dynamic_class"),
-    ("def __torch_function__(cls):\n    pass", "dunder_def"),
-    ("import torch\ns = torch.cuda.Stream()", "torch_call"),
-    ("import torch\ng = torch.cuda.CUDAGraph()", "torch_call"),
-    ("import torch\nc = torch.compile", "torch_call"),
-    ("import torch\nl = torch.library", "torch_call"),
-    ("import torch\nc = torch._C", "private_attribute"),
-])
+@pytest.mark.parametrize(
+    ("snippet", "rule"),
+    [
+        ("import torch\ny = torch.nn.functional.gelu", "torch_call"),
+        ("import torch\nt = torch\ny = t.sin", "torch_call"),
+        ("import torch.nn.functional as F", "import"),
+        ("from torch import mm", "torch_call"),
+        ("def f(x):\n    return x.sum()", "tensor_method"),
+        ("def f(x):\n    return x.cpu()", "tensor_method"),
+        ("def f(x):\n    return x.numpy()", "tensor_method"),
+        ("def f(x, y):\n    x @= y", "matmul_operator"),
+        ("def f(x):\n    return x.__class__", "private_attribute"),
+        ("def f():\n    return globals()", "banned_builtin"),
+        ("def f():\n    return eval('1')", "banned_builtin"),
+        ("import operator", "import"),
+        ("import sys", "import"),
+        ("import triton\nx = triton.knobs", "triton_internals"),
+        ("def f(x):\n    x.data = 1", "attribute_store"),
+        ("T = type('T', (), {})", "dynamic_class"),
+        ("def __torch_function__(cls):\n    pass", "dunder_def"),
+        ("import torch\ns = torch.cuda.Stream()", "torch_call"),
+        ("import torch\ng = torch.cuda.CUDAGraph()", "torch_call"),
+        ("import torch\nc = torch.compile", "torch_call"),
+        ("import torch\nl = torch.library", "torch_call"),
+        ("import torch\nc = torch._C", "private_attribute"),
+    ],
+)
 def test_scan_refuses(snippet, rule):
     result = scan_source(snippet)
 
@@ -95,8 +98,10 @@ def test_wire_round_trip_keeps_strides_offsets_and_aliasing():
     base = torch.arange(24, dtype=torch.float32)
     view = base[2:].view(2, 11)[:, ::2]
     transposed = base.view(4, 6).t()
-    value = {"args": [view, transposed, 3, 2.5, float("nan"), torch.float16, (1, [2, None])],
-             "kwargs": {"out": base, "flag": True}}
+    value = {
+        "args": [view, transposed, 3, 2.5, float("nan"), torch.float16, (1, [2, None])],
+        "kwargs": {"out": base, "flag": True},
+    }
     encoder = wire.Encoder()
     payload = json.loads(json.dumps(encoder.encode(value)))
 
@@ -134,12 +139,15 @@ def test_wire_frames_over_a_pipe_and_caps_sizes():
     os.close(write)
 
 
-@pytest.mark.parametrize(("name", "slug"), [
-    ("NVIDIA H200", "nvidia-h200"),
-    ("NVIDIA H100 80GB HBM3", "nvidia-h100"),
-    ("NVIDIA A100-SXM4-80GB", "nvidia-a100"),
-    ("Some New Accelerator X1", "some-new-accelerator-x1"),
-])
+@pytest.mark.parametrize(
+    ("name", "slug"),
+    [
+        ("NVIDIA H200", "nvidia-h200"),
+        ("NVIDIA H100 80GB HBM3", "nvidia-h100"),
+        ("NVIDIA A100-SXM4-80GB", "nvidia-a100"),
+        ("Some New Accelerator X1", "some-new-accelerator-x1"),
+    ],
+)
 def test_chip_slugs(name, slug):
     assert chip_slug_for(name) == slug
 
@@ -165,8 +173,12 @@ def test_compare_nan_dtype_and_tolerance_rules():
     ref = torch.tensor([1.0, 2.0, 3.0])
     assert compare_outputs(spec, case, call, (ref + 1e-5,), (ref,)) is None
     assert compare_outputs(spec, case, call, (ref + 1e-3,), (ref,)).startswith("output 0: 3 of 3 values outside")
-    assert compare_outputs(spec, case, call, (torch.tensor([1.0, float("nan"), 3.0]),), (ref,)) == \
-        "output 0: 1 NaN value(s) (the case does not allow NaN)"
-    assert compare_outputs(spec, case, call, (ref.double(),), (ref,)) == \
-        "output 0: dtype torch.float64 != expected torch.float32"
+    assert (
+        compare_outputs(spec, case, call, (torch.tensor([1.0, float("nan"), 3.0]),), (ref,))
+        == "output 0: 1 NaN value(s) (the case does not allow NaN)"
+    )
+    assert (
+        compare_outputs(spec, case, call, (ref.double(),), (ref,))
+        == "output 0: dtype torch.float64 != expected torch.float32"
+    )
     assert compare_outputs(spec, case, call, (ref, ref), (ref,)) == "2 output(s), expected 1"

@@ -18,9 +18,16 @@ def test_good_kernel_passes_small_record(run_judge, name):
     assert result.speedup is None  # the interpreter's times mean nothing
     outcomes = check_outcomes(result)
     assert outcomes == {
-        "static_scan": "passed", "entry_points": "passed", "dispatch_audit": "passed", "triton_launched": "passed",
-        "plain_tensor_outputs": "passed", "inputs_unchanged": "passed", "harness_integrity": "passed",
-        "result_channel": "passed", "ghost_replay": "passed", "timing": "skipped",
+        "static_scan": "passed",
+        "entry_points": "passed",
+        "dispatch_audit": "passed",
+        "triton_launched": "passed",
+        "plain_tensor_outputs": "passed",
+        "inputs_unchanged": "passed",
+        "harness_integrity": "passed",
+        "result_channel": "passed",
+        "ghost_replay": "passed",
+        "timing": "skipped",
     }
 
 
@@ -69,8 +76,9 @@ def test_wrong_shape_fails_correctness(run_judge):
     result = run_judge("wrong/wrong_shape.py")
 
     assert result.status == "failed_correctness"
-    assert result.failed_case["message"] == "output 0: shape [33] != expected [33]" or \
-        result.failed_case["message"].startswith("output 0: shape [68] != expected [4, 17]")
+    assert result.failed_case["message"] == "output 0: shape [33] != expected [33]" or result.failed_case[
+        "message"
+    ].startswith("output 0: shape [68] != expected [4, 17]")
 
 
 def test_syntax_error_is_a_compile_failure(run_judge):
@@ -163,8 +171,10 @@ def test_forked_sandboxes_run_as_nobody_in_their_own_directory(run_judge):
     assert result.environment["sandbox"]["launcher"] == "forkserver"
     if os.geteuid() == 0:
         assert result.environment["sandbox"]["uid"] == 65534
-        assert "no network (network namespace of the zygote, shared by its forks)" in \
-            result.environment["sandbox"]["applied"]
+        assert (
+            "no network (network namespace of the zygote, shared by its forks)"
+            in result.environment["sandbox"]["applied"]
+        )
 
 
 def test_giant_output_is_refused_without_reading_it(run_judge):
