@@ -97,8 +97,15 @@ def test_every_board_and_plot_page_draws(world, live_server, page):
         page.wait_for_selector(f"#{plot}[data-plotted='1'] .gtitle")
     titles = page.locator(".gtitle").all_text_contents()
     assert titles[0] == "Accuracy by operator source on NVIDIA H200"
+    from leaderboard.catalog_loader import paper_results_load
+
+    assert paper_results_load() > 0
     page.goto(live_server.url + "/?chip=nvidia-h200&paper=1")
+    assert page.locator("#paper-layer tr.paper").count() > 5
     shot(page, "board-with-paper-layer")
+    page.goto(live_server.url + "/boards/multi-chip/?set=kgb-mc&paper=1")
+    assert "AutoKernel" in page.locator("#paper-layer").inner_text()
+    shot(page, "board-multi-chip-with-paper-layer")
     assert page.js_errors == []
 
 
