@@ -12,11 +12,8 @@ an uploaded zip / tar(.gz) file's bytes, ``read_run_directory`` takes a folder o
 
 from __future__ import annotations
 
-import io
 import json
 import re
-import tarfile
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -26,7 +23,6 @@ from django.conf import settings
 
 from leaderboard.services import KernelUpload, SubmissionRejected, decode_kernel_file
 
-MAX_ARCHIVE_MEMBERS = 5000
 # ``aten__cos.py`` -> ("aten", "cos"); the op part may itself start with underscores (``aten___softmax``).
 KERNEL_FILE_NAME = re.compile(r"^(?P<namespace>[A-Za-z][A-Za-z0-9_]*?)__(?P<op>[A-Za-z0-9_.]+)\.py$")
 TOKEN_FIELDS: dict[str, tuple[str, ...]] = {  # KernelUpload field -> names seen in progress.json files
@@ -131,67 +127,30 @@ def read_run_directory(directory: Path) -> RunImport:
 
 
 def read_run_archive(*, data: bytes, filename: str) -> RunImport:
-    """Read a zip or tar(.gz/.bz2/.xz) of a run directory, in memory."""
+    """Read a zip or tar(.gz/.bz2/.xz) of a run directory, in memory, with the batch upload's hardened reader
+    (leaderboard.uploads: bounded reads whatever the headers claim, links and climbing names refused)."""
+    from leaderboard.uploads import ArchiveError, archive_members
+
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if len(data) > limit:
         return RunImport(problems=[f"{filename}: archive too large ({len(data)} bytes; the limit is {limit})"])
+    problems: list[str] = []
     try:
-        files = _zip_members(data, filename) if zipfile.is_zipfile(io.BytesIO(data)) else _tar_members(data, filename)
-    except _BadArchive as exc:
-        return RunImport(problems=[str(exc)])
-    return read_run_files(files)
+        members = archive_members(data=data, filename=filename, problems=problems)
+    except ArchiveError as exc:
+        return RunImport(problems=[f"{filename}: {exc}"])
+    result = read_run_files({member.name: member.data for member in members if _wanted(member.name)})
+    result.problems = problems + result.problems
+    return result
 
 
 # --- Internals ------------------------------------------------------------------------------------------
 
 
-class _BadArchive(Exception):
-    pass
-
-
 def _wanted(name: str) -> bool:
-    """Only what a run directory's import reads: json at the top, python files. Skips logs and metadata."""
+    """Only what a run directory's import reads: python files and the two json files. Skips logs."""
     path = _clean(name)
     return bool(path) and (path.suffix == ".py" or path.name in ("progress.json", "results.json"))
-
-
-def _zip_members(data: bytes, filename: str) -> dict[str, bytes]:
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        infos = [info for info in archive.infolist() if not info.is_dir() and _wanted(info.filename)]
-        return _collect(
-            filename, [(info.filename, info.file_size, lambda info=info: archive.read(info)) for info in infos]
-        )
-
-
-def _tar_members(data: bytes, filename: str) -> dict[str, bytes]:
-    try:
-        archive = tarfile.open(fileobj=io.BytesIO(data), mode="r:*")  # noqa: SIM115 (closed by the with below)
-    except tarfile.TarError:
-        raise _BadArchive(f"{filename}: not a zip or tar archive") from None
-    with archive:
-        members = [member for member in archive.getmembers() if member.isfile() and _wanted(member.name)]
-        return _collect(
-            filename,
-            [
-                (member.name, member.size, lambda member=member: archive.extractfile(member).read())
-                for member in members
-            ],
-        )
-
-
-def _collect(filename: str, members: list) -> dict[str, bytes]:
-    if len(members) > MAX_ARCHIVE_MEMBERS:
-        raise _BadArchive(f"{filename}: too many files ({len(members)}; the limit is {MAX_ARCHIVE_MEMBERS})")
-    total_limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE * 4  # uncompressed: stops a zip bomb before reading it
-    if sum(size for _, size, _ in members) > total_limit:
-        raise _BadArchive(f"{filename}: unpacks to more than {total_limit} bytes")
-    files = {}
-    for name, size, read in members:
-        # A file far over the kernel limit is not read at all; decode_kernel_file names it as too large.
-        files[name] = (
-            read() if size <= settings.KGB_MAX_KERNEL_BYTES * 4 else b"\0" * (settings.KGB_MAX_KERNEL_BYTES + 1)
-        )
-    return files
 
 
 def _clean(path: str) -> PurePosixPath | None:

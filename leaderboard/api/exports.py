@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from rest_framework.renderers import BaseRenderer
 
 from evaluation.models import Run
@@ -242,11 +242,15 @@ def public_kernels() -> QuerySet[Kernel]:
 
 def dataset_lines() -> Iterator[str]:
     """One JSON object per public kernel: operator, method, code, cost, and every run's verdict."""
+    runs = Prefetch("runs", queryset=Run.objects.select_related("chip").order_by("pk"))
     kernels = (
-        public_kernels().select_related("operator", "submission__method", "submission__target_chip").order_by("pk")
+        public_kernels()
+        .select_related("operator", "submission__method", "submission__target_chip")
+        .prefetch_related(runs)
+        .order_by("pk")
     )
-    for kernel in kernels.iterator(chunk_size=200):
-        runs = [
+    for kernel in kernels.iterator(chunk_size=200):  # prefetches per chunk: a few queries per 200 kernels
+        runs_data = [
             {
                 "id": run.pk,
                 "chip": run.chip.slug,
@@ -259,7 +263,7 @@ def dataset_lines() -> Iterator[str]:
                 "operator_version": run.operator_version,
                 "finished_at": _iso(run.finished_at),
             }
-            for run in kernel.runs.select_related("chip").order_by("pk")
+            for run in kernel.runs.all()
         ]
         method = kernel.submission.method
         target = kernel.submission.target_chip
@@ -284,7 +288,7 @@ def dataset_lines() -> Iterator[str]:
                     "total_tokens": kernel.total_tokens,
                     "solve_seconds": kernel.solve_seconds,
                     "created_at": _iso(kernel.created_at),
-                    "runs": runs,
+                    "runs": runs_data,
                 }
             )
             + "\n"

@@ -131,7 +131,12 @@ def test_bad_files_are_named():
         "kernels/cos.py: not a kernel file name (expected <namespace>__<operator>.py, e.g. aten__cos.py)",
     ]
     assert [u.operator_id for u in run.uploads] == ["aten::cos"]  # the path climbing out was never read
-    assert read_run_archive(data=b"not an archive", filename="x.zip").problems == ["x.zip: not a zip or tar archive"]
+    assert read_run_archive(data=b"not an archive", filename="x.zip").problems == [
+        "x.zip: broken zip archive (File is not a zip file)"
+    ]
+    assert read_run_archive(data=b"plain text", filename="notes.txt").problems == [
+        "notes.txt: not a zip or tar archive, nor a .py file"
+    ]
     assert read_run_files({"README.md": b"hi"}).problems == [
         "no kernel files found (expected kernels/<namespace>__<operator>.py)"
     ]

@@ -58,3 +58,9 @@ def test_fuzz_finds_no_server_error(case, world, staff_user, unthrottled):
 @hypothesis_settings(max_examples=2, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_anonymous_fuzz_of_reads_finds_no_server_error(case, world, unthrottled):
     case.call_and_validate(checks=[not_a_server_error])
+
+
+@pytest.mark.parametrize("path", ["/api/", "/api/operators/", "/api/leaderboards/?set=kgb-mc&chip=cpu-interpreter"])
+def test_browsable_api_pages_render(client, world, path):
+    response = client.get(path, HTTP_ACCEPT="text/html")
+    assert (response.status_code, response["Content-Type"]) == (200, "text/html; charset=utf-8")
