@@ -68,7 +68,7 @@ EXTRA_DENIED_ATTRIBUTES = {
 }
 BANNED_NAMES = {
     "getattr", "setattr", "delattr", "exec", "eval", "compile", "globals", "locals", "vars", "open",
-    "breakpoint", "memoryview", "dir", "help", "__import__", "__builtins__", "__loader__",
+    "breakpoint", "input", "memoryview", "dir", "help", "__import__", "__builtins__", "__loader__",
     "__spec__", "__file__",
 }
 ALLOWED_DUNDER_NAMES = {"__name__"}
@@ -118,12 +118,75 @@ def _module_allowed(module: str) -> bool:
     return module in ALLOWED_MODULES or module.startswith(ALLOWED_MODULE_PREFIXES)
 
 
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)
+
+
+def _function_scope(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
+    """(names bound locally, names declared global/nonlocal) of a function, lambda or comprehension.
+
+    A name bound anywhere in a function body is local to the whole body (Python decides at compile time),
+    so a parameter ``input`` shadows the builtin everywhere in that function. Module and class bodies are
+    not scopes here: a conditional module-level binding can leave the builtin visible.
+    """
+    bound: set[str] = set()
+    declared: set[str] = set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        arguments = node.args
+        for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                         *([arguments.vararg] if arguments.vararg else []),
+                         *([arguments.kwarg] if arguments.kwarg else [])]:
+            bound.add(argument.arg)
+        roots: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
+    else:
+        roots = [generator.target for generator in node.generators]  # type: ignore[attr-defined]
+    pending = list(roots)
+    while pending:
+        child = pending.pop()
+        if isinstance(child, ast.Name) and isinstance(child.ctx, (ast.Store, ast.Del)):
+            bound.add(child.id)
+        elif isinstance(child, (ast.Global, ast.Nonlocal)):
+            declared.update(child.names)
+        elif isinstance(child, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name.split(".")[0]) for alias in child.names)
+        elif isinstance(child, ast.ExceptHandler) and child.name:
+            bound.add(child.name)
+        elif isinstance(child, (ast.MatchAs, ast.MatchStar)) and child.name:
+            bound.add(child.name)
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(child.name)
+            continue  # a nested scope's own bindings are not ours
+        if isinstance(child, _SCOPES) and child not in roots:
+            continue
+        pending.extend(ast.iter_child_nodes(child))
+    return frozenset(bound - declared), frozenset(declared)
+
+
 class _Scanner(ast.NodeVisitor):
     def __init__(self) -> None:
         self.findings: list[Finding] = []
         self.aliases: dict[str, str] = {}  # local name -> dotted module path it stands for
         self.jit_depth = 0
         self.class_depth = 0
+        self.scopes: list[tuple[frozenset[str], frozenset[str]]] = []  # enclosing function scopes, innermost last
+
+    def shadowed(self, name: str) -> bool:
+        """True when ``name`` resolves to a local of an enclosing function, not to the builtin."""
+        for bound, declared in reversed(self.scopes):
+            if name in declared:
+                return False
+            if name in bound:
+                return True
+        return False
+
+    def visit_scope(self, node: ast.AST) -> None:
+        self.scopes.append(_function_scope(node))
+        try:
+            self.generic_visit(node)
+        finally:
+            self.scopes.pop()
+
+    visit_Lambda = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_scope
 
     def flag(self, node: ast.AST, rule: str, message: str) -> None:
         self.findings.append(Finding(getattr(node, "lineno", 0), rule, message))
@@ -183,7 +246,11 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name) -> None:
         if node.id in BANNED_NAMES:
-            self.flag(node, "banned_builtin", f"{node.id} is not allowed")
+            # A parameter or local named like a builtin (vLLM's ``rms_norm(out, input, weight, epsilon)``)
+            # shadows it; the builtin itself stays banned. Storing to the name is only a binding.
+            if not (isinstance(node.ctx, (ast.Store, ast.Del)) and not node.id.startswith("__")) and not (
+                    not node.id.startswith("__") and self.shadowed(node.id)):
+                self.flag(node, "banned_builtin", f"{node.id} is not allowed")
         elif node.id.startswith("__") and node.id not in ALLOWED_DUNDER_NAMES:
             self.flag(node, "dunder_name", f"{node.id} is not allowed")
         elif isinstance(node.ctx, ast.Load) and not getattr(node, "_kgb_parent_attr", False):
@@ -251,9 +318,13 @@ class _Scanner(ast.NodeVisitor):
         jit = self._is_jit(node)
         for decorator in node.decorator_list:
             self.visit(decorator)
+        for default in [*node.args.defaults, *(item for item in node.args.kw_defaults if item is not None)]:
+            self.visit(default)  # evaluated in the enclosing scope
         self.jit_depth += jit
+        self.scopes.append(_function_scope(node))
         for child in [node.args, *node.body, *( [node.returns] if node.returns else [])]:
             self.visit(child)
+        self.scopes.pop()
         self.jit_depth -= jit
 
     visit_AsyncFunctionDef = visit_FunctionDef

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -182,3 +183,40 @@ def test_compare_nan_dtype_and_tolerance_rules():
         == "output 0: dtype torch.float64 != expected torch.float32"
     )
     assert compare_outputs(spec, case, call, (ref, ref), (ref,)) == "2 output(s), expected 1"
+
+
+def test_vllm_wrapper_with_a_parameter_named_input_passes_the_scan():
+    source = (Path(__file__).resolve().parents[3] / "evaluation/catalog/reference_kernels/vllm13__rms_norm.py").read_text()
+
+    assert scan_source(source).findings == ()
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "def f(out, input):\n    return input.shape",
+        "def f(xs):\n    for input in xs:\n        pass\n    return input",
+        "def f(a):\n    return [open for open in a]",
+        "def f(input):\n    def g():\n        return input\n    return g",
+        "f = lambda input: input",
+        "def f(x):\n    input = x\n    return input",
+    ],
+)
+def test_locally_bound_names_shadow_banned_builtins(snippet):
+    assert scan_source(snippet).findings == ()
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "x = input()",
+        "def g():\n    return input()",
+        "y = [0 for eval in ()]\nz = eval('1')",
+        "if False:\n    eval = 1\nz = eval('1')",
+        "def f():\n    global eval\n    eval = 1\n    return eval('1')",
+        "def f(x, input=input):\n    return input",
+        "def f(input):\n    return 1\ndef g():\n    return input()",
+    ],
+)
+def test_the_builtin_itself_stays_banned(snippet):
+    assert "banned_builtin" in {finding.rule for finding in scan_source(snippet).findings}
