@@ -51,13 +51,13 @@ def _sum_mean_inputs(case_: Case, generator: torch.Generator) -> Call:
 
 
 def _sum_mean_record(name: str, description: str, schemas, dim_entry: str) -> OperatorSpec:
-    def cases(shapes, dtypes, layouts) -> tuple[Case, ...]:
+    def cases(shapes, dtypes, layouts, keepdims=(False, True)) -> tuple[Case, ...]:
         out = []
         for shape in shapes:
             for dtype in dtypes:
                 out.append(case(name, shape=shape, dtype=dtype, reduce_dim=numel(shape)))
                 for dim in sorted(set(_last_dims(shape))) + ([[0, len(shape) - 1]] if len(shape) == 3 else []):
-                    for keepdim in (False, True):
+                    for keepdim in keepdims:
                         out.append(case(dim_entry, shape=shape, dtype=dtype, dim=dim, keepdim=keepdim,
                                         reduce_dim=reduced_length(shape, dim)))
         for layout in layouts:
@@ -80,7 +80,8 @@ def _sum_mean_record(name: str, description: str, schemas, dim_entry: str) -> Op
         return out
 
     return record(name, description, schemas, make_inputs=_sum_mean_inputs,
-                  smoke=cases(SMOKE_SHAPES, ("float32", "bfloat16"), ("transposed", "strided")),
+                  smoke=cases(SMOKE_SHAPES, ("float32", "bfloat16"), ("transposed", "strided"), keepdims=(False,))
+                  + (case(dim_entry, shape=[3, 5, 7], dtype="float32", dim=[1], keepdim=True, reduce_dim=5),),
                   public=cases(PUBLIC_SHAPES, FLOAT_DTYPES, ("transposed", "strided")),
                   held_out=held_out, flops=_flops_read_once, judgement_notes=ACCUMULATION_NOTE,
                   prompt_notes="dim is a list of dims (negative allowed); the sum of float16/bfloat16 inputs "
@@ -109,13 +110,13 @@ def _amin_inputs(case_: Case, generator: torch.Generator) -> Call:
     return Call([tensor(params, generator), params["dim"], params["keepdim"]])
 
 
-def _reduce_cases(name: str, shapes, dtypes, layouts, *, full_dim) -> tuple[Case, ...]:
+def _reduce_cases(name: str, shapes, dtypes, layouts, *, full_dim, keepdims=(False, True)) -> tuple[Case, ...]:
     out = []
     for shape in shapes:
         for dtype in dtypes:
             out.append(case(name, shape=shape, dtype=dtype, dim=full_dim, keepdim=False))
             for dim in sorted(set(_last_dims(shape))):
-                for keepdim in (False, True):
+                for keepdim in keepdims:
                     out.append(case(name, shape=shape, dtype=dtype, dim=dim if full_dim is None else [dim],
                                     keepdim=keepdim))
     for layout in layouts:
@@ -141,7 +142,8 @@ AMIN = record(
     [entry("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")],
     make_inputs=_amin_inputs,
     smoke=_reduce_cases("amin", SMOKE_SHAPES, ("float32", "float16"), ("transposed", "strided"),
-                        full_dim=[]),
+                        full_dim=[], keepdims=(False,))
+    + (case("amin", shape=[3, 5, 7], dtype="float32", dim=[1], keepdim=True),),
     public=_reduce_cases("amin", PUBLIC_SHAPES, FLOAT_DTYPES, ("transposed", "strided"), full_dim=[]),
     held_out=_reduce_held_out("amin", True),
     flops=_flops_read_once,
@@ -173,7 +175,8 @@ ARGMAX = record(
     [entry("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")],
     make_inputs=_argmax_inputs,
     smoke=_reduce_cases("argmax", SMOKE_SHAPES, ("float32", "bfloat16"), ("transposed", "strided"),
-                        full_dim=None),
+                        full_dim=None, keepdims=(False,))
+    + (case("argmax", shape=[3, 5, 7], dtype="float32", dim=1, keepdim=True),),
     public=_reduce_cases("argmax", PUBLIC_SHAPES, FLOAT_DTYPES, ("transposed", "strided"), full_dim=None),
     held_out=_reduce_held_out("argmax", False),
     flops=_flops_read_once,
@@ -340,8 +343,15 @@ SORT = record(
      entry("aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) "
            "-> (Tensor values, Tensor indices)")],
     make_inputs=_sort_inputs,
-    smoke=_sort_cases({"float32": [[1, 2], [4, 17], [3, 5, 7]], "float16": [[4, 17]], "bfloat16": [[3, 5, 7]]},
-                      [4, 17]),
+    smoke=(case("sort", shape=[1, 2], dtype="float32", dim=1, descending=False),
+           case("sort", shape=[4, 17], dtype="float32", dim=1, descending=True),
+           case("sort", shape=[3, 5, 7], dtype="float32", dim=1, descending=False),
+           case("sort", shape=[4, 17], dtype="float16", dim=-1, descending=False),
+           case("sort", shape=[3, 5, 7], dtype="bfloat16", dim=2, descending=True),
+           case("sort", shape=[4, 17], dtype="float32", dim=0, descending=False, layout="transposed"),
+           case("sort", shape=[4, 17], dtype="float32", dim=0, descending=True, layout="strided"),
+           case("sort_stable", shape=[4, 17], dtype="float32", dim=-1, descending=False),
+           case("sort_stable", shape=[4, 17], dtype="float32", dim=-1, descending=True)),
     public=_sort_cases({"float32": [[1, 2], [4096, 256], [64, 4096], [200, 1000, 3]],
                         "float16": [[4096, 256], [200, 1000, 3]], "bfloat16": [[4096, 256]]}, [1024, 1024]),
     held_out=_sort_held_out,

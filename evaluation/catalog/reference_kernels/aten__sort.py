@@ -46,30 +46,34 @@ def _row_bases(row, S1, S2, a0, a1, a2, b0, b1, b2):
 
 
 @triton.jit
-def _sort_kernel(x_ptr, values_ptr, indices_ptr, S1, S2, xs0, xs1, xs2, xsr, os0, os1, os2, osr, L,
-                 DESCENDING: tl.constexpr, BLOCK: tl.constexpr):
-    x_base, o_base = _row_bases(tl.program_id(0), S1, S2, xs0, xs1, xs2, os0, os1, os2)
+def _sort_kernel(x_ptr, values_ptr, indices_ptr, n_rows, S1, S2, xs0, xs1, xs2, xsr, os0, os1, os2, osr, L,
+                 DESCENDING: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    # ROWS rows per program, each sorted along the tile's last axis.
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    x_base, o_base = _row_bases(rows, S1, S2, xs0, xs1, xs2, os0, os1, os2)
     positions = tl.arange(0, BLOCK)
-    mask = positions < L
-    values = tl.load(x_ptr + x_base + positions.to(tl.int64) * xsr, mask=mask, other=0.0).to(tl.float32)
+    mask = (rows < n_rows)[:, None] & (positions < L)[None, :]
+    x_row = x_ptr + x_base[:, None]
+    values = tl.load(x_row + positions[None, :].to(tl.int64) * xsr, mask=mask, other=0.0).to(tl.float32)
     bits = values.to(tl.int32, bitcast=True)
     ordered = bits ^ ((bits >> 31) & 0x7FFFFFFF)
     if DESCENDING:
-        low = 4294967295 - positions.to(tl.int64)
+        low = 4294967295 - positions.to(tl.int64)[None, :]
         keys = tl.where(mask, (ordered.to(tl.int64) << 32) | low, -9223372036854775807 - 1)
     else:
-        low = positions.to(tl.int64)
+        low = positions.to(tl.int64)[None, :]
         keys = tl.where(mask, (ordered.to(tl.int64) << 32) | low, 9223372036854775807)
-    keys = tl.sort(keys, descending=DESCENDING)
+    keys = tl.sort(keys, dim=1, descending=DESCENDING)
     low = keys & 0xFFFFFFFF
     if DESCENDING:
         source = 4294967295 - low
     else:
         source = low
     source = tl.where(mask, source, 0)
-    sorted_values = tl.load(x_ptr + x_base + source * xsr, mask=mask, other=0.0)
-    tl.store(values_ptr + o_base + positions.to(tl.int64) * osr, sorted_values, mask=mask)
-    tl.store(indices_ptr + o_base + positions.to(tl.int64) * osr, source, mask=mask)
+    sorted_values = tl.load(x_row + source * xsr, mask=mask, other=0.0)
+    out_offsets = o_base[:, None] + positions[None, :].to(tl.int64) * osr
+    tl.store(values_ptr + out_offsets, sorted_values, mask=mask)
+    tl.store(indices_ptr + out_offsets, source, mask=mask)
 
 
 def _sort(x, dim, descending):
@@ -79,8 +83,10 @@ def _sort(x, dim, descending):
         return values, indices
     rows, s1, s2, xs, xsr, os_, osr, length = _rows(x, values, dim)
     block = max(2, triton.next_power_of_2(length))
-    _sort_kernel[(rows,)](x, values, indices, s1, s2, *xs, xsr, *os_, osr, length, DESCENDING=bool(descending),
-                          BLOCK=block)
+    rows_per_program = max(1, min(64, 2048 // block, triton.next_power_of_2(rows)))
+    _sort_kernel[(triton.cdiv(rows, rows_per_program),)](x, values, indices, rows, s1, s2, *xs, xsr, *os_, osr,
+                                                          length, DESCENDING=bool(descending),
+                                                          ROWS=rows_per_program, BLOCK=block)
     return values, indices
 
 
