@@ -25,5 +25,6 @@ class Command(BaseCommand):
         except BundleRefused as refused:
             raise CommandError("; ".join(refused.problems)) from None
         options["out"].write_text(json.dumps(bundle))
-        self.stdout.write(f"bundle {bundle['bundle_id']}: {len(bundle['jobs'])} runs of {bundle['chip']} "
-                          f"-> {options['out']}")
+        self.stdout.write(
+            f"bundle {bundle['bundle_id']}: {len(bundle['jobs'])} runs of {bundle['chip']} -> {options['out']}"
+        )
