@@ -59,6 +59,16 @@ def poison_(tensor: torch.Tensor, variant: int = 0) -> torch.Tensor:
     return tensor
 
 
+def poison_tree(value: Any, variant: int = 0) -> Any:
+    """``poison_`` every tensor of a value, walking lists and tuples (cuBLAS pointer arrays, per-layer caches)."""
+    if isinstance(value, torch.Tensor):
+        poison_(value, variant)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            poison_tree(item, variant)
+    return value
+
+
 class GuardState:
     """Counters and switches shared by the launch hooks and the audit mode."""
 

@@ -20,8 +20,8 @@ import torch
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.judge import wire
-from evaluation.judge.compare import bit_identical, compare_outputs, fp64_relative_error
-from evaluation.judge.guard import poison_
+from evaluation.judge.compare import bit_identical, compare_outputs, flat_tensors, fp64_relative_error
+from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.static_scan import scan_source
@@ -234,7 +234,7 @@ class _Judgement:
             error = str(reply.get("error", ""))
             if reply.get("missing"):
                 raise Verdict("failed_compile", error)
-            raise Verdict("failed_compile", "the kernel file raised on import:\n" + error[-3000:])
+            raise Verdict("failed_compile", import_failure_reason(error))
         self._integrity(reply.get("integrity", []), None, "")
         self.check("entry_points", "passed", ", ".join(entry_points))
 
@@ -333,12 +333,12 @@ class _Judgement:
         self.poison_keys[case.case_id] = poison_keys
         sent = self._make_call(case, seed)
         for key in poison_keys:
-            poison_(sent.get(key))
+            poison_tree(sent.get(key))
         before = Call(args=_map_tensors(sent.args, lambda t: t.clone()),
                       kwargs=_map_tensors(sent.kwargs, lambda t: t.clone()))
         encoder = wire.Encoder()
         payload = encoder.encode({"args": sent.args, "kwargs": sent.kwargs})
-        expected_tensors = [item for item in expected if isinstance(item, torch.Tensor)]
+        expected_tensors = flat_tensors(expected)
         wants_ghost = ghost and self.options.ghost_replay and self.spec.judgement != "metadata" and any(
             item.numel() > 0 for item in expected_tensors)
         # Integers and bools have no never-right poison: two variants, convicted only if right under both.
@@ -387,7 +387,8 @@ class _Judgement:
                                                 passed=True))
 
     def _mutated_inputs(self, entry: Any, before: Call, after: Call) -> str:
-        mutates = set(entry.mutates)
+        # Scratch arguments (workspaces such as paged_attention_v2's tmp_out) may change and are never judged.
+        mutates = set(entry.mutates) | set(entry.scratch)
         for index, value in enumerate(before.args):
             if index not in mutates and index < len(after.args) and not bit_identical(value, after.args[index]):
                 return f"#{index}"
@@ -412,15 +413,18 @@ class _Judgement:
 
     def _pure_output_keys(self, case: Case, seed: int, entry: Any, expected: tuple[Any, ...]) -> list[Any]:
         """Mutated arguments whose prior contents the reference ignores (``out=`` buffers, vLLM ``out``):
-        those are poisoned before the call. In-out arguments (in-place ``self``, BLAS ``y``) are not: the
-        reference run on a poisoned copy tells them apart."""
+        those are poisoned before the call. In-out arguments (in-place ``self``, BLAS ``y``) are not. A record
+        that says ``mutated_are_inputs`` (cuBLAS: C = alpha*AB + beta*C, padding that must stay) is taken at
+        its word; for the others the reference run on a poisoned copy tells them apart."""
+        if entry.mutated_are_inputs:
+            return []
         keys = []
         for key in entry.mutates:
             call = self._make_call(case, seed)
             target = call.get(key)
-            if not isinstance(target, torch.Tensor) or target.numel() == 0:
+            if sum(tensor.numel() for tensor in flat_tensors(target)) == 0:
                 continue
-            poison_(target)
+            poison_tree(target)
             private = _to_device(call, self.reference_device)
             returned = self.spec.reference(case, private)
             outputs = _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach().cpu())
@@ -457,10 +461,17 @@ class _Judgement:
         self.stage_seconds["timing"] = round(time.monotonic() - started, 4)
 
 
+def import_failure_reason(error: str) -> str:
+    """The exception first (pages and the API truncate reasons), then the traceback's tail."""
+    lines = [line for line in error.strip().splitlines() if line.strip()]
+    summary = lines[-1].strip() if lines else "unknown error"
+    return f"the kernel file raised on import: {summary[:500]}\n" + error.strip()[-3000:]
+
+
 def _reply_cap(sent: list[bytes], expected: tuple[Any, ...], variants: int) -> int:
     """Most bytes a call's reply may carry: inputs and outputs for the real call and each ghost, with slack
     (a reply beyond it is a protocol violation, not a reason to exhaust the judge's memory)."""
-    expected_bytes = sum(item.numel() * item.element_size() for item in expected if isinstance(item, torch.Tensor))
+    expected_bytes = sum(item.numel() * item.element_size() for item in flat_tensors(expected))
     return 64 * 1024 * 1024 + 4 * (1 + variants) * (sum(len(blob) for blob in sent) + expected_bytes)
 
 

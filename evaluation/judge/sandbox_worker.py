@@ -124,8 +124,8 @@ class Worker:
         self.keep_alive.append(decoded)
         for key in poison_keys:  # output buffers arrive poisoned with variant 0; other variants re-poison
             target = args[key] if isinstance(key, int) else kwargs.get(key)
-            if isinstance(target, torch.Tensor) and variant:
-                guard.poison_(target, variant)
+            if variant:
+                guard.poison_tree(target, variant)
         function = getattr(self.module, entry_point)
         guard.STATE.reset(ghost=ghost)
         guard.STATE.poison_variant = variant

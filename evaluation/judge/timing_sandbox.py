@@ -75,10 +75,9 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     synchronize = (lambda: None) if host_clock else torch.cuda.synchronize
     # In-out arguments (in-place self, BLAS y) are put back before every call, so repeated calls do not
     # drift (overflow) and every call does the same work; pure output buffers are poisoned instead.
-    pristine = [{key: _get(call, key).clone() for key in restore_keys if isinstance(_get(call, key), torch.Tensor)}
-                for call in candidate_sets + reference_sets]
+    pristine = [{key: _clone_value(_get(call, key)) for key in restore_keys} for call in candidate_sets + reference_sets]
     all_sets = candidate_sets + reference_sets
-    reference_thunks = _reference_thunks(reference, reference_sets)
+    reference_thunks, reference_kind = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
     host_ms_total = 0.0
@@ -94,13 +93,11 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         for side in ("reference", "candidate"):
             set_index = index if side == "candidate" else len(candidate_sets) + iteration % len(reference_sets)
             for key, value in pristine[set_index].items():
-                _get(all_sets[set_index], key).copy_(value)
+                _restore(_get(all_sets[set_index], key), value)
             if side == "candidate":
                 # Out buffers hold the answer of this set's previous round: poison them (untimed).
                 for key in poison_keys:
-                    target = _get(candidate_sets[index], key)
-                    if isinstance(target, torch.Tensor):
-                        guard.poison_(target)
+                    guard.poison_tree(_get(candidate_sets[index], key))
             if flush_buffer is not None:
                 flush_buffer.zero_()
             start, end = event_class(enable_timing=True), event_class(enable_timing=True)
@@ -155,20 +152,41 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         "event_ms_total": sum(candidate_ms) + sum(reference_ms),
         "iterations": len(candidate_ms),
         "low_launch_calls": low_launch_calls,
-        "reference_kind": "baseline" if getattr(reference, "baseline", None) else "reference",
+        "reference_kind": reference_kind,
         "spots": spots,
         "_blobs": blobs,
         "finite": all(math_isfinite(value) for value in candidate_ms + reference_ms),
     }
 
 
+def _clone_value(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (list, tuple)):
+        return [_clone_value(item) for item in value]
+    return None
+
+
+def _restore(target: Any, pristine: Any) -> None:
+    """Put an in-out argument (a tensor or a list of them) back to its first contents, in place."""
+    if isinstance(target, torch.Tensor) and isinstance(pristine, torch.Tensor):
+        target.copy_(pristine)
+    elif isinstance(target, (list, tuple)) and isinstance(pristine, list):
+        for item, value in zip(target, pristine, strict=False):
+            _restore(item, value)
+
+
 def _get(call: dict[str, Any], key: int | str) -> Any:
     return call["args"][key] if isinstance(key, int) else call["kwargs"].get(key)
 
 
-def _reference_thunks(reference: Callable[..., Any], sets: list[dict[str, Any]]) -> list[Callable[[], Any]]:
+def _reference_thunks(reference: Callable[..., Any], sets: list[dict[str, Any]],
+                      ) -> tuple[list[Callable[[], Any]], str]:
+    """One thunk per reference set, and what they time: the record's ``baseline_name`` when
+    ``spec.baseline`` gave a callable for every set, else "reference" (the record's reference was timed)."""
     baseline = getattr(reference, "baseline", None)
     thunks: list[Callable[[], Any]] = []
+    from_baseline = 0
     for call in sets:
         thunk = None
         if baseline is not None:
@@ -179,5 +197,14 @@ def _reference_thunks(reference: Callable[..., Any], sets: list[dict[str, Any]])
         if thunk is None:
             def thunk(call: dict[str, Any] = call) -> Any:
                 return reference(call["args"], call["kwargs"])
+        else:
+            from_baseline += 1
         thunks.append(thunk)
-    return thunks
+    if from_baseline and from_baseline < len(thunks):
+        # Mixed sides would make the median meaningless: time the reference on every set instead.
+        thunks = [lambda call=call: reference(call["args"], call["kwargs"]) for call in sets]
+        from_baseline = 0
+    if from_baseline:
+        spec, _ = baseline
+        return thunks, spec.baseline_name or "baseline"
+    return thunks, "reference"

@@ -32,7 +32,8 @@ def run_timing(judgement: _Judgement) -> None:
     samples: list[tuple[list[float], list[float]]] = []
     speedups: list[float] = []
     results_by_id = {result.case_id: result for result in judgement.case_results}
-    timed = [(tier, case) for tier, case in judgement.cases if case.timed]
+    timed = [(tier, case) for tier, case in judgement.cases if case.timed and tier != "held_out"]
+    timed_against: set[str] = set()
     for tier, case in timed:
         if judgement._remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
@@ -77,6 +78,8 @@ def run_timing(judgement: _Judgement) -> None:
             raise Verdict("rejected", f"timing case {case.case_id}: a timed call launched no Triton kernel",
                           check="triton_launched", case=case, tier=tier, message="timed call without a launch")
         _check_spots(judgement, case, tier, reply.get("spots", []), blobs)
+        reference_kind = str(reply.get("reference_kind", "reference"))
+        timed_against.add(reference_kind)
         reference_median, reference_iqr = median_iqr(reference_ms)
         candidate_median, candidate_iqr = median_iqr(candidate_ms)
         speedup = reference_median / candidate_median if candidate_median > 0 else float("inf")
@@ -92,7 +95,7 @@ def run_timing(judgement: _Judgement) -> None:
                 "candidate_rse": relative_standard_error_of_median(candidate_ms),
                 "reference_rse": relative_standard_error_of_median(reference_ms),
                 "iterations": len(candidate_ms), "host_ms": host_ms, "event_ms": event_total,
-                "reference_kind": reply.get("reference_kind", "reference"),
+                "reference_kind": reference_kind, "timed_against": reference_kind,
             }
             result.roofline_floor_ms = floor
             result.below_roofline = floor is not None and candidate_median < floor
@@ -102,6 +105,9 @@ def run_timing(judgement: _Judgement) -> None:
         samples.append((reference_ms, candidate_ms))
         speedups.append(speedup)
     judgement.environment["gpu_after"] = gpu_state()
+    # Exactly what the candidate was timed against: the record's baseline_name, or "reference" when
+    # spec.baseline is missing or returned None here and the reference itself was timed.
+    judgement.environment["timing_baseline"] = ", ".join(sorted(timed_against)) if timed_against else ""
     judgement.speedup = geometric_mean(speedups)
     judgement.speedup_ci95 = bootstrap_speedup_ci(samples, random.Random(_seed(judgement.secret, "bootstrap")))
     judgement.check("timing_crosscheck", "passed", "event totals within host-measured time on every case")

@@ -92,7 +92,10 @@ def test_raise_at_import_is_a_compile_failure_with_the_error(run_judge):
     result = run_judge("wrong/raise_import.py")
 
     assert result.status == "failed_compile"
-    assert "RuntimeError: this kernel file is broken at import" in result.reason
+    # The exception comes first: pages and the API truncate reasons.
+    first_line, traceback = result.reason.split("\n", 1)
+    assert first_line == "the kernel file raised on import: RuntimeError: this kernel file is broken at import"
+    assert traceback.startswith("Traceback (most recent call last):")
 
 
 def test_missing_entry_point_is_a_compile_failure_naming_it(run_judge):

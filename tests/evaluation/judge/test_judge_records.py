@@ -1,0 +1,218 @@
+"""Record features the judge must honour: list-valued outputs, scratch arguments, mutated_are_inputs,
+per-output tolerances, the complex64 fp64 opinion, what timing was measured against, and 0-dim timing."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import torch
+from conftest import check_outcomes, kernel_source, small_cos_record
+
+from evaluation.catalog.spec import Call, Case, EntryPoint, OperatorSpec
+from evaluation.judge import wire
+from evaluation.judge.compare import compare_outputs, fp64_relative_error
+from evaluation.judge.job import JudgeJob
+from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
+from evaluation.judge.timing_sandbox import _reference_thunks, time_interleaved
+
+CASE = Case("cos_list", {"n": 33})
+
+
+def list_record(*, mutated_are_inputs: bool = False) -> OperatorSpec:
+    """Test-only: ``cos_list(outs, x)`` writes cos(x) into each tensor of the list ``outs`` (like cuBLAS's
+    Carray pointer arrays or vLLM's per-layer caches)."""
+
+    def make_inputs(case: Case, generator: torch.Generator) -> Call:
+        n = case.params["n"]
+        x = torch.rand(n, generator=generator) * 4 - 2
+        outs = [torch.rand(n, generator=generator) + 5 for _ in range(3)]
+        return Call(args=[outs, x])
+
+    def reference(case: Case, call: Call) -> None:
+        for out in call.args[0]:
+            out.copy_(torch.cos(call.args[1]))
+
+    entry = EntryPoint("cos_list", "cos_list(outs: list[Tensor], x: Tensor) -> None", mutates=(0,),
+                       compare_return=False, mutated_are_inputs=mutated_are_inputs)
+    return OperatorSpec("test::cos_list", "aten", "test record", (entry,), make_inputs, reference,
+                        smoke=(CASE,), public=(), held_out=lambda rng: ())
+
+
+def scratch_record(scratch: tuple[int, ...]) -> OperatorSpec:
+    """Test-only: ``cos_ws(out, workspace, x)``: the workspace may hold anything afterwards."""
+
+    def make_inputs(case: Case, generator: torch.Generator) -> Call:
+        x = torch.rand(33, generator=generator) * 4 - 2
+        return Call(args=[torch.empty(33), torch.zeros(33), x])
+
+    def reference(case: Case, call: Call) -> None:
+        call.args[0].copy_(torch.cos(call.args[2]))
+
+    entry = EntryPoint("cos_ws", "cos_ws(out, workspace, x) -> None", mutates=(0,), compare_return=False,
+                       scratch=scratch)
+    return OperatorSpec("test::cos_ws", "aten", "test record", (entry,), make_inputs, reference,
+                        smoke=(Case("cos_ws", {"n": 33}),), public=(), held_out=lambda rng: ())
+
+
+def judge_record(warm_forkserver, kernel: str, spec: OperatorSpec):
+    job = JudgeJob(spec.operator_id, kernel_source(kernel), "cpu-interpreter", "cpu", time_budget_s=120)
+    return judge_with(job, JudgeOptions(spec=spec))
+
+
+# ---------------------------------------------------------------- B: lists
+
+
+def test_list_outputs_are_compared_element_by_element():
+    spec = list_record()
+    right = [torch.ones(3), torch.ones(3)]
+
+    assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3), torch.ones(3)],), (right,)) is None
+    assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3), torch.zeros(3)],), (right,)) == (
+        "output 0[1]: 3 of 3 values outside atol=0.0001 rtol=1e-05; worst |0 - 1| = 1")
+    assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3)],), (right,)) == (
+        "output 0: list of 1 item(s), expected 2")
+    assert compare_outputs(spec, CASE, Call(args=[]), (torch.ones(3),), (right,)) == (
+        "output 0: expected a list of 2, got Tensor")
+
+
+def test_honest_list_kernel_passes(warm_forkserver):
+    result = judge_record(warm_forkserver, "lists/cos_list.py", list_record())
+
+    assert (result.status, result.cases_passed) == ("passed", 1)
+
+
+def test_kernel_that_never_writes_the_rest_of_the_list_fails(warm_forkserver):
+    for mutated_are_inputs in (False, True):
+        result = judge_record(warm_forkserver, "lists/cos_list_first_only.py",
+                              list_record(mutated_are_inputs=mutated_are_inputs))
+
+        assert result.status == "failed_correctness"
+        assert "output 0[1]:" in result.reason
+
+
+# ---------------------------------------------------------------- D: mutated_are_inputs and scratch
+
+
+def test_mutated_are_inputs_are_never_poisoned_before_the_call(warm_forkserver):
+    # The kernel reads its destination: right when it arrives as the record built it, NaN when poisoned.
+    trusted = judge_record(warm_forkserver, "lists/cos_list_reads_dst.py", list_record(mutated_are_inputs=True))
+    heuristic = judge_record(warm_forkserver, "lists/cos_list_reads_dst.py", list_record(mutated_are_inputs=False))
+
+    assert trusted.status == "passed"
+    assert heuristic.status == "failed_correctness"  # the previous rule: pure outputs arrive poisoned
+    assert "NaN" in heuristic.reason
+
+
+def test_timed_rounds_poison_only_the_keys_they_are_given():
+    # timing_sandbox between rounds: poison_keys are poisoned, restore_keys put back, nothing else touched.
+    def make(seed: int) -> dict:
+        generator = torch.Generator().manual_seed(seed)
+        return {"args": [[torch.rand(4, generator=generator) + 1], torch.rand(4, generator=generator)], "kwargs": {}}
+
+    seen: list[bool] = []
+
+    def candidate(outs, x):
+        seen.append(bool(torch.isnan(outs[0]).any()))
+        outs[0].add_(1)
+
+    for poison_keys, restore_keys, expect_nan in (([], [0], False), ([0], [], True)):
+        seen.clear()
+        candidate_sets = [make(1), make(2)]
+        originals = [call["args"][0][0].clone() for call in candidate_sets]
+        time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=candidate_sets,
+                         reference_sets=[make(3)], flush_buffer=None, budget_s=1.0, rse_target=0.0,
+                         min_iterations=3, max_iterations=4, spot_checks=0, rng=random.Random(0), keep_alive=[],
+                         min_launches=0, math_isfinite=lambda value: True, poison_keys=poison_keys,
+                         restore_keys=restore_keys, host_clock=True)
+        assert set(seen) == {expect_nan}
+        if not expect_nan:  # restored before every call: one add_ since the last restore
+            assert all(torch.equal(call["args"][0][0], original + 1)
+                       for call, original in zip(candidate_sets, originals, strict=True))
+
+
+def test_scratch_arguments_may_change_and_are_never_judged(warm_forkserver):
+    exempt = judge_record(warm_forkserver, "lists/cos_list.py", scratch_record(scratch=(1,)))
+    undeclared = judge_record(warm_forkserver, "lists/cos_list.py", scratch_record(scratch=()))
+
+    assert exempt.status == "passed"
+    assert (undeclared.status, undeclared.reason) == ("rejected", "the call modified input #1")
+
+
+# ---------------------------------------------------------------- C, E: tolerances and the fp64 opinion
+
+
+def test_per_output_tolerances_come_from_the_record():
+    spec = dataclasses.replace(list_record(), output_tolerances=((1.0, 0.0), None))
+    codes = torch.tensor([1, -5, 7], dtype=torch.int8)
+
+    assert compare_outputs(spec, CASE, Call(args=[]), (codes + 1, codes), (codes, codes)) is None
+    assert compare_outputs(spec, CASE, Call(args=[]), (codes + 2, codes), (codes, codes)) == (
+        "output 0: 3 of 3 values outside atol=1 rtol=0; worst difference 2")
+    assert compare_outputs(spec, CASE, Call(args=[]), (codes, codes + 1), (codes, codes)) == (
+        "output 1: 3 of 3 values differ (exact match required)")
+    exact = dataclasses.replace(list_record(), tolerance_override=(0.0, 0.0))
+    assert compare_outputs(exact, CASE, Call(args=[]), (torch.tensor([1.0 + 1e-7]),), (torch.tensor([1.0]),)) == (
+        "output 0: 1 of 1 values outside atol=0 rtol=0; worst |1 - 1| = 1.19e-07")
+
+
+def test_fp64_opinion_covers_complex64_and_lists():
+    reference = torch.tensor([3 + 4j, 0 + 0j], dtype=torch.complex128)
+    output = torch.tensor([3 + 4.05j, 0 + 0j], dtype=torch.complex64)
+
+    assert abs(fp64_relative_error((output,), (reference,)) - 0.01) < 1e-6
+    assert abs(fp64_relative_error(([output.real.contiguous()],), ([reference.real],)) - 0.0) < 1e-12
+    assert fp64_relative_error((output.to(torch.complex128),), (reference,)) is None  # only fp32 / complex64
+
+
+# ---------------------------------------------------------------- F: what was timed
+
+
+def test_timing_names_the_baseline_only_when_it_was_timed():
+    sets = [{"args": [torch.ones(2)], "kwargs": {}}]
+
+    def reference(args, kwargs):
+        return args[0]
+
+    missing = dataclasses.replace(small_cos_record(), baseline=lambda case, call: None, baseline_name="cuBLAS 12")
+    reference.baseline = (missing, CASE)
+    assert _reference_thunks(reference, sets)[1] == "reference"
+    present = dataclasses.replace(missing, baseline=lambda case, call: (lambda: None))
+    reference.baseline = (present, CASE)
+    assert _reference_thunks(reference, sets)[1] == "cuBLAS 12"
+    del reference.baseline
+    assert _reference_thunks(reference, sets)[1] == "reference"
+
+
+# ---------------------------------------------------------------- A: 0-dim cases through the timing path
+
+
+def test_zero_dim_cases_pass_the_timing_spot_checks(warm_forkserver):
+    spec = dataclasses.replace(small_cos_record(), smoke=(
+        Case("cos", {"shape": [], "dtype": "float32", "range": [-2.0, 2.0]}),
+        Case("cos", {"shape": [], "dtype": "float16", "range": [-2.0, 2.0]}),
+    ))
+    source = (kernel_source("good/cos_plain.py"))
+    job = JudgeJob("aten::cos", source, "cpu-interpreter", "cpu", measure_timing=True,
+                   peak_bandwidth_bytes_per_s=1e15, peak_flops_by_dtype={"float32": 1e18, "float16": 1e18})
+    options = JudgeOptions(spec=spec, timing_on_cpu_for_tests=True, timing=TimingOptions(
+        sets_per_side=4, min_iterations=12, max_iterations=12, spot_checks=8))
+    result = judge_with(job, options)
+
+    assert (result.status, result.reason) == ("passed", "all 2 cases passed")
+    assert check_outcomes(result)["timing_spot_check"] == "passed"
+    assert result.environment["timing_baseline"] == "reference"
+    assert all(case.spread["reference_kind"] == "reference" for case in result.case_results)
+
+
+def test_encoder_never_confuses_a_freed_storage_with_a_new_one_at_the_same_address():
+    # The timing spot-check bug on the H200: 0-dim clones freed and reallocated at the same address were
+    # taken for the earlier storage, so a later spot decoded an earlier iteration's inputs.
+    encoder = wire.Encoder()
+    values = []
+    for step in range(50):
+        tensor = torch.tensor(float(step))
+        values.append(encoder.encode(tensor))
+        del tensor
+    decoder = wire.Decoder(encoder.blobs)
+    assert [float(decoder.decode(value)) for value in values] == [float(step) for step in range(50)]
