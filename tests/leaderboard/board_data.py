@@ -5,7 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluation.models import Chip, DeviceType, Run, RunStatus
-from leaderboard.models import Kernel, Method, MethodKind, Operator, OperatorSet, Submission, Visibility
+from leaderboard.models import (
+    Kernel,
+    Method,
+    MethodKind,
+    Operator,
+    OperatorSet,
+    PaperCost,
+    PaperResult,
+    Submission,
+    Visibility,
+)
 
 OPERATORS = [
     ("aten::cos", "aten", True, [{"name": "cos"}, {"name": "cos_out"}]),
@@ -26,6 +36,12 @@ class World:
 
 
 def make_world(*, owner, other) -> World:
+    # The session's test database holds the real catalog; this world replaces it (the test's rollback restores it).
+    PaperResult.objects.all().delete()
+    PaperCost.objects.all().delete()
+    OperatorSet.objects.all().delete()
+    Operator.objects.all().delete()
+    Chip.objects.all().delete()
     chips = {
         "nvidia-h200": Chip.objects.create(slug="nvidia-h200", display_name="NVIDIA H200", device_type=DeviceType.CUDA,
                                            is_reference_platform=True),
