@@ -7,6 +7,8 @@ but start in milliseconds. The zygote itself never holds a job's data.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import socket
@@ -37,7 +39,7 @@ class ForkServer:
         self.workdir = tempfile.mkdtemp(prefix="kgb-zygote-")
         self.process = subprocess.Popen(
             [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.forkserver_main",
-             "--sock-fd", str(child.fileno())],
+             "--sock-fd", str(child.fileno()), "--parent-pid", str(os.getpid())],
             cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
         )
@@ -113,7 +115,11 @@ class ForkedProcess:
 
 
 def shared_forkserver(device_type: str) -> ForkServer:
-    """This process's zygote for ``device_type`` (started on first use, replaced when it died)."""
+    """This process's zygote for ``device_type`` (started on first use, replaced when it died).
+
+    Keyed by pid: a process forked after the zygote started (a Celery prefork child of a parent that
+    warmed one) never talks to its parent's zygote; it starts its own on first use.
+    """
     from evaluation.judge.sandbox import isolation_prefix, zygote_env
 
     key = (os.getpid(), device_type)
@@ -123,3 +129,29 @@ def shared_forkserver(device_type: str) -> ForkServer:
             server = ForkServer(device_type, zygote_env(device_type), isolation_prefix(isolate=True))
             _SHARED[key] = server
         return server
+
+
+def warm_forkserver(device_type: str, timeout: float = 120.0) -> float:
+    """Start this process's zygote for ``device_type`` now and wait until it has imported torch and
+    triton; returns its start-up seconds. For a Celery worker, once per pool child at start-up:
+
+        @worker_process_init.connect
+        def _warm_judge(**_): warm_forkserver(detect_chip()[1])
+
+    (``worker_process_init`` runs in each prefork child; ``worker_init`` would run in the parent, whose
+    zygote the children cannot use.) Safe to call again: a live zygote is reused, a dead one replaced.
+    """
+    server = shared_forkserver(device_type)
+    server.wait_ready(timeout)
+    return float(server.ready_seconds or 0.0)
+
+
+@atexit.register
+def close_forkservers() -> None:
+    """Stop the zygotes this process started (a clean exit; a killed process's zygote dies by
+    PR_SET_PDEATHSIG instead, and its sandboxes with it)."""
+    with _SHARED_LOCK:
+        mine = [key for key in _SHARED if key[0] == os.getpid()]
+        for key in mine:
+            with contextlib.suppress(Exception):
+                _SHARED.pop(key).close()

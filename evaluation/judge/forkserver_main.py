@@ -23,14 +23,13 @@ import traceback
 from typing import Any
 
 CLONE_NEWNET = 0x40000000
-PR_SET_PDEATHSIG = 1
 
 
 def _libc() -> Any:
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _child(request: dict[str, Any], fds: list[int], sock: socket.socket) -> None:
+def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_pid: int) -> None:
     """Runs in the forked child: become a sandbox, serve one job, never return."""
     code = 3
     try:
@@ -58,6 +57,9 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket) -> None
             os.setgroups([])
             os.setgid(int(request["gid"]))
             os.setuid(int(request["uid"]))
+        from evaluation.judge.lifeline import die_with_parent
+
+        die_with_parent(zygote_pid)  # after the uid change (it clears the setting): the zygote dies, we die
         sys.argv = ["evaluation.judge.sandbox_main", "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
         from evaluation.judge import guard, wire
         from evaluation.judge.sandbox_worker import Worker
@@ -83,13 +85,18 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket) -> None
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sock-fd", type=int, required=True)
+    parser.add_argument("--parent-pid", type=int, default=None)
     options = parser.parse_args()
-    _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the judge process went away: so do we
     uid = os.environ.pop("KGB_SANDBOX_SETUID", "")
     if uid and os.geteuid() == 0:
         os.setgroups([])
         os.setgid(int(uid))
         os.setuid(int(uid))
+    from evaluation.judge.lifeline import die_with_parent
+
+    # The judging process went away (even by SIGKILL): so do we, and our forks follow us (see _child).
+    # Armed after the uid change, which would clear it.
+    die_with_parent(options.parent_pid)
     import torch  # (the point: imported once, shared by every fork)
     import triton  # noqa: F401
     import triton.runtime.interpreter  # noqa: F401
@@ -104,6 +111,7 @@ def main() -> int:
 
     sock = socket.socket(fileno=options.sock_fd)
     statuses: dict[int, int] = {}
+    zygote_pid = os.getpid()
     # Forking after CUDA initialisation breaks the children's CUDA: the client refuses such a zygote.
     sock.send(json.dumps({"event": "ready", "pid": os.getpid(),
                           "cuda_initialized": bool(torch.cuda.is_initialized())}).encode())
@@ -119,7 +127,7 @@ def main() -> int:
         if request["op"] == "fork":
             pid = os.fork()
             if pid == 0:
-                _child(request, fds, sock)
+                _child(request, fds, sock, zygote_pid)
             for fd in fds:
                 os.close(fd)
             reply: dict[str, Any] = {"pid": pid}

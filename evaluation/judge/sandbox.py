@@ -132,7 +132,8 @@ class Sandbox:
                    "TRITON_CACHE_DIR": str(self.workdir / "triton-cache")}
         env = dict(base_env(device_type, limits), **run_env)
         self.protections.applied += ["scrubbed environment (allow-list)", "fresh temp cwd/HOME/TRITON_CACHE_DIR",
-                                     "own process group", "rlimits: core=0, nofile, fsize, nproc"]
+                                     "own process group", "rlimits: core=0, nofile, fsize, nproc",
+                                     "dies with the judging process (PR_SET_PDEATHSIG)"]
         if device_type == "cpu":
             self.protections.applied.append("rlimit address space")
         else:
@@ -173,7 +174,7 @@ class Sandbox:
                     else:
                         env["KGB_SANDBOX_SETUID"] = str(nobody[0])
                 command = [*prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.sandbox_main",
-                           "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
+                           "--cmd-fd", str(cmd_read), "--res-fd", str(res_write), "--parent-pid", str(os.getpid())]
                 self.process = subprocess.Popen(
                     command, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
                     pass_fds=(cmd_read, res_write), start_new_session=True, close_fds=True,

@@ -29,8 +29,12 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--cmd-fd", type=int, required=True)
     parser.add_argument("--res-fd", type=int, required=True)
+    parser.add_argument("--parent-pid", type=int, default=None)
     options = parser.parse_args()
     _drop_privileges()
+    from evaluation.judge.lifeline import die_with_parent
+
+    die_with_parent(options.parent_pid)  # the judging process died: so do we (armed after the uid change)
 
     import torch  # noqa: F401  (imported before the job arrives: that is the point of a warm sandbox)
     import triton  # noqa: F401
