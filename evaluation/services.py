@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from evaluation.bundles import BUNDLE_LEASE_PREFIX
 from evaluation.judge.job import JudgeJob, JudgeResult
 from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, Run, RunStatus, Worker
 
@@ -234,10 +235,18 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
     stale_before = now - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
     live_workers = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("hostname", flat=True))
     counts = {"requeued": 0, "gave_up": 0, "resent": 0}
+    bundle_expired_before = now - timedelta(seconds=settings.KGB_BUNDLE_LEASE_S)
     for run in Run.objects.filter(status=RunStatus.RUNNING).select_related("chip"):
-        overdue = run.started_at and run.started_at < now - timedelta(seconds=2 * settings.KGB_JUDGE_BUDGET_S + 120)
-        if run.worker in live_workers and not overdue:
-            continue
+        if run.lease.startswith(BUNDLE_LEASE_PREFIX):
+            # Out in an offline job bundle (evaluation.bundles): no worker heartbeats for it; it comes back
+            # only when the bundle's lease has expired without its results being imported.
+            if run.started_at and run.started_at > bundle_expired_before:
+                continue
+        else:
+            overdue = run.started_at and run.started_at < now - timedelta(
+                seconds=2 * settings.KGB_JUDGE_BUDGET_S + 120)
+            if run.worker in live_workers and not overdue:
+                continue
         try:
             if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
                 run_transition(run=run, to_status=RunStatus.ERROR, expected_lease=run.lease,

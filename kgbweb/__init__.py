@@ -1,5 +1,6 @@
-"""KernelGenBench Web: Django project package (settings, urls, Celery app, wsgi)."""
+"""KernelGenBench Web: Django project package (settings, urls, Celery app, wsgi).
 
-from kgbweb.celery import app as celery_app
-
-__all__ = ("celery_app",)
+The Celery app lives in ``kgbweb.celery``; it is imported by ``evaluation.apps`` when Django starts (so every
+process that sends tasks has it) and found by ``celery -A kgbweb``. It is deliberately not imported here, so
+the ``kgb`` command-line client (``kgbweb.cli``) starts without Django or Celery.
+"""

@@ -10,6 +10,12 @@ import pytest
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Tests create many users; the production hasher is slow on purpose."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
     """Load the real catalog once into the test database; each test's transaction rolls back over it."""

@@ -95,7 +95,7 @@ class Stack:
             try:
                 if requests.get(self.base_url + "/", timeout=60).status_code == 200:
                     return
-            except (requests.ConnectionError, requests.Timeout):
+            except requests.RequestException:
                 time.sleep(0.3)
         raise AssertionError("the site did not come up:\n" + self.log("site"))
 
