@@ -29,11 +29,16 @@ from evaluation.judge.static_scan import scan_source
 
 @dataclass
 class TimingOptions:
+    """Per timed case: stop at RSE of both medians < ``rse_target`` or after ``budget_s_per_case`` /
+    ``max_iterations`` (whichever first), never before ``min_iterations`` per side. Small on purpose: a
+    110-operator submission must be judged in minutes, and 200 samples of a 17 us kernel already give a
+    median to well under 1 % (measured on the H200: the 0.5 % RSE target is rarely the binding limit)."""
+
     sets_per_side: int = 4
-    budget_s_per_case: float = 2.0
+    budget_s_per_case: float = 0.25
     rse_target: float = 0.005
     min_iterations: int = 20
-    max_iterations: int = 2000
+    max_iterations: int = 200
     spot_checks: int = 2
 
 
@@ -96,13 +101,22 @@ def _map_tensors(value: Any, function: Callable[[torch.Tensor], Any]) -> Any:
 
 
 def _to_device(call: Call, device: torch.device) -> Call:
-    """Move a call's tensors keeping sizes, strides, offsets and aliasing (storage by storage)."""
+    """Move a call's tensors keeping sizes, strides, offsets and aliasing: each distinct storage is copied
+    once, straight to the device (no trip through bytes), and every view is rebuilt on its copy."""
     if device.type == "cpu":
         return call
-    encoder = wire.Encoder()
-    payload = encoder.encode({"args": call.args, "kwargs": call.kwargs})
-    decoded = wire.Decoder(encoder.blobs, device).decode(payload)
-    return Call(args=decoded["args"], kwargs=decoded["kwargs"])
+    copies: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}  # the source kept alive too
+
+    def move(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        key = storage.data_ptr() if storage.nbytes() else -len(copies) - 1
+        if key not in copies:
+            raw = torch.empty(0, dtype=torch.uint8).set_(storage)
+            copies[key] = (storage, raw.to(device).untyped_storage())
+        return torch.empty(0, dtype=tensor.dtype, device=device).set_(
+            copies[key][1], tensor.storage_offset(), tensor.size(), tensor.stride())
+
+    return Call(args=_map_tensors(call.args, move), kwargs=_map_tensors(call.kwargs, move))
 
 
 class _Judgement:
@@ -119,6 +133,7 @@ class _Judgement:
         self.reference_device = torch.device("cpu")
         self.flagged = False
         self.poison_keys: dict[str, list[Any]] = {}  # per case: mutated args that are pure outputs
+        self.expected_meta: dict[str, tuple[Any, ...]] = {}  # per case: expected outputs on "meta" (roofline)
         self.speedup: float | None = None
         self.speedup_ci95: tuple[float, float] | None = None
 
@@ -329,8 +344,10 @@ class _Judgement:
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
         entry = self.spec.entry_point(case.entry_point)
         expected = self._expected(case, seed)
-        poison_keys = self._pure_output_keys(case, seed, entry, expected)
-        self.poison_keys[case.case_id] = poison_keys
+        if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
+            self.poison_keys[case.case_id] = self._pure_output_keys(case, seed, entry, expected)
+            self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
+        poison_keys = self.poison_keys[case.case_id]
         sent = self._make_call(case, seed)
         for key in poison_keys:
             poison_tree(sent.get(key))

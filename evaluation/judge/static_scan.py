@@ -149,7 +149,7 @@ def _function_scope(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
             declared.update(child.names)
         elif isinstance(child, (ast.Import, ast.ImportFrom)):
             bound.update((alias.asname or alias.name.split(".")[0]) for alias in child.names)
-        elif isinstance(child, ast.ExceptHandler) and child.name or isinstance(child, (ast.MatchAs, ast.MatchStar)) and child.name:
+        elif isinstance(child, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and child.name:
             bound.add(child.name)
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(child.name)

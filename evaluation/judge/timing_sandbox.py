@@ -75,7 +75,8 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     synchronize = (lambda: None) if host_clock else torch.cuda.synchronize
     # In-out arguments (in-place self, BLAS y) are put back before every call, so repeated calls do not
     # drift (overflow) and every call does the same work; pure output buffers are poisoned instead.
-    pristine = [{key: _clone_value(_get(call, key)) for key in restore_keys} for call in candidate_sets + reference_sets]
+    pristine = [{key: _clone_value(_get(call, key)) for key in restore_keys}
+                for call in candidate_sets + reference_sets]
     all_sets = candidate_sets + reference_sets
     reference_thunks, reference_kind = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
@@ -86,6 +87,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     blobs: list[bytes] = []
     spots: list[Any] = []
     warmup = 3
+    stop_reason = ""
     started = time.perf_counter()
     iteration = 0
     while True:
@@ -139,18 +141,26 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         iteration += 1
         done = iteration - warmup
         if done >= max_iterations:
+            stop_reason = "max_iterations"
             break
-        if done >= min_iterations:
+        # The RSE costs O(n); checking it every 8 rounds keeps the loop's host overhead flat.
+        if done >= min_iterations and (done - min_iterations) % 8 == 0:
             converged = max(relative_standard_error_of_median(candidate_ms),
                             relative_standard_error_of_median(reference_ms)) < rse_target
-            if converged or time.perf_counter() - started > budget_s:
+            if converged:
+                stop_reason = "rse"
                 break
+        if done >= min_iterations and time.perf_counter() - started > budget_s:
+            stop_reason = "budget"
+            break
     return {
         "candidate_ms": candidate_ms,
         "reference_ms": reference_ms,
         "host_ms_total": host_ms_total,
         "event_ms_total": sum(candidate_ms) + sum(reference_ms),
         "iterations": len(candidate_ms),
+        "stop_reason": stop_reason,
+        "loop_s": time.perf_counter() - started,
         "low_launch_calls": low_launch_calls,
         "reference_kind": reference_kind,
         "spots": spots,

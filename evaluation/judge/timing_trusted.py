@@ -40,9 +40,11 @@ def run_timing(judgement: _Judgement) -> None:
             break
         encoder = wire.Encoder()
         candidate_sets, reference_sets = [], []
+        first_call = None
         for index in range(options.sets_per_side):
             for side, bucket in (("candidate", candidate_sets), ("reference", reference_sets)):
                 call = judgement._make_call(case, _seed(judgement.secret, "timing", side, case.case_id, index))
+                first_call = first_call or call
                 bucket.append(encoder.encode({"args": call.args, "kwargs": call.kwargs}))
         header = {
             "op": "time", "entry_point": case.entry_point, "operator_id": spec.operator_id, "case": case.to_json(),
@@ -83,7 +85,6 @@ def run_timing(judgement: _Judgement) -> None:
         reference_median, reference_iqr = median_iqr(reference_ms)
         candidate_median, candidate_iqr = median_iqr(candidate_ms)
         speedup = reference_median / candidate_median if candidate_median > 0 else float("inf")
-        first_call = judgement._make_call(case, _seed(judgement.secret, "timing", "candidate", case.case_id, 0))
         floor = roofline_floor_ms(spec, case, first_call, _outputs_like(judgement, case, first_call),
                                   job.peak_bandwidth_bytes_per_s, job.peak_flops_by_dtype)
         result = results_by_id.get(case.case_id)
@@ -95,6 +96,7 @@ def run_timing(judgement: _Judgement) -> None:
                 "candidate_rse": relative_standard_error_of_median(candidate_ms),
                 "reference_rse": relative_standard_error_of_median(reference_ms),
                 "iterations": len(candidate_ms), "host_ms": host_ms, "event_ms": event_total,
+                "stop_reason": str(reply.get("stop_reason", "")),
                 "reference_kind": reference_kind, "timed_against": reference_kind,
             }
             result.roofline_floor_ms = floor
@@ -122,6 +124,10 @@ def run_timing(judgement: _Judgement) -> None:
 
 
 def _outputs_like(judgement: _Judgement, case: Any, call: Call) -> tuple[Any, ...]:
+    """The expected outputs' shapes and dtypes (kept on "meta" from the correctness pass: no reference rerun)."""
+    known = judgement.expected_meta.get(case.case_id)
+    if known is not None:
+        return known
     try:
         return judgement._expected(case, 0)
     except Exception:

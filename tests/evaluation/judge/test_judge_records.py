@@ -216,3 +216,25 @@ def test_encoder_never_confuses_a_freed_storage_with_a_new_one_at_the_same_addre
         del tensor
     decoder = wire.Decoder(encoder.blobs)
     assert [float(decoder.decode(value)) for value in values] == [float(step) for step in range(50)]
+
+
+# ---------------------------------------------------------------- I: proportionate timing
+
+
+def test_timing_stops_at_the_first_limit_and_says_which():
+    def run(budget_s: float, rse_target: float) -> dict:
+        sets = [{"args": [torch.ones(4)], "kwargs": {}}]
+        return time_interleaved(candidate=lambda x: x, reference=lambda args, kwargs: None, candidate_sets=sets,
+                                reference_sets=sets, flush_buffer=None, budget_s=budget_s, rse_target=rse_target,
+                                min_iterations=20, max_iterations=60, spot_checks=0, rng=random.Random(0),
+                                keep_alive=[], min_launches=0, math_isfinite=lambda value: True, host_clock=True)
+
+    assert (run(60.0, 0.0)["stop_reason"], run(60.0, 0.0)["iterations"]) == ("max_iterations", 60)
+    assert (run(0.0, 0.0)["stop_reason"], run(0.0, 0.0)["iterations"]) == ("budget", 20)
+    assert (run(60.0, 1e9)["stop_reason"], run(60.0, 1e9)["iterations"]) == ("rse", 20)
+
+
+def test_default_timing_budget_is_small():
+    options = TimingOptions()
+
+    assert (options.budget_s_per_case, options.min_iterations, options.max_iterations) == (0.25, 20, 200)

@@ -186,7 +186,8 @@ def test_compare_nan_dtype_and_tolerance_rules():
 
 
 def test_vllm_wrapper_with_a_parameter_named_input_passes_the_scan():
-    source = (Path(__file__).resolve().parents[3] / "evaluation/catalog/reference_kernels/vllm13__rms_norm.py").read_text()
+    root = Path(__file__).resolve().parents[3]
+    source = (root / "evaluation/catalog/reference_kernels/vllm13__rms_norm.py").read_text()
 
     assert scan_source(source).findings == ()
 
