@@ -13,3 +13,10 @@ class EvaluationConfig(AppConfig):
 
         if HeartbeatStep not in app.steps["worker"]:
             app.steps["worker"].add(HeartbeatStep)
+        # A Celery hook, not a Django signal: each worker pool child warms the judge as it starts.
+        from celery.signals import worker_process_init
+
+        from evaluation.worker import warm_judge_in_background
+
+        worker_process_init.connect(lambda **_: warm_judge_in_background(), weak=False,
+                                    dispatch_uid="kgb-warm-judge")

@@ -76,3 +76,19 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
     def stop(self, worker: Any) -> None:
         self._stop.set()
+
+
+def warm_judge_in_background() -> None:
+    """In each prefork child: import the judge (torch) and start its sandbox fork server ahead of the first
+    run. In a thread, because Celery kills a child whose init takes longer than a few seconds."""
+
+    def warm() -> None:
+        try:
+            from evaluation.judge.forkserver import warm_forkserver
+
+            seconds = warm_forkserver(worker_chip()[1])
+            logger.info("judge fork server ready in %.1f s", seconds)
+        except Exception:  # the first run then starts it itself; never take the worker down
+            logger.exception("warming the judge failed")
+
+    threading.Thread(target=warm, name="kgb-warm-judge", daemon=True).start()
