@@ -35,6 +35,16 @@ class SingleKernelForm(forms.Form):
     solve_seconds = forms.FloatField(min_value=0, required=False, help_text="Time spent writing it, seconds")
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False)
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        label_chips(self)
+
+
+def label_chips(form: forms.Form) -> None:
+    """Chips by the names pages use (public aliases where the vendor is anonymised), not their slugs."""
+    for name in ("chips", "target_chip"):
+        form.fields[name].label_from_instance = lambda chip: chip.label
+
 
 class BatchUploadForm(forms.Form):
     """A zip or tar of ``<namespace>__<op>.py`` files, optional token usage, and the method that wrote them."""
@@ -58,6 +68,7 @@ class BatchUploadForm(forms.Form):
 
     def __init__(self, *args, user=None, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        label_chips(self)
         if user is not None and user.is_authenticated:
             self.fields["method"].queryset = Method.objects.filter(owner=user)
 
