@@ -8,8 +8,8 @@ class EvaluationConfig(AppConfig):
     verbose_name = "Evaluation"
 
     def ready(self) -> None:
-        from kgbweb.celery import app
         from evaluation.worker import HeartbeatStep
+        from kgbweb.celery import app
 
         if HeartbeatStep not in app.steps["worker"]:
             app.steps["worker"].add(HeartbeatStep)

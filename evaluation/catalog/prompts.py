@@ -61,13 +61,9 @@ def describe_public_cases(spec: OperatorSpec, limit: int = 12) -> list[str]:
     by_entry = Counter(case.entry_point for case in spec.public)
     for entry, count in by_entry.items():
         lines.append(f"- `{entry}`: {count} public case(s)")
-    shown = 0
-    for case in spec.public:
-        if shown >= limit:
-            lines.append(f"- ... and {len(spec.public) - limit} more")
-            break
-        lines.append(f"  - {case.case_id}")
-        shown += 1
+    lines.extend(f"  - {case.case_id}" for case in spec.public[:limit])
+    if len(spec.public) > limit:
+        lines.append(f"- ... and {len(spec.public) - limit} more")
     return lines
 
 

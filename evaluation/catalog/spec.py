@@ -220,7 +220,8 @@ class OperatorSpec:
             str(self.tolerance_override),
             str(self.output_tolerances),
         ]
-        for function in (self.make_inputs, self.reference, self.held_out, self.stat_check, self.bytes_moved, self.flops):
+        functions = (self.make_inputs, self.reference, self.held_out, self.stat_check, self.bytes_moved, self.flops)
+        for function in functions:
             if function is not None:
                 try:
                     parts.append(inspect.getsource(function))

@@ -7,6 +7,7 @@ the site over HTTP like a browser would.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -75,7 +76,7 @@ class Stack:
             "User.objects.create_user('uploader', password='uploader-pass-1')"))
 
     def start_worker(self, name: str = "worker") -> subprocess.Popen:
-        log = open(self.data_dir / f"{name}.log", "ab")
+        log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - the child process keeps it
         process = subprocess.Popen(
             [PY, "manage.py", "worker", "--name", f"{name}@e2e-{secrets.token_hex(3)}", "--loglevel", "INFO"],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -84,7 +85,7 @@ class Stack:
         return process
 
     def start_site(self) -> None:
-        log = open(self.data_dir / "site.log", "ab")
+        log = open(self.data_dir / "site.log", "ab")  # noqa: SIM115 - the child process keeps it
         gunicorn = str(Path(PY).parent / "gunicorn")
         self.processes["site"] = subprocess.Popen(
             [gunicorn, "kgbweb.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--timeout", "120"],
@@ -101,10 +102,8 @@ class Stack:
 
     def kill(self, name: str, sig: int = signal.SIGKILL) -> None:
         process = self.processes.pop(name)
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            pass
         process.wait(timeout=30)
 
     def stop(self) -> None:

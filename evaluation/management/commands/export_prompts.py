@@ -1,5 +1,6 @@
 """``manage.py export_prompts --set SLUG --chip SLUG --out FILE.jsonl``: a prompt pack, one operator a line."""
 
+import contextlib
 import json
 import sys
 
@@ -24,12 +25,9 @@ class Command(BaseCommand):
             known = ", ".join(OperatorSet.objects.values_list("slug", flat=True))
             raise CommandError(f"unknown operator set {set_slug!r} (known: {known})") from None
         operator_ids = list(operator_set.operators.order_by("operator_id").values_list("operator_id", flat=True))
-        handle = sys.stdout if out == "-" else open(out, "w", encoding="utf-8")
-        try:
+        with contextlib.ExitStack() as stack:
+            handle = sys.stdout if out == "-" else stack.enter_context(open(out, "w", encoding="utf-8"))
             for line in prompt_pack_lines(operator_ids, chip):
                 handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-        finally:
-            if handle is not sys.stdout:
-                handle.close()
         if out != "-":
             self.stderr.write(f"wrote {len(operator_ids)} prompts to {out}")

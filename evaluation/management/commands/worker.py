@@ -32,8 +32,9 @@ class Command(BaseCommand):
         ]
         self.stdout.write(f"worker {name} on queue chip.{chip_slug}")
         self.stdout.flush()
-        from celery.__main__ import main as celery_main
         import sys
+
+        from celery.__main__ import main as celery_main
 
         sys.argv = argv
         celery_main()
