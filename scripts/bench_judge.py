@@ -28,18 +28,20 @@ from evaluation.judge.runner import JudgeOptions, judge_with  # noqa: E402
 STAGES = ("process_start", "compile", "correctness", "timing")
 
 
-def run_batch(sources: list[str], operator_id: str, launcher: str, chip: str, device: str) -> dict:
+def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, chip: str, device: str) -> dict:
+    """Judge ``sources`` one after the other; ``operator_id`` is one id for all or one per source."""
     on_gpu = device != "cpu"
     bandwidth, flops = peaks_for(chip)
+    operators = [operator_id] * len(sources) if isinstance(operator_id, str) else list(operator_id)
     rows = []
     started = time.perf_counter()
-    for source in sources:
-        job = JudgeJob(operator_id=operator_id, source_code=source, chip_slug=chip, device_type=device,
+    for source, operator in zip(sources, operators, strict=True):
+        job = JudgeJob(operator_id=operator, source_code=source, chip_slug=chip, device_type=device,
                        tiers=("public",) if on_gpu else ("smoke",), measure_timing=on_gpu, time_budget_s=600,
                        peak_bandwidth_bytes_per_s=bandwidth, peak_flops_by_dtype=flops)
         job_started = time.perf_counter()
         result = judge_with(job, JudgeOptions(launcher=launcher))
-        rows.append({"status": result.status, "wall_s": time.perf_counter() - job_started,
+        rows.append({"operator": operator, "status": result.status, "wall_s": time.perf_counter() - job_started,
                      "stages": result.stage_seconds, "speedup": result.speedup})
     total = time.perf_counter() - started
     summary = {"launcher": launcher, "kernels": len(sources), "total_s": total, "per_kernel_s": total / len(sources),

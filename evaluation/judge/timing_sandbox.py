@@ -1,13 +1,15 @@
 """The timing loop that runs inside the sandbox on a GPU (it must: the kernel lives there).
 
-Per timed call: flush L2 (write a 256 MB buffer), record a start event on the current stream, call, then
-``torch.cuda.synchronize()`` (all streams, so work hidden on another stream is counted) and record the end
-event. Candidate and reference alternate call by call on different rotating input sets, so no call sees
-the set the previous call used, and warm-up calls look exactly like timed ones. It repeats until the
-relative standard error of both medians is under the target or the budget is spent. A few random
-iterations are spot-checked: their inputs (cloned before the call) and outputs go back to the trusted side,
-which compares them against the reference. The trusted side also cross-checks the reported event totals
-against the host time it measured for the whole batch.
+Per timed call: flush L2 (write a 256 MB buffer), record a start event on the current stream, call, record
+the end event, then ``torch.cuda.synchronize()`` (all streams) and record a "settled" event. start->end is
+the time (as triton.testing.do_bench measures it: no host synchronisation latency inside the window);
+end->settled is the tail, where work hidden on another stream would show. Every call is synchronised
+before the next starts. Candidate and reference alternate call by call on different rotating input sets,
+so no call sees the set the previous call used, and warm-up calls look exactly like timed ones. It stops
+at the first of: RSE of both medians under the target, the per-case budget, the iteration cap (the reason
+is reported). A few random iterations are spot-checked: their inputs (cloned before the call) and outputs
+go back to the trusted side, which compares them against the reference. The trusted side also
+cross-checks the reported event totals against the host time it measured for the whole batch.
 """
 
 from __future__ import annotations
@@ -81,6 +83,11 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     reference_thunks, reference_kind = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
+    # end -> settled: from the end of the timed stream's work to "every stream idle, host back". Honest
+    # calls leave only the synchronize latency there; work hidden on another stream shows up as a longer
+    # tail than the reference's (the trusted side compares the two).
+    candidate_tail_ms: list[float] = []
+    reference_tail_ms: list[float] = []
     host_ms_total = 0.0
     low_launch_calls = 0
     spot_iterations = set(rng.sample(range(min_iterations), k=min(spot_checks, min_iterations)))
@@ -102,7 +109,8 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                     guard.poison_tree(_get(candidate_sets[index], key))
             if flush_buffer is not None:
                 flush_buffer.zero_()
-            start, end = event_class(enable_timing=True), event_class(enable_timing=True)
+            start, end, settled = (event_class(enable_timing=True), event_class(enable_timing=True),
+                                   event_class(enable_timing=True))
             if side == "candidate":
                 call = candidate_sets[index]
                 spot = iteration - warmup in spot_iterations
@@ -111,9 +119,10 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                 host_start = time.perf_counter()
                 start.record()
                 returned = candidate(*call["args"], **call["kwargs"])
-                synchronize()
                 end.record()
-                end.synchronize()
+                synchronize()
+                settled.record()
+                settled.synchronize()
                 host_ms_total += (time.perf_counter() - host_start) * 1000
                 if guard.STATE.launches < min_launches:
                     low_launch_calls += 1
@@ -127,17 +136,20 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                     blobs.extend(snapshot.blobs)
                 if iteration >= warmup:
                     candidate_ms.append(start.elapsed_time(end))
+                    candidate_tail_ms.append(end.elapsed_time(settled))
             else:
                 thunk = reference_thunks[iteration % len(reference_thunks)]
                 host_start = time.perf_counter()
                 start.record()
                 thunk()
-                synchronize()
                 end.record()
-                end.synchronize()
+                synchronize()
+                settled.record()
+                settled.synchronize()
                 host_ms_total += (time.perf_counter() - host_start) * 1000
                 if iteration >= warmup:
                     reference_ms.append(start.elapsed_time(end))
+                    reference_tail_ms.append(end.elapsed_time(settled))
         iteration += 1
         done = iteration - warmup
         if done >= max_iterations:
@@ -158,6 +170,8 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         "reference_ms": reference_ms,
         "host_ms_total": host_ms_total,
         "event_ms_total": sum(candidate_ms) + sum(reference_ms),
+        "candidate_tail_ms": candidate_tail_ms,
+        "reference_tail_ms": reference_tail_ms,
         "iterations": len(candidate_ms),
         "stop_reason": stop_reason,
         "loop_s": time.perf_counter() - started,

@@ -20,6 +20,9 @@ from evaluation.judge.compare import compare_outputs
 from evaluation.judge.timing_sandbox import relative_standard_error_of_median
 from evaluation.judge.timing_stats import bootstrap_speedup_ci, geometric_mean, median_iqr, roofline_floor_ms
 
+# How much longer than the reference's the candidate's end->settled tail may be (host jitter).
+TAIL_SLACK_MS = 0.05
+
 if TYPE_CHECKING:
     from evaluation.judge.runner import _Judgement
 
@@ -76,6 +79,12 @@ def run_timing(judgement: _Judgement) -> None:
             raise Verdict("rejected", f"timing case {case.case_id}: reported {event_total:.3f} ms of events in "
                           f"{host_ms:.3f} ms of host time", check="timing_crosscheck", case=case, tier=tier,
                           message="event times exceed the host-measured round trip")
+        candidate_tail = median_iqr([float(value) for value in reply.get("candidate_tail_ms", [])] or [0.0])[0]
+        reference_tail = median_iqr([float(value) for value in reply.get("reference_tail_ms", [])] or [0.0])[0]
+        hidden = hidden_work_message(candidate_tail, reference_tail, median_iqr(candidate_ms)[0])
+        if hidden:
+            raise Verdict("rejected", f"timing case {case.case_id}: {hidden}", check="timing_crosscheck", case=case,
+                          tier=tier, message=hidden)
         if int(reply.get("low_launch_calls", 0)):
             raise Verdict("rejected", f"timing case {case.case_id}: a timed call launched no Triton kernel",
                           check="triton_launched", case=case, tier=tier, message="timed call without a launch")
@@ -97,6 +106,7 @@ def run_timing(judgement: _Judgement) -> None:
                 "reference_rse": relative_standard_error_of_median(reference_ms),
                 "iterations": len(candidate_ms), "host_ms": host_ms, "event_ms": event_total,
                 "stop_reason": str(reply.get("stop_reason", "")),
+                "candidate_tail_ms": candidate_tail, "reference_tail_ms": reference_tail,
                 "reference_kind": reference_kind, "timed_against": reference_kind,
             }
             result.roofline_floor_ms = floor
@@ -121,6 +131,15 @@ def run_timing(judgement: _Judgement) -> None:
         judgement._check_case(tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
         judgement.check("post_timing_recheck", "passed", case.case_id)
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
+
+
+def hidden_work_message(candidate_tail_ms: float, reference_tail_ms: float, candidate_median_ms: float) -> str:
+    """Non-empty when the device stayed busy after the timed stream's end event far longer for the candidate
+    than for the reference (median end->settled tails): work on another stream escaping the timer."""
+    if candidate_tail_ms - reference_tail_ms > max(TAIL_SLACK_MS, 0.5 * candidate_median_ms):
+        return (f"the device was still busy {candidate_tail_ms:.3f} ms after the timed stream finished "
+                f"(reference: {reference_tail_ms:.3f} ms): work on another stream")
+    return ""
 
 
 def _outputs_like(judgement: _Judgement, case: Any, call: Call) -> tuple[Any, ...]:

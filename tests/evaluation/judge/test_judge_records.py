@@ -238,3 +238,13 @@ def test_default_timing_budget_is_small():
     options = TimingOptions()
 
     assert (options.budget_s_per_case, options.min_iterations, options.max_iterations) == (0.25, 20, 200)
+
+
+def test_work_left_running_after_the_timed_stream_is_refused():
+    from evaluation.judge.timing_trusted import hidden_work_message
+
+    assert hidden_work_message(0.012, 0.010, 0.017) == ""  # synchronize latency on both sides
+    assert hidden_work_message(0.400, 0.010, 0.017) == (
+        "the device was still busy 0.400 ms after the timed stream finished (reference: 0.010 ms): "
+        "work on another stream")
+    assert hidden_work_message(1.5, 0.01, 4.0) == ""  # within half the candidate's own time
