@@ -44,11 +44,16 @@ def run_timing(judgement: _Judgement) -> None:
         encoder = wire.Encoder()
         candidate_sets, reference_sets = [], []
         first_call = None
-        for index in range(options.sets_per_side):
+        sets = options.sets_per_side
+        index = 0
+        while index < sets:
             for side, bucket in (("candidate", candidate_sets), ("reference", reference_sets)):
                 call = judgement._make_call(case, _seed(judgement.secret, "timing", side, case.case_id, index))
-                first_call = first_call or call
+                if first_call is None:
+                    first_call = call
+                    sets = sets_for(options.sets_per_side, _call_bytes(call))
                 bucket.append(encoder.encode({"args": call.args, "kwargs": call.kwargs}))
+            index += 1
         header = {
             "op": "time", "entry_point": case.entry_point, "operator_id": spec.operator_id, "case": case.to_json(),
             "candidate_sets": candidate_sets, "reference_sets": reference_sets,
@@ -131,6 +136,26 @@ def run_timing(judgement: _Judgement) -> None:
         judgement._check_case(tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
         judgement.check("post_timing_recheck", "passed", case.case_id)
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
+
+
+# Rotating sets cost host time to draw and ship (8 sets of a 64 MB case are half a gigabyte): large cases
+# get fewer, never under 2 per side (a call never sees the set its predecessor used).
+ROTATION_BYTES = 256 * 1024 * 1024
+
+
+def sets_for(wanted: int, call_bytes: int) -> int:
+    return max(2, min(wanted, ROTATION_BYTES // max(1, 2 * call_bytes)))
+
+
+def _call_bytes(call: Call) -> int:
+    from evaluation.judge.compare import flat_tensors
+
+    tensors = flat_tensors(list(call.args)) + flat_tensors(list(call.kwargs.values()))
+    seen: dict[int, int] = {}
+    for tensor in tensors:
+        storage = tensor.untyped_storage()
+        seen[storage.data_ptr()] = storage.nbytes()
+    return sum(seen.values())
 
 
 def hidden_work_message(candidate_tail_ms: float, reference_tail_ms: float, candidate_median_ms: float) -> str:

@@ -248,3 +248,9 @@ def test_work_left_running_after_the_timed_stream_is_refused():
         "the device was still busy 0.400 ms after the timed stream finished (reference: 0.010 ms): "
         "work on another stream")
     assert hidden_work_message(1.5, 0.01, 4.0) == ""  # within half the candidate's own time
+
+
+def test_large_cases_rotate_fewer_input_sets():
+    from evaluation.judge.timing_trusted import sets_for
+
+    assert [sets_for(4, size) for size in (1 << 10, 40 << 20, 64 << 20, 1 << 30)] == [4, 3, 2, 2]
