@@ -7,6 +7,8 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 # The CPU build of torch; on a GPU host install the matching CUDA build of torch instead (README).
 TORCH_VERSION ?= 2.13.0
+# The Triton the H200 workers run (its CPU interpreter is the cpu-interpreter chip here).
+TRITON_VERSION ?= 3.6.0
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
@@ -15,7 +17,7 @@ PORT ?= 8000
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q torch==$(TORCH_VERSION)
+	$(PIP) install -q torch==$(TORCH_VERSION) triton==$(TRITON_VERSION)
 	$(PIP) install -q -e .
 	touch $@
 

@@ -68,6 +68,13 @@ class HeartbeatStep(bootsteps.StartStopStep):
                         logger.warning("stale runs: %s", counts)
                 except Exception:  # a database hiccup must not kill the heartbeat
                     logger.exception("heartbeat failed")
+                finally:
+                    # Hold no connection between beats: the pool forks children from this process, and a
+                    # database connection must never be shared across a fork.
+                    close_old_connections()
+                    from django.db import connections
+
+                    connections.close_all()
                 self._stop.wait(interval)
 
         self._thread = threading.Thread(target=beat, name="kgb-heartbeat", daemon=True)
