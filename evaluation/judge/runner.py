@@ -116,7 +116,19 @@ def _to_device(call: Call, device: torch.device) -> Call:
         return torch.empty(0, dtype=tensor.dtype, device=device).set_(
             copies[key][1], tensor.storage_offset(), tensor.size(), tensor.stride())
 
-    return Call(args=_map_tensors(call.args, move), kwargs=_map_tensors(call.kwargs, move))
+    def place(value: Any) -> Any:
+        # A device argument (creation ops' ``device=``) means the device under test, like the tensors.
+        if isinstance(value, torch.device) and value.type == "cpu":
+            return device
+        if isinstance(value, list):
+            return [place(item) for item in value]
+        if isinstance(value, tuple):
+            return tuple(place(item) for item in value)
+        if isinstance(value, dict):
+            return {key: place(item) for key, item in value.items()}
+        return value
+
+    return Call(args=place(_map_tensors(call.args, move)), kwargs=place(_map_tensors(call.kwargs, move)))
 
 
 class _Judgement:

@@ -155,7 +155,10 @@ class Decoder:
                 raise WireError(f"unknown dtype {value['__dtype__']!r}")
             return DTYPES[value["__dtype__"]]
         if "__device__" in value:
-            return torch.device(str(value["__device__"]))
+            # Records build calls on the CPU; a device argument (creation ops' ``device=``) always means the
+            # device under test, exactly as tensors are placed there.
+            sent = torch.device(str(value["__device__"]))
+            return self.device if sent.type == "cpu" else sent
         if "__tuple__" in value:
             return tuple(self.decode(item) for item in value["__tuple__"])
         if "__dict__" in value:
