@@ -160,7 +160,9 @@ KGB_JUDGE_BUDGET_S = float(os.environ.get("KGB_JUDGE_BUDGET_S", 300))  # per run
 KGB_HEARTBEAT_INTERVAL_S = float(os.environ.get("KGB_HEARTBEAT_INTERVAL_S", 10))
 KGB_WORKER_STALE_AFTER_S = float(os.environ.get("KGB_WORKER_STALE_AFTER_S", 60))
 KGB_MAX_RUN_ATTEMPTS = int(os.environ.get("KGB_MAX_RUN_ATTEMPTS", 3))
-KGB_SHARED_DIR = Path(os.environ.get("KGB_SHARED_DIR", BASE_DIR.parent / "shared" / "kgb"))
+# The benchmark's published data (operators.csv, paper_results.csv, paper_cost.csv), copied from the
+# KernelGenBench release into the repository so a clone anywhere has it.
+KGB_DATA_FILES_DIR = Path(os.environ.get("KGB_DATA_FILES_DIR", BASE_DIR / "leaderboard" / "data"))
 
 # --- REST API (leaderboard.api): token + session auth, role permissions, pagination, filters, throttling ---
 INSTALLED_APPS += [

@@ -45,7 +45,7 @@ class CatalogRow:
 
 def read_operator_list(path: Path | None = None) -> list[CatalogRow]:
     """The benchmark's 210 operator ids (operators.csv)."""
-    path = path or settings.KGB_SHARED_DIR / "operators.csv"
+    path = path or settings.KGB_DATA_FILES_DIR / "operators.csv"
     with open(path, newline="") as handle:
         return [
             CatalogRow(row["operator_id"], row["source"], row["name"], row["in_ms"] == "1", row["in_mc"] == "1")
@@ -147,7 +147,7 @@ def _differs(operator: Operator, fields: dict) -> bool:
 @transaction.atomic
 def paper_results_load(*, directory: Path | None = None) -> int:
     """Load paper_results.csv and paper_cost.csv as the 'reported in the paper' layer."""
-    directory = directory or settings.KGB_SHARED_DIR
+    directory = directory or settings.KGB_DATA_FILES_DIR
     loaded = 0
     results_path, cost_path = directory / "paper_results.csv", directory / "paper_cost.csv"
     if results_path.exists():

@@ -19,7 +19,7 @@ from evaluation.catalog.spec import Call, Case, OperatorSpec
 
 MODULES = (level1, level2, level3, batched)
 RECORDS: dict[str, OperatorSpec] = {spec.operator_id: spec for module in MODULES for spec in module.OPERATORS}
-OPERATORS_CSV = Path("/work/shared/kgb/operators.csv")
+OPERATORS_CSV = Path(__file__).resolve().parents[2] / "leaderboard" / "data" / "operators.csv"
 
 # The original wrappers' parameter lists (VLLM_CUBLAS.md summary table), in order.
 KGB_SIGNATURES = {

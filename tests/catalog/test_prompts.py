@@ -13,7 +13,7 @@ from evaluation.catalog.registry import all_operators, get_operator
 
 
 def operators_csv_ids(source: str | None = None) -> list[str]:
-    with open(settings.KGB_SHARED_DIR / "operators.csv", newline="") as handle:
+    with open(settings.KGB_DATA_FILES_DIR / "operators.csv", newline="") as handle:
         return sorted(row["operator_id"] for row in csv.DictReader(handle) if source in (None, row["source"]))
 
 

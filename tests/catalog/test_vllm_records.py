@@ -16,7 +16,7 @@ import torch
 from evaluation.catalog import registry
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 
-OPERATORS_CSV = Path("/work/shared/kgb/operators.csv")
+OPERATORS_CSV = Path(__file__).resolve().parents[2] / "leaderboard" / "data" / "operators.csv"
 VLLM_MODULES = tuple(name for name in registry.RECORD_MODULES if name.startswith("evaluation.catalog.vllm."))
 SPECS: list[OperatorSpec] = [spec for name in VLLM_MODULES for spec in importlib.import_module(name).OPERATORS]
 AVAILABLE = [spec for spec in SPECS if not spec.unavailable_reason]
