@@ -90,7 +90,8 @@ def _reference_files() -> list[tuple[str, Path]]:
         except KeyError:
             continue
         files.append((operator_id, path))
-    return files
+    only = [name for name in os.environ.get("KGB_ONLY_OPERATORS", "").split(",") if name]
+    return [(operator_id, path) for operator_id, path in files if not only or operator_id in only]
 
 
 REF_RESULTS: dict[str, JudgeResult] = {}

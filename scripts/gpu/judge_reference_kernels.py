@@ -30,18 +30,40 @@ def operator_id_of(path: Path) -> str:
     return f"{namespace}::{name}"
 
 
+def timed_judge(job: JudgeJob) -> tuple:
+    t0 = time.monotonic()
+    result = judge(job)
+    return result, time.monotonic() - t0
+
+
+def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> None:
+    ci = result.speedup_ci95
+    baseline = result.environment.get("timing_baseline", "")
+    speedup = "-" if result.speedup is None else f"{result.speedup:.3f}"
+    print(f"{path.stem:45s} {result.status:18s} {result.cases_passed:4d}/{result.cases_total:<4d} "
+          f"speedup {speedup:>7} ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} {seconds:6.1f}s {baseline}"
+          + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"), flush=True)
+    results.append({"file": path.name, "operator_id": job.operator_id, "seconds": seconds,
+                    "result": result.to_json()})
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
     parser.add_argument("--only", default="", help="comma-separated substrings of file names to judge")
     parser.add_argument("--budget", type=float, default=300.0, help="per-kernel wall-clock budget, seconds")
+    parser.add_argument("--no-timing", action="store_true", help="correctness only (public + held-out on a GPU)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="judge this many kernels at once (correctness only: timing needs the GPU alone)")
     args = parser.parse_args()
 
     if args.device == "cpu":
         chip, device_type, tiers, timing = "cpu-interpreter", "cpu", ("smoke",), False
     else:
         chip, device_type = detect_chip()
-        tiers, timing = ("public", "held_out"), True
+        tiers, timing = ("public", "held_out"), not args.no_timing
+    if args.jobs > 1 and timing:
+        parser.error("--jobs > 1 only with --no-timing: timing holds the GPU exclusively")
     paths = sorted(KERNEL_DIR.glob("*__*.py"))
     if args.only:
         wanted = args.only.split(",")
@@ -49,22 +71,22 @@ def main() -> int:
 
     results = []
     started = time.monotonic()
-    print(f"chip {chip}: judging {len(paths)} reference kernels, tiers {tiers}, timing {timing}", flush=True)
-    for path in paths:
-        job = JudgeJob(operator_id=operator_id_of(path), source_code=path.read_text(), chip_slug=chip,
-                       device_type=device_type, tiers=tiers, measure_timing=timing, time_budget_s=args.budget,
-                       run_id=path.stem)
-        t0 = time.monotonic()
-        result = judge(job)
-        seconds = time.monotonic() - t0
-        ci = result.speedup_ci95
-        baseline = result.environment.get("timing_baseline") or result.environment.get("baseline", "")
-        print(f"{path.stem:45s} {result.status:18s} {result.cases_passed:4d}/{result.cases_total:<4d} "
-              f"speedup {result.speedup if result.speedup is None else round(result.speedup, 3)!s:>7} "
-              f"ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} {seconds:6.1f}s {baseline}"
-              + ("" if result.status == "passed" else f"  | {result.reason[:160]!r}"), flush=True)
-        results.append({"file": path.name, "operator_id": job.operator_id, "seconds": seconds,
-                        "result": result.to_json()})
+    print(f"chip {chip}: judging {len(paths)} reference kernels, tiers {tiers}, timing {timing}, "
+          f"{args.jobs} at once", flush=True)
+    jobs = [JudgeJob(operator_id=operator_id_of(path), source_code=path.read_text(), chip_slug=chip,
+                     device_type=device_type, tiers=tiers, measure_timing=timing, time_budget_s=args.budget,
+                     run_id=path.stem) for path in paths]
+    if args.jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            outcomes = pool.map(timed_judge, jobs)
+            for path, job, (result, seconds) in zip(paths, jobs, outcomes, strict=True):
+                report(path, job, result, seconds, results)
+    else:
+        for path, job in zip(paths, jobs, strict=True):
+            report(path, job, *timed_judge(job), results)
     total = time.monotonic() - started
     passed = sum(1 for r in results if r["result"]["status"] == "passed")
     print(f"TOTAL {passed}/{len(results)} passed in {total:.1f} s", flush=True)
