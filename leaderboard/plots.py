@@ -17,8 +17,9 @@ from leaderboard.models import OperatorSet, Visibility
 from leaderboard.selectors import ChipRow, LeaderboardRow
 
 SOURCE_LABELS = {"overall": "Overall", "aten": "ATen", "vllm": "vLLM", "cublas": "cuBLAS"}
+# An explicit height: a responsive plot in a container without one collapsed to a sliver (seen in screenshots).
 LAYOUT_BASE: dict[str, Any] = {"margin": {"l": 70, "r": 30, "t": 60, "b": 120}, "hovermode": "closest",
-                               "font": {"size": 13}}
+                               "font": {"size": 13}, "height": 460}
 
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
