@@ -8,15 +8,38 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import traceback
+from collections.abc import Callable
+from typing import TypeVar
 
 from celery import shared_task
 from django.conf import settings
+from django.db import InterfaceError, OperationalError, close_old_connections
 
 from evaluation import services
 from evaluation.judge.job import JudgeResult
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def with_database_retries(operation: Callable[[], T], *, attempts: int = 6, first_delay_s: float = 1.0) -> T:
+    """Run a short database operation, retrying transient failures ("database is locked" on SQLite under
+    load, a dropped PostgreSQL connection). Safe because every operation here is conditional and atomic."""
+    delay = first_delay_s
+    for attempt in range(1, attempts + 1):
+        try:
+            return operation()
+        except (OperationalError, InterfaceError):
+            if attempt == attempts:
+                raise
+            logger.warning("database busy or unreachable (attempt %d of %d); retrying in %.0f s", attempt,
+                           attempts, delay, exc_info=True)
+            close_old_connections()
+            time.sleep(delay)
+            delay = min(delay * 2, 15.0)
+    raise AssertionError("unreachable")
 
 
 @shared_task(
@@ -31,7 +54,7 @@ def judge_run(run_id: int) -> str:
     from celery import current_task
 
     hostname = current_task.request.hostname or f"celery@{os.uname().nodename}"
-    claim = services.run_claim(run_id=run_id, worker=hostname, pid=os.getpid())
+    claim = with_database_retries(lambda: services.run_claim(run_id=run_id, worker=hostname, pid=os.getpid()))
     if claim is None:
         return "skipped"  # finished, or held by a live claim: a duplicate delivery
     run, lease = claim
@@ -43,7 +66,8 @@ def judge_run(run_id: int) -> str:
     except Exception:  # the judge promises never to raise for a kernel's faults: this is ours
         logger.exception("judge failed on run %s", run_id)
         result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
-    recorded = services.run_record_result(run=run, lease=lease, result=result)
+    # A verdict can take minutes to make: a database hiccup at the end must not throw it away.
+    recorded = with_database_retries(lambda: services.run_record_result(run=run, lease=lease, result=result))
     return result.status if recorded else "stale"
 
 

@@ -83,13 +83,13 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # The web server, the worker and its heartbeat write at once: writers wait up to 30 s for the lock, and
+    # The web server, the worker and its heartbeat write at once: writers wait up to 60 s for the lock, and
     # IMMEDIATE transactions take the write lock up front, so two transactions never deadlock on upgrading
     # a read lock (which SQLite reports at once as "database is locked", ignoring the timeout). The rollback
     # journal, not WAL: WAL's shared-memory index is not safe across the forks a Celery prefork worker
     # makes, and a verdict written after a fork was seen lost under WAL (NOTES.md).
     DATABASES["default"].setdefault("OPTIONS", {}).update({
-        "timeout": 30,
+        "timeout": 60,
         "transaction_mode": "IMMEDIATE",
         "init_command": "PRAGMA journal_mode=DELETE;",
     })

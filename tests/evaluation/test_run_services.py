@@ -100,3 +100,27 @@ def test_job_for_the_cpu_interpreter_checks_the_smoke_tier_without_timing(run):
     assert (job.operator_id, job.chip_slug, job.device_type, job.tiers, job.measure_timing) == (
         "aten::cos", "cpu-interpreter", "cpu", ("smoke",), False)
     assert job.source_code == GOOD
+
+
+def test_a_transient_database_failure_is_retried_not_fatal(monkeypatch):
+    from django.db import OperationalError
+
+    from evaluation import tasks
+
+    monkeypatch.setattr(tasks.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(tasks, "close_old_connections", lambda: None)
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise OperationalError("database is locked")
+        return "done"
+
+    assert tasks.with_database_retries(flaky) == "done" and len(calls) == 3
+
+    def always_locked():
+        raise OperationalError("database is locked")
+
+    with pytest.raises(OperationalError, match="database is locked"):
+        tasks.with_database_retries(always_locked, attempts=2)
