@@ -90,6 +90,7 @@ def test_kgb_submit_waits_for_real_verdicts_and_results_match_the_page(stack, tm
         "--poll", "1", "--timeout", str(timeout), env=env, timeout=timeout + 120,
     )  # fmt: skip
     assert submitted.returncode == 0, submitted.stderr + "\nworker:\n" + stack.log("worker")
+    print(submitted.stdout)  # shown with -s: the per-run verdict table `kgb submit` ends with
     assert " finished, " in submitted.stderr  # the progress bar
     summary = submitted.stdout.strip().splitlines()[-1]
     finished_runs = int(summary.split("(")[1].split()[0])
