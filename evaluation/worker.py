@@ -38,7 +38,9 @@ def worker_chip() -> tuple[str, str]:
 class HeartbeatStep(bootsteps.StartStopStep):
     """Every KGB_HEARTBEAT_INTERVAL_S: record this worker as alive and re-queue runs of dead workers."""
 
-    requires = {"celery.worker.components:Timer"}
+    # Start after the pool: the prefork pool forks its children from this process, and a thread already
+    # running here (holding a lock at the moment of a fork) can leave a child deadlocked before its first task.
+    requires = {"celery.worker.components:Pool"}
 
     def __init__(self, worker: Any, **kwargs: Any) -> None:
         super().__init__(worker, **kwargs)
