@@ -28,26 +28,61 @@ from evaluation.judge.runner import JudgeOptions, judge_with  # noqa: E402
 STAGES = ("process_start", "compile", "correctness", "timing")
 
 
-def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, chip: str, device: str) -> dict:
-    """Judge ``sources`` one after the other; ``operator_id`` is one id for all or one per source."""
+def warm_sandboxes(device_type: str) -> None:
+    """Pool initializer: start this process's fork-server zygote now, as a worker does when its pool child
+    starts (evaluation.apps), so the measured batch is the steady state a running worker sees."""
+    from evaluation.judge.forkserver import shared_forkserver
+
+    shared_forkserver(device_type)
+
+
+def _judge_one(job: JudgeJob, launcher: str) -> tuple[JudgeJob, dict, float]:
+    started = time.perf_counter()
+    result = judge_with(job, JudgeOptions(launcher=launcher))
+    return job, {"status": result.status, "stages": result.stage_seconds, "speedup": result.speedup,
+                 "reason": result.reason[:300]}, time.perf_counter() - started
+
+
+def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, chip: str, device: str,
+              jobs: int = 1, tiers: tuple[str, ...] | None = None) -> dict:
+    """Judge ``sources`` (``operator_id``: one id for all or one per source), ``jobs`` at a time.
+
+    ``jobs`` > 1 runs judges in that many warm processes at once (as a worker with that concurrency does):
+    correctness overlaps, timing takes the GPU alone (evaluation.judge.device_lock). The pool's start-up
+    (zygotes importing torch) is reported apart as ``pool_start_s`` and not counted in ``total_s``."""
     on_gpu = device != "cpu"
     bandwidth, flops = peaks_for(chip)
     operators = [operator_id] * len(sources) if isinstance(operator_id, str) else list(operator_id)
+    tiers = tiers or (("public",) if on_gpu else ("smoke",))
+    batch = [JudgeJob(operator_id=operator, source_code=source, chip_slug=chip, device_type=device, tiers=tiers,
+                      measure_timing=on_gpu, time_budget_s=600, peak_bandwidth_bytes_per_s=bandwidth,
+                      peak_flops_by_dtype=flops) for source, operator in zip(sources, operators, strict=True)]
     rows = []
-    started = time.perf_counter()
-    for source, operator in zip(sources, operators, strict=True):
-        job = JudgeJob(operator_id=operator, source_code=source, chip_slug=chip, device_type=device,
-                       tiers=("public",) if on_gpu else ("smoke",), measure_timing=on_gpu, time_budget_s=600,
-                       peak_bandwidth_bytes_per_s=bandwidth, peak_flops_by_dtype=flops)
-        job_started = time.perf_counter()
-        result = judge_with(job, JudgeOptions(launcher=launcher))
-        rows.append({"operator": operator, "status": result.status, "wall_s": time.perf_counter() - job_started,
-                     "stages": result.stage_seconds, "speedup": result.speedup})
-    total = time.perf_counter() - started
-    summary = {"launcher": launcher, "kernels": len(sources), "total_s": total, "per_kernel_s": total / len(sources),
+    pool_start = 0.0
+    if jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, wait
+
+        pool_started = time.perf_counter()
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                                   initializer=warm_sandboxes, initargs=(device,))
+        wait([pool.submit(time.sleep, 0.5) for _ in range(jobs)])  # every process up and its zygote warm
+        pool_start = time.perf_counter() - pool_started
+        started = time.perf_counter()
+        outcomes = list(pool.map(_judge_one, batch, [launcher] * len(batch)))
+        total = time.perf_counter() - started
+        pool.shutdown()
+    else:
+        started = time.perf_counter()
+        outcomes = [_judge_one(job, launcher) for job in batch]
+        total = time.perf_counter() - started
+    for job, outcome, wall in outcomes:
+        rows.append(dict(outcome, operator=job.operator_id, wall_s=wall))
+    summary = {"launcher": launcher, "jobs": jobs, "kernels": len(sources), "total_s": total,
+               "per_kernel_s": total / len(sources), "pool_start_s": pool_start,
                "statuses": {status: sum(1 for row in rows if row["status"] == status)
                             for status in sorted({row["status"] for row in rows})}}
-    for stage in STAGES:
+    for stage in (*STAGES, "device_wait"):
         values = [row["stages"][stage] for row in rows if stage in row["stages"]]
         if values:
             summary[f"{stage}_total_s"] = sum(values)
@@ -61,6 +96,7 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--operator", default="aten::cos")
     parser.add_argument("--launchers", default="forkserver,popen")
+    parser.add_argument("--jobs", type=int, default=1, help="judges at once for the fork-server batch")
     parser.add_argument("--kernels", nargs="*", default=None)
     parser.add_argument("--chip", default=None)
     parser.add_argument("--json", default=None)
@@ -73,7 +109,8 @@ def main() -> int:
         path for path in sorted((ROOT / "tests/evaluation/kernels/good").glob("*.py"))
         if "\ndef cos(" in path.read_text()]  # the aten::cos fixtures (cos_inplace.py is for a test record)
     sources = [files[index % len(files)].read_text() for index in range(options.n)]
-    results = [run_batch(sources, options.operator, launcher, chip, device)
+    results = [run_batch(sources, options.operator, launcher, chip, device,
+                         jobs=options.jobs if launcher == "forkserver" else 1)
                for launcher in options.launchers.split(",")]
     header = f"{'launcher':<11}{'kernels':>8}{'total s':>10}{'s/kernel':>10}" + "".join(
         f"{stage + ' s':>17}" for stage in STAGES) + "  statuses"

@@ -7,6 +7,7 @@ expected output, the comparison or the seed. See docs/judge.md for the whole des
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import random
@@ -18,9 +19,11 @@ from typing import Any
 
 import torch
 
+from evaluation.catalog.inputs import generate_on
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.judge import wire
 from evaluation.judge.compare import bit_identical, compare_outputs, flat_tensors, fp64_relative_error
+from evaluation.judge.device_lock import DeviceBusy, DeviceLock
 from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import HarnessError, Sandbox
@@ -40,6 +43,8 @@ class TimingOptions:
     min_iterations: int = 20
     max_iterations: int = 200
     spot_checks: int = 2
+    # Cases timed per operator (see timing_trusted.select_timed_cases); 0 times every timed case.
+    max_timed_cases: int = 6
 
 
 @dataclass
@@ -101,18 +106,17 @@ def _map_tensors(value: Any, function: Callable[[torch.Tensor], Any]) -> Any:
 
 
 def _to_device(call: Call, device: torch.device) -> Call:
-    """Move a call's tensors keeping sizes, strides, offsets and aliasing: each distinct storage is copied
-    once, straight to the device (no trip through bytes), and every view is rebuilt on its copy."""
-    if device.type == "cpu":
-        return call
+    """A private copy of a call's tensors on ``device`` keeping sizes, strides, offsets and aliasing: each
+    distinct storage is copied once, straight to the device (no trip through bytes), and every view is rebuilt
+    on its copy. Always a copy, on the CPU too: the caller may poison and send the original afterwards."""
     copies: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}  # the source kept alive too
 
     def move(tensor: torch.Tensor) -> torch.Tensor:
         storage = tensor.untyped_storage()
         key = storage.data_ptr() if storage.nbytes() else -len(copies) - 1
         if key not in copies:
-            raw = torch.empty(0, dtype=torch.uint8).set_(storage)
-            copies[key] = (storage, raw.to(device).untyped_storage())
+            raw = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+            copies[key] = (storage, raw.to(device, copy=True).untyped_storage())
         return torch.empty(0, dtype=tensor.dtype, device=device).set_(
             copies[key][1], tensor.storage_offset(), tensor.size(), tensor.stride())
 
@@ -146,6 +150,9 @@ class _Judgement:
         self.flagged = False
         self.poison_keys: dict[str, list[Any]] = {}  # per case: mutated args that are pure outputs
         self.expected_meta: dict[str, tuple[Any, ...]] = {}  # per case: expected outputs on "meta" (roofline)
+        self.case_bytes: dict[str, int] = {}  # per case: input + output bytes (which cases to time)
+        # Correctness shares the GPU with other judges on this host; timing holds it alone (device_lock).
+        self.device_lock = DeviceLock(job.device_type) if job.device_type != "cpu" else None
         self.speedup: float | None = None
         self.speedup_ci95: tuple[float, float] | None = None
 
@@ -204,8 +211,13 @@ class _Judgement:
                 self.check(verdict.check, "failed", verdict.message if verdict.case is None
                            else f"{verdict.case.case_id}: {verdict.message}")
             return self.result(verdict.status, verdict.reason, failed_case)
+        except DeviceBusy as busy:
+            return self.result("error", f"{busy} (another judgement held the GPU)")
         finally:
             self._stop_sandbox()
+            if self.device_lock is not None:
+                self.stage_seconds["device_wait"] = round(self.device_lock.waited_s, 4)
+                self.device_lock.close()
         return self.result("passed", f"all {len(self.cases)} cases passed")
 
     def _collect_cases(self) -> list[tuple[str, Case]]:
@@ -315,6 +327,9 @@ class _Judgement:
         except HarnessError as error:
             raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
 
+    def _device_shared(self) -> contextlib.AbstractContextManager[None]:
+        return self.device_lock.shared(self.deadline) if self.device_lock else contextlib.nullcontext()
+
     def _integrity(self, violations: list[str], case: Case | None, tier: str) -> None:
         if violations:
             raise Verdict("rejected", f"harness integrity: {violations[0]}", check="harness_integrity", case=case,
@@ -324,12 +339,16 @@ class _Judgement:
 
     def _make_call(self, case: Case, seed: int) -> Call:
         generator = torch.Generator().manual_seed(seed)
-        return self.spec.make_inputs(case, generator)
+        # Bulk random values are drawn on the GPU when there is one (a CPU float64 draw of 25M values took
+        # longer than judging the case); the call still comes back on the CPU, as records expect.
+        with generate_on(self.reference_device if self.reference_device.type != "cpu" else None):
+            return self.spec.make_inputs(case, generator)
 
     def _correctness(self) -> None:
         started = time.monotonic()
         for tier, case in self.cases:
-            self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
+            with self._device_shared():
+                self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
         self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
         for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
                              ("triton_launched", "every call launched at least one Triton kernel"),
@@ -344,23 +363,27 @@ class _Judgement:
                        "with launches disabled every case's output was wrong" if self.options.ghost_replay
                        else "switched off")
 
-    def _expected(self, case: Case, seed: int) -> tuple[Any, ...]:
-        private = _to_device(self._make_call(case, seed), self.reference_device)
+    def _expected(self, case: Case, call: Call) -> tuple[Any, ...]:
+        """The reference's outputs for ``call`` (left untouched), kept on the reference device: the
+        comparison runs there."""
+        private = _to_device(call, self.reference_device)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         returned = self.spec.reference(case, private)
         if self.reference_device.type != "cpu":
             torch.cuda.synchronize()
-        return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach().cpu())
+        return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
 
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
         entry = self.spec.entry_point(case.entry_point)
-        expected = self._expected(case, seed)
+        sent = self._make_call(case, seed)  # built once: the reference works on a private copy of it
+        expected = self._expected(case, sent)
         if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
             self.poison_keys[case.case_id] = self._pure_output_keys(case, seed, entry, expected)
             self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
+            self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
+                item.numel() * item.element_size() for item in flat_tensors(expected))
         poison_keys = self.poison_keys[case.case_id]
-        sent = self._make_call(case, seed)
         for key in poison_keys:
             poison_tree(sent.get(key))
         before = Call(args=_map_tensors(sent.args, lambda t: t.clone()),
@@ -431,7 +454,7 @@ class _Judgement:
         call64 = _to_device(self._make_call(case, seed), self.reference_device)
         call64 = Call(args=_map_tensors(call64.args, _widen), kwargs=_map_tensors(call64.kwargs, _widen))
         expected64 = _map_tensors(self.spec.outputs_of(case, call64, self.spec.reference(case, call64)),
-                                  lambda t: t.detach().cpu())
+                                  lambda t: t.detach())
         error = fp64_relative_error(outputs, expected64)
         bound = self.spec.fp64_relative_bound
         if error is not None and error > bound:
@@ -456,7 +479,7 @@ class _Judgement:
             poison_tree(target)
             private = _to_device(call, self.reference_device)
             returned = self.spec.reference(case, private)
-            outputs = _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach().cpu())
+            outputs = _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
             if self.spec.judgement == "statistical" or compare_outputs(
                     self.spec, case, call, outputs, expected) is None:
                 keys.append(key)
@@ -496,7 +519,8 @@ class _Judgement:
         from evaluation.judge.timing_trusted import run_timing
 
         started = time.monotonic()
-        run_timing(self)
+        with self.device_lock.exclusive(self.deadline) if self.device_lock else contextlib.nullcontext():
+            run_timing(self)
         self.stage_seconds["timing"] = round(time.monotonic() - started, 4)
 
 
@@ -512,6 +536,15 @@ def _reply_cap(sent: list[bytes], expected: tuple[Any, ...], variants: int) -> i
     (a reply beyond it is a protocol violation, not a reason to exhaust the judge's memory)."""
     expected_bytes = sum(item.numel() * item.element_size() for item in flat_tensors(expected))
     return 64 * 1024 * 1024 + 4 * (1 + variants) * (sum(len(blob) for blob in sent) + expected_bytes)
+
+
+def _call_bytes(call: Call) -> int:
+    """Bytes of the distinct storages a call's tensors use (a view counts its whole buffer once)."""
+    seen: dict[int, int] = {}
+    for tensor in flat_tensors(list(call.args)) + flat_tensors(list(call.kwargs.values())):
+        storage = tensor.untyped_storage()
+        seen[storage.data_ptr()] = storage.nbytes()
+    return sum(seen.values())
 
 
 def _widen(tensor: torch.Tensor) -> torch.Tensor:

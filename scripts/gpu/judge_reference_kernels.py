@@ -54,7 +54,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=300.0, help="per-kernel wall-clock budget, seconds")
     parser.add_argument("--no-timing", action="store_true", help="correctness only (public + held-out on a GPU)")
     parser.add_argument("--jobs", type=int, default=1,
-                        help="judge this many kernels at once (correctness only: timing needs the GPU alone)")
+                        help="judge this many kernels at once (timing still holds the GPU alone: device_lock)")
     args = parser.parse_args()
 
     if args.device == "cpu":
@@ -62,8 +62,6 @@ def main() -> int:
     else:
         chip, device_type = detect_chip()
         tiers, timing = ("public", "held_out"), not args.no_timing
-    if args.jobs > 1 and timing:
-        parser.error("--jobs > 1 only with --no-timing: timing holds the GPU exclusively")
     paths = sorted(KERNEL_DIR.glob("*__*.py"))
     if args.only:
         wanted = args.only.split(",")
@@ -80,7 +78,11 @@ def main() -> int:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from bench_judge import warm_sandboxes
+
+        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=warm_sandboxes, initargs=(device_type,)) as pool:
             outcomes = pool.map(timed_judge, jobs)
             for path, job, (result, seconds) in zip(paths, jobs, outcomes, strict=True):
                 report(path, job, result, seconds, results)
@@ -89,7 +91,12 @@ def main() -> int:
             report(path, job, *timed_judge(job), results)
     total = time.monotonic() - started
     passed = sum(1 for r in results if r["result"]["status"] == "passed")
-    print(f"TOTAL {passed}/{len(results)} passed in {total:.1f} s", flush=True)
+    print(f"TOTAL {passed}/{len(results)} passed in {total:.1f} s (pool start included)", flush=True)
+    stages: dict[str, float] = {}
+    for row in results:
+        for stage, seconds in row["result"].get("stage_seconds", {}).items():
+            stages[stage] = stages.get(stage, 0.0) + seconds
+    print("summed stages: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in stages.items()), flush=True)
     out = os.environ.get("OUT")
     if out:
         (Path(out) / f"reference_kernels_{chip}.json").write_text(json.dumps(

@@ -1,0 +1,91 @@
+"""One GPU, many judges: correctness shares the device, timing holds it alone.
+
+Several judgements run at once on a GPU host (a worker's pool children, or ``--jobs`` in the scripts):
+building inputs, compiling and checking correctness overlap well, but a timed call must not share the device
+with anyone else's kernels. This is a readers-writer lock across processes made of two ``flock`` files per
+device: every correctness case takes the device lock shared, the timing stage takes it exclusively. A
+"turnstile" taken briefly by readers and held by a waiting writer keeps a stream of short shared holds
+from starving the timing stage (flock itself queues nobody fairly).
+
+Locks are advisory and per host: every judge on the host must use them (the judge does, always).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+
+class DeviceBusy(TimeoutError):
+    """The device could not be had before the judgement's deadline."""
+
+
+class DeviceLock:
+    def __init__(self, device_type: str, directory: str | None = None) -> None:
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").replace(",", "_") or "0"
+        base = Path(directory or os.environ.get("KGB_DEVICE_LOCK_DIR") or tempfile.gettempdir())
+        stem = f"kgb-device-{device_type}-{visible}"
+        self.paths = (base / f"{stem}.turnstile.lock", base / f"{stem}.lock")
+        self._files: tuple[int, int] | None = None
+        self.exclusive_held = False
+        self.waited_s = 0.0  # total time spent waiting for the device (reported with the stages)
+
+    def _fds(self) -> tuple[int, int]:
+        if self._files is None:
+            self._files = tuple(os.open(path, os.O_RDWR | os.O_CREAT, 0o666) for path in self.paths)  # type: ignore[assignment]
+        return self._files  # type: ignore[return-value]
+
+    def close(self) -> None:
+        if self._files is not None:
+            for fd in self._files:
+                os.close(fd)
+            self._files = None
+
+    def _acquire(self, fd: int, mode: int, deadline: float) -> None:
+        started = time.monotonic()
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                self.waited_s += time.monotonic() - started
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    self.waited_s += time.monotonic() - started
+                    raise DeviceBusy("the device stayed busy with other judgements until the deadline") from None
+                time.sleep(0.002)
+
+    @contextlib.contextmanager
+    def shared(self, deadline: float) -> Iterator[None]:
+        """Held around one correctness case. A no-op inside ``exclusive`` (the post-timing recheck)."""
+        if self.exclusive_held:
+            yield
+            return
+        turnstile, device = self._fds()
+        self._acquire(turnstile, fcntl.LOCK_EX, deadline)
+        fcntl.flock(turnstile, fcntl.LOCK_UN)
+        self._acquire(device, fcntl.LOCK_SH, deadline)
+        try:
+            yield
+        finally:
+            fcntl.flock(device, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def exclusive(self, deadline: float) -> Iterator[None]:
+        """Held for a whole timing stage: no other judge's kernel runs on the device meanwhile."""
+        turnstile, device = self._fds()
+        self._acquire(turnstile, fcntl.LOCK_EX, deadline)
+        try:
+            self._acquire(device, fcntl.LOCK_EX, deadline)
+            self.exclusive_held = True
+            try:
+                yield
+            finally:
+                self.exclusive_held = False
+                fcntl.flock(device, fcntl.LOCK_UN)
+        finally:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)

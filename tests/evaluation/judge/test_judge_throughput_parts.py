@@ -1,0 +1,114 @@
+"""The parts that make a GPU host judge fast: the fast comparison path, the timed-case selection, the
+cross-process device lock (correctness shares the GPU, timing holds it alone), inputs drawn on a device."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+import pytest
+import torch
+
+from evaluation.catalog.spec import Call, Case
+from evaluation.judge.compare import compare_outputs
+from evaluation.judge.device_lock import DeviceBusy, DeviceLock
+from evaluation.judge.timing_trusted import select_timed_cases
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64])
+def test_fast_comparison_agrees_with_the_explaining_path(dtype):
+    """The one-pass ``isclose`` decides; the float64 path only explains. Both must see the same failures."""
+    from conftest import small_cos_record
+
+    spec = small_cos_record()
+    generator = torch.Generator().manual_seed(7)
+    ref = torch.randn(4096, generator=generator, dtype=torch.float64).to(dtype)
+    call = Call(args=[torch.zeros(1)])
+    plain = Case("cos", {"shape": [4096], "dtype": "x"})
+    assert compare_outputs(spec, plain, call, (ref.clone(),), (ref,)) is None
+    bumped = ref.clone()
+    bumped[123] = bumped[123] + 1
+    assert compare_outputs(spec, plain, call, (bumped,), (ref,)).startswith("output 0: 1 of 4096 values outside")
+    if dtype.is_complex:
+        return
+    with_nan = ref.clone()
+    with_nan[5] = float("nan")
+    assert compare_outputs(spec, plain, call, (with_nan,), (ref,)) == \
+        "output 0: 1 NaN value(s) (the case does not allow NaN)"
+    nan_ok = Case("cos", {"shape": [4096], "dtype": "x"}, allow_nan=True)
+    assert compare_outputs(spec, nan_ok, call, (with_nan,), (with_nan.clone(),)) is None
+    assert compare_outputs(spec, nan_ok, call, (with_nan,), (ref,)) == \
+        "output 0: NaN positions differ from the reference"
+    infinite = ref.clone()
+    infinite[9] = float("inf")
+    negative = infinite.clone()
+    negative[9] = float("-inf")
+    assert compare_outputs(spec, plain, call, (infinite.clone(),), (infinite,)) is None
+    assert compare_outputs(spec, plain, call, (negative,), (infinite,)) == \
+        "output 0: infinities differ from the reference"
+
+
+def _case(shape: list[int], dtype: str, entry: str = "op") -> tuple[str, Case]:
+    return "public", Case(entry, {"shape": shape, "dtype": dtype})
+
+
+def test_timed_cases_are_the_largest_per_entry_point_and_dtype_then_the_largest_left():
+    cases = [_case([n], dtype) for n in (1, 10, 1000, 100000) for dtype in ("float16", "float32")]
+    cases.append(_case([5], "float16", entry="op_out"))
+    sizes = {case.case_id: case.params["shape"][0] * (2 if case.params["dtype"] == "float16" else 4)
+             for _, case in cases}
+    chosen = select_timed_cases(cases, sizes, 4)
+    assert [(case.entry_point, case.params["shape"][0], case.params["dtype"]) for _, case in chosen] == [
+        ("op", 1000, "float32"), ("op", 100000, "float16"), ("op", 100000, "float32"), ("op_out", 5, "float16")]
+    # The same cases on every run, in the record's order; no limit, or few cases: all of them.
+    assert select_timed_cases(cases, sizes, 4) == chosen
+    assert select_timed_cases(cases, sizes, 0) == cases
+    assert select_timed_cases(cases[:3], sizes, 4) == cases[:3]
+
+
+def _hold_exclusive(directory: str, ready, release) -> None:
+    lock = DeviceLock("cuda", directory)
+    with lock.exclusive(time.monotonic() + 30):
+        ready.set()
+        release.wait(30)
+
+
+def test_timing_holds_the_device_alone_and_correctness_shares_it(tmp_path):
+    context = multiprocessing.get_context("fork")
+    ready, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold_exclusive, args=(str(tmp_path), ready, release))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        lock = DeviceLock("cuda", str(tmp_path))
+        # Another process is timing: no correctness case may start.
+        with pytest.raises(DeviceBusy), lock.shared(time.monotonic() + 0.2):
+            pass
+        assert lock.waited_s >= 0.2
+        release.set()
+        holder.join(30)
+        first, second = DeviceLock("cuda", str(tmp_path)), DeviceLock("cuda", str(tmp_path))
+        # A timing stage waits for the correctness cases in flight.
+        with first.shared(time.monotonic() + 5), second.shared(time.monotonic() + 5), \
+                pytest.raises(DeviceBusy), DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 0.2):
+            pass
+        # The post-timing recheck runs inside the stage's own exclusive hold.
+        with first.exclusive(time.monotonic() + 5), first.shared(time.monotonic() + 5):
+            pass
+    finally:
+        release.set()
+        holder.join(30)
+
+
+def test_values_drawn_on_a_generation_device_come_back_on_the_cpu_and_follow_the_seed():
+    from evaluation.catalog.inputs import generate_on, make_tensor
+
+    def draw(device):
+        with generate_on(device):
+            return make_tensor([64, 8], "float16", torch.Generator().manual_seed(3), layout="transposed")
+
+    on_cpu, elsewhere = draw(None), draw(torch.device("cpu"))
+    assert on_cpu.device.type == elsewhere.device.type == "cpu"
+    assert on_cpu.shape == elsewhere.shape == (64, 8) and elsewhere.stride() == (1, 64)
+    assert torch.equal(elsewhere, draw(torch.device("cpu")))  # same seed, same device: same values
+    assert not torch.equal(on_cpu, elsewhere)  # a derived generator, not the caller's own stream
