@@ -76,16 +76,16 @@ def main() -> int:
                      run_id=path.stem) for path in paths]
     if args.jobs > 1:
         import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import ProcessPoolExecutor, as_completed
 
         sys.path.insert(0, str(ROOT / "scripts"))
         from bench_judge import warm_sandboxes
 
         with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=warm_sandboxes, initargs=(device_type,)) as pool:
-            outcomes = pool.map(timed_judge, jobs)
-            for path, job, (result, seconds) in zip(paths, jobs, outcomes, strict=True):
-                report(path, job, result, seconds, results)
+            futures = {pool.submit(timed_judge, job): (path, job) for path, job in zip(paths, jobs, strict=True)}
+            for future in as_completed(futures):  # as they finish: a cut-off run still reports what it judged
+                report(*futures[future], *future.result(), results)
     else:
         for path, job in zip(paths, jobs, strict=True):
             report(path, job, *timed_judge(job), results)
