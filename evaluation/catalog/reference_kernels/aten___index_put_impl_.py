@@ -1,5 +1,9 @@
 """aten::_index_put_impl_ (the kernel behind index_put_): self[indices] = values (or += with accumulate) for 2-d self and indices [rows], [rows, cols]
-or [None, cols]. Accumulation uses float32 atomics (into a float32 scratch copy for 16-bit self)."""
+or [None, cols]. Accumulation follows torch's CUDA sort-based kernels: where torch sums a destination's duplicates
+in float32 and rounds once (single elements, [None, cols], rows of at most 32 elements) this uses float32 atomics
+into a float32 scratch copy; where torch adds duplicate rows one at a time in index order and rounds to self's
+dtype after each add (rows longer than 32 elements), so does this (the float32 sum differs by up to an ulp of
+the running sum, outside the bfloat16 tolerance after cancellation)."""
 
 import torch
 import triton
@@ -75,6 +79,48 @@ def _index_put_kernel(self_ptr, rows_ptr, cols_ptr, values_ptr, n, Q, M, N, ss0,
         tl.store(target, values.to(self_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _row_matches(rows_ptr, rows_stride, P, M, row, lo, hi, BLOCK_Q: tl.constexpr):
+    """How many q in [lo, hi) have rows[q] (wrapped) == row."""
+    count = 0
+    for start in range(lo, hi, BLOCK_Q):
+        q = start + tl.arange(0, BLOCK_Q)
+        in_range = (q < hi) & (q < P)
+        r = tl.load(rows_ptr + q.to(tl.int64) * rows_stride, mask=in_range, other=-1).to(tl.int64)
+        r = tl.where(r < 0, r + M, r)
+        count += tl.sum((in_range & (r == row)).to(tl.int32), axis=0)
+    return count
+
+
+@triton.jit
+def _accumulate_rows_kernel(self_ptr, rows_ptr, values_ptr, P, M, N, ss0, ss1, vs0, vs1, rows_stride,
+                            BLOCK_N: tl.constexpr, BLOCK_Q: tl.constexpr):
+    """One program per (index p, column block): only a row's first occurrence works, adding every duplicate in
+    index order with a rounding to self's dtype after each add (torch's indexing_backward_kernel)."""
+    p = tl.program_id(0)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    col_mask = cols < N
+    row = tl.load(rows_ptr + p.to(tl.int64) * rows_stride).to(tl.int64)
+    row = tl.where(row < 0, row + M, row)
+    if _row_matches(rows_ptr, rows_stride, P, M, row, 0, p, BLOCK_Q) == 0:
+        dtype = self_ptr.dtype.element_ty
+        target = self_ptr + row * ss0 + cols.to(tl.int64) * ss1
+        acc = tl.load(target, mask=col_mask, other=0).to(tl.float32)
+        for start in range(p, P, BLOCK_Q):
+            q = start + tl.arange(0, BLOCK_Q)
+            in_range = q < P
+            r = tl.load(rows_ptr + q.to(tl.int64) * rows_stride, mask=in_range, other=-1).to(tl.int64)
+            r = tl.where(r < 0, r + M, r)
+            pending = in_range & (r == row)
+            # Duplicates are rare: take them one at a time, lowest index first.
+            while tl.sum(pending.to(tl.int32), axis=0) > 0:
+                nxt = tl.min(tl.where(pending, q, P), axis=0)
+                v = tl.load(values_ptr + nxt.to(tl.int64) * vs0 + cols.to(tl.int64) * vs1, mask=col_mask, other=0)
+                acc = (acc + v.to(tl.float32)).to(dtype).to(tl.float32)
+                pending = pending & (q != nxt)
+        tl.store(target, acc.to(dtype), mask=col_mask)
+
+
 def _index_put(self, indices, values, accumulate):
     if self.dim() != 2 or len(indices) not in (1, 2):
         raise NotImplementedError("index_put_ kernel: 2-d self with one or two index entries")
@@ -97,6 +143,11 @@ def _index_put(self, indices, values, accumulate):
     else:
         expanded = values.expand([p_size, q_size])
         value_strides = list(expanded.stride())
+    if accumulate and mode == 0 and n_cols > 32 and self.dtype.is_floating_point:
+        _accumulate_rows_kernel[(p_size, triton.cdiv(n_cols, min(1024, triton.next_power_of_2(n_cols))))](
+            self, rows, values, p_size, m, n_cols, self.stride(0), self.stride(1), *value_strides, rows.stride(0),
+            BLOCK_N=min(1024, triton.next_power_of_2(n_cols)), BLOCK_Q=1024)
+        return self
     target = self
     if accumulate and self.dtype != torch.float32:
         target = torch.empty(self.shape, dtype=torch.float32, device=self.device)
