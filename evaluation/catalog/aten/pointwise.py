@@ -69,6 +69,10 @@ def draw_tensor(params: dict[str, Any], generator: torch.Generator, prefix: str 
     if get("integral") and dtype.is_floating_point:
         # Integer-valued floats: exact ties for comparisons, no rounding-boundary luck in floor/trunc.
         storage_owner.round_()
+        if get("away"):
+            # A float16/bfloat16 draw at the away bound is exactly 0.5, which rounds (half to even) to 0: a zero
+            # divisor gives inf, and 0 / 0 a NaN that never matches. Keep the |x| >= away promise.
+            storage_owner.masked_fill_(storage_owner == 0, 1)
     if get("away") and not (dtype.is_floating_point or dtype == torch.bool):
         storage_owner.masked_fill_(storage_owner == 0, 1)  # integer divisors: never zero
     if get("nan_fraction"):
