@@ -126,6 +126,8 @@ class Sandbox:
         self.launcher = "forkserver" if forkserver is not None else "popen"
         cmd_read, self.cmd_write = os.pipe()
         self.res_read, res_write = os.pipe()
+        wire.widen_pipe(self.cmd_write)
+        wire.widen_pipe(self.res_read)
         for path in ("home", "tmp", "triton-cache"):
             (self.workdir / path).mkdir()
         run_env = {"HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),

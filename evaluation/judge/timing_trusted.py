@@ -139,9 +139,10 @@ def run_timing(judgement: _Judgement) -> None:
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
 
 
-# Rotating sets cost host time to draw and ship (8 sets of a 64 MB case are half a gigabyte): large cases
+# Rotating sets cost host time to draw and ship (8 sets of a 64 MB case are half a gigabyte; the L2 is
+# flushed before every call anyway, the rotation only stops a call from reusing the last result): large cases
 # get fewer, never under 2 per side (a call never sees the set its predecessor used).
-ROTATION_BYTES = 256 * 1024 * 1024
+ROTATION_BYTES = 128 * 1024 * 1024
 
 
 def select_timed_cases(cases: list[tuple[str, Any]], case_bytes: dict[str, int], limit: int,

@@ -114,7 +114,13 @@ class Decoder:
             raise WireError(f"bad storage index {index!r}")
         if index not in self._storages:
             raw = self.blobs[index]
-            host = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+            if not raw:
+                host = torch.empty(0, dtype=torch.uint8)
+            elif self.device.type == "cpu" or not isinstance(raw, bytearray):
+                # A private copy: the same blobs are decoded again for each ghost replay.
+                host = torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+            else:
+                host = torch.frombuffer(raw, dtype=torch.uint8)  # .to(device) below is the copy
             self._storages[index] = host.to(self.device).untyped_storage()
         return self._storages[index]
 
@@ -197,10 +203,12 @@ def send(fd: int, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
         _write_all(fd, blob)
 
 
-def _read_exact(fd: int, count: int, deadline: float | None) -> bytes:
-    chunks: list[bytes] = []
-    remaining = count
-    while remaining:
+def _read_exact(fd: int, count: int, deadline: float | None) -> bytearray:
+    """``count`` bytes read straight into one buffer (no list of chunks to join: tensors are large)."""
+    buffer = bytearray(count)
+    view = memoryview(buffer)
+    done = 0
+    while done < count:
         if deadline is not None:
             wait = deadline - time.monotonic()
             if wait <= 0:
@@ -208,12 +216,22 @@ def _read_exact(fd: int, count: int, deadline: float | None) -> bytes:
             ready, _, _ = select.select([fd], [], [], wait)
             if not ready:
                 raise ChannelTimeout()
-        chunk = os.read(fd, min(remaining, 1 << 24))
-        if not chunk:
+        got = os.readv(fd, [view[done:done + (1 << 24)]])
+        if not got:
             raise PeerClosed()
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+        done += got
+    return buffer
+
+
+def widen_pipe(fd: int) -> None:
+    """Ask for a 1 MiB pipe buffer (Linux; the default 64 KiB costs a wake-up per 64 KiB of tensor data).
+    Best effort: the size is capped by /proc/sys/fs/pipe-max-size and unprivileged users' quotas."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except OSError:
+        pass
 
 
 def receive(fd: int, deadline: float | None = None, max_blob_bytes: int = MAX_BLOB_BYTES,

@@ -36,6 +36,14 @@ def timed_judge(job: JudgeJob) -> tuple:
     return result, time.monotonic() - t0
 
 
+def save(results: list, chip: str, tiers: tuple, total: float | None) -> None:
+    """Rewritten after every kernel: a run cut off by a time limit keeps what it judged."""
+    out = os.environ.get("OUT")
+    if out:
+        (Path(out) / f"reference_kernels_{chip}.json").write_text(json.dumps(
+            {"chip": chip, "tiers": tiers, "total_seconds": total, "results": results}, indent=1, default=str))
+
+
 def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> None:
     ci = result.speedup_ci95
     baseline = result.environment.get("timing_baseline", "")
@@ -45,6 +53,7 @@ def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> 
           + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"), flush=True)
     results.append({"file": path.name, "operator_id": job.operator_id, "seconds": seconds,
                     "result": result.to_json()})
+    save(results, job.chip_slug, job.tiers, None)
 
 
 def main() -> int:
@@ -97,10 +106,7 @@ def main() -> int:
         for stage, seconds in row["result"].get("stage_seconds", {}).items():
             stages[stage] = stages.get(stage, 0.0) + seconds
     print("summed stages: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in stages.items()), flush=True)
-    out = os.environ.get("OUT")
-    if out:
-        (Path(out) / f"reference_kernels_{chip}.json").write_text(json.dumps(
-            {"chip": chip, "tiers": tiers, "total_seconds": total, "results": results}, indent=1, default=str))
+    save(results, chip, tiers, total)
     return 0 if passed == len(results) else 1
 
 

@@ -71,11 +71,14 @@ def aten_overload(qualified: str) -> torch._ops.OpOverload:
 def record(name: str, description: str, schemas: Sequence[EntryPoint], *,
            make_inputs: Callable[[Case, torch.Generator], Call], smoke: Sequence[Case], public: Sequence[Case],
            held_out: Callable[[random.Random], Sequence[Case]], **fields: Any) -> OperatorSpec:
-    """An ``aten::<name>`` record whose reference is the ATen overload of the case's entry point."""
+    """An ``aten::<name>`` record whose reference is the ATen overload of the case's entry point (unless the
+    record passes its own ``reference``, for ops whose ATen result depends on the device: see cumsum)."""
     overloads = {point.name: aten_overload(point.aten_overload) for point in schemas}
 
-    def reference(case: Case, call: Call) -> Any:
+    def aten_reference(case: Case, call: Call) -> Any:
         return overloads[case.entry_point](*call.args, **call.kwargs)
+
+    reference = fields.pop("reference", aten_reference)
 
     return OperatorSpec(operator_id=f"aten::{name}", source="aten", description=description,
                         entry_points=tuple(schemas), make_inputs=make_inputs, reference=reference,
