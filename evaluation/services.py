@@ -179,6 +179,7 @@ def run_build_job(*, run: Run) -> JudgeJob:
         tiers=chip.tiers,
         measure_timing=chip.timings_meaningful and chip.device_type != DeviceType.CPU,
         time_budget_s=settings.KGB_JUDGE_BUDGET_S,
+        device_wait_limit_s=settings.KGB_DEVICE_WAIT_LIMIT_S,
         run_id=str(run.pk),
         peak_bandwidth_bytes_per_s=chip.peak_bandwidth_bytes_per_s,
         peak_flops_by_dtype=dict(chip.peak_flops_by_dtype or {}),
@@ -244,7 +245,7 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
                 continue
         else:
             overdue = run.started_at and run.started_at < now - timedelta(
-                seconds=2 * settings.KGB_JUDGE_BUDGET_S + 120)
+                seconds=2 * settings.KGB_JUDGE_BUDGET_S + settings.KGB_DEVICE_WAIT_LIMIT_S + 120)
             if run.worker in live_workers and not overdue:
                 continue
         try:

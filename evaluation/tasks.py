@@ -46,9 +46,10 @@ def with_database_retries(operation: Callable[[], T], *, attempts: int = 6, firs
     name="evaluation.judge_run",
     acks_late=True,
     reject_on_worker_lost=True,
-    # Above the judge's own budget, which already kills the sandbox: these only catch a stuck worker.
-    soft_time_limit=settings.KGB_JUDGE_BUDGET_S + 60,
-    time_limit=settings.KGB_JUDGE_BUDGET_S + 120,
+    # Above the judge's own budget (plus what it may queue for the GPU), which already kills the sandbox:
+    # these only catch a stuck worker.
+    soft_time_limit=settings.KGB_JUDGE_BUDGET_S + settings.KGB_DEVICE_WAIT_LIMIT_S + 60,
+    time_limit=settings.KGB_JUDGE_BUDGET_S + settings.KGB_DEVICE_WAIT_LIMIT_S + 120,
 )
 def judge_run(run_id: int) -> str:
     from celery import current_task

@@ -157,6 +157,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 
 # --- Judging ------------------------------------------------------------------------------------------
 KGB_JUDGE_BUDGET_S = float(os.environ.get("KGB_JUDGE_BUDGET_S", 300))  # per run, sandbox included
+# Most a run waits for its GPU while other judgements on the host hold it (a worker with --concurrency > 1).
+KGB_DEVICE_WAIT_LIMIT_S = float(os.environ.get("KGB_DEVICE_WAIT_LIMIT_S", 300))
 KGB_HEARTBEAT_INTERVAL_S = float(os.environ.get("KGB_HEARTBEAT_INTERVAL_S", 10))
 KGB_WORKER_STALE_AFTER_S = float(os.environ.get("KGB_WORKER_STALE_AFTER_S", 60))
 KGB_MAX_RUN_ATTEMPTS = int(os.environ.get("KGB_MAX_RUN_ATTEMPTS", 3))

@@ -31,15 +31,17 @@ STAGES = ("process_start", "compile", "correctness", "timing")
 def warm_sandboxes(device_type: str) -> None:
     """Pool initializer: start this process's fork-server zygote now, as a worker does when its pool child
     starts (evaluation.apps), so the measured batch is the steady state a running worker sees."""
-    from evaluation.judge.forkserver import shared_forkserver
+    from evaluation.judge.forkserver import warm_forkserver
 
-    shared_forkserver(device_type)
+    warm_forkserver(device_type)  # waits until the zygote has imported torch and triton
 
 
 def _judge_one(job: JudgeJob, launcher: str) -> tuple[JudgeJob, dict, float]:
     started = time.perf_counter()
     result = judge_with(job, JudgeOptions(launcher=launcher))
     return job, {"status": result.status, "stages": result.stage_seconds, "speedup": result.speedup,
+                 "breakdown": result.environment.get("stage_breakdown", {}),
+                 "triton_compilations": result.environment.get("triton_compilations", 0),
                  "reason": result.reason[:300]}, time.perf_counter() - started
 
 
@@ -66,7 +68,7 @@ def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, c
         pool_started = time.perf_counter()
         pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
                                    initializer=warm_sandboxes, initargs=(device,))
-        wait([pool.submit(time.sleep, 0.5) for _ in range(jobs)])  # every process up and its zygote warm
+        wait([pool.submit(time.sleep, 0.5) for _ in range(jobs)])  # every process up (initializer done)
         pool_start = time.perf_counter() - pool_started
         started = time.perf_counter()
         outcomes = list(pool.map(_judge_one, batch, [launcher] * len(batch)))
@@ -87,6 +89,12 @@ def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, c
         if values:
             summary[f"{stage}_total_s"] = sum(values)
             summary[f"{stage}_median_s"] = statistics.median(values)
+    breakdown: dict[str, float] = {}
+    for row in rows:
+        for stage, seconds in row["breakdown"].items():
+            breakdown[stage] = breakdown.get(stage, 0.0) + seconds
+    summary["breakdown_total_s"] = dict(sorted(breakdown.items()))
+    summary["triton_compilations"] = sum(row["triton_compilations"] for row in rows)
     summary["rows"] = rows
     return summary
 
@@ -121,6 +129,10 @@ def main() -> int:
               f"{summary['per_kernel_s']:>10.2f}" + "".join(
                   f"{summary.get(stage + '_total_s', float('nan')):>17.2f}" for stage in STAGES)
               + f"  {summary['statuses']}")
+    for summary in results:
+        print(f"{summary['launcher']} breakdown (s, summed over kernels; sandbox.* as the sandbox reports it; "
+              f"{summary['triton_compilations']} Triton compilations): "
+              + ", ".join(f"{stage} {seconds:.2f}" for stage, seconds in summary["breakdown_total_s"].items()))
     if len(results) == 2:
         print(f"speed-up of {results[0]['launcher']} over {results[1]['launcher']}: "
               f"{results[1]['total_s'] / results[0]['total_s']:.2f}x")

@@ -36,6 +36,9 @@ class JudgeJob:
     measure_timing: bool = False  # False where timings mean nothing (the CPU interpreter)
     time_budget_s: float = 300.0  # wall-clock budget for the whole judgement, sandbox included
     device_memory_fraction: float = 0.5  # cap on the candidate's share of device memory
+    # Time spent queueing for a GPU that other judgements on the host hold (device_lock) does not count
+    # against time_budget_s, up to this much in all; beyond it the run ends in ``error`` (not the kernel's fault).
+    device_wait_limit_s: float = 300.0
     run_id: str = ""  # for logs and evidence only
     # Roofline peaks of the chip (None: no roofline check). Bytes/s and FLOP/s per dtype name.
     peak_bandwidth_bytes_per_s: float | None = None

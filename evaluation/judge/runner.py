@@ -158,6 +158,12 @@ class _Judgement:
 
     # ------------------------------------------------------------------ helpers
 
+    def add_stage(self, name: str, seconds: float) -> None:
+        """Accumulate a sub-stage's seconds (``correctness.reference``, ``sandbox.call``...) into the
+        environment's ``stage_breakdown``: where the main stages' time goes, for benchmarks and tuning."""
+        breakdown = self.environment.setdefault("stage_breakdown", {})
+        breakdown[name] = round(breakdown.get(name, 0.0) + seconds, 4)
+
     def check(self, name: str, outcome: str, detail: str = "") -> None:
         self.checks[name] = CheckOutcome(name, outcome, detail)
 
@@ -211,8 +217,10 @@ class _Judgement:
                 self.check(verdict.check, "failed", verdict.message if verdict.case is None
                            else f"{verdict.case.case_id}: {verdict.message}")
             return self.result(verdict.status, verdict.reason, failed_case)
-        except DeviceBusy as busy:
-            return self.result("error", f"{busy} (another judgement held the GPU)")
+        except DeviceBusy:
+            return self.result("error", f"other judgements on this host held the GPU for over "
+                                        f"{self.job.device_wait_limit_s:g} s in all (raise the worker's "
+                                        "KGB_DEVICE_WAIT_LIMIT_S or lower its --concurrency)")
         finally:
             self._stop_sandbox()
             if self.device_lock is not None:
@@ -328,7 +336,25 @@ class _Judgement:
             raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
 
     def _device_shared(self) -> contextlib.AbstractContextManager[None]:
-        return self.device_lock.shared(self.deadline) if self.device_lock else contextlib.nullcontext()
+        """Around one correctness case: the GPU shared with other judges' correctness, never with timing."""
+        return self._device(exclusive=False)
+
+    def _device_exclusive(self) -> contextlib.AbstractContextManager[None]:
+        """Around one timed case: no other judge's kernel runs on the GPU meanwhile."""
+        return self._device(exclusive=True)
+
+    @contextlib.contextmanager
+    def _device(self, exclusive: bool) -> Any:
+        if self.device_lock is None:
+            yield
+            return
+        waited_before = self.device_lock.waited_s
+        allowance = max(0.0, self.job.device_wait_limit_s - waited_before)
+        hold = self.device_lock.exclusive if exclusive else self.device_lock.shared
+        with hold(time.monotonic() + allowance):
+            # Queueing for the GPU is not the kernel's time: the budget's deadline moves by the wait.
+            self.deadline += self.device_lock.waited_s - waited_before
+            yield
 
     def _integrity(self, violations: list[str], case: Case | None, tier: str) -> None:
         if violations:
@@ -380,13 +406,17 @@ class _Judgement:
 
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
         entry = self.spec.entry_point(case.entry_point)
+        started = time.perf_counter()
         sent = self._make_call(case, seed)  # built once: the reference works on a private copy of it
+        built = time.perf_counter()
+        self.add_stage("correctness.inputs", built - started)
         expected = self._expected(case, sent)
         if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
             self.poison_keys[case.case_id] = self._pure_output_keys(case, seed, entry, expected)
             self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
             self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
                 item.numel() * item.element_size() for item in flat_tensors(expected))
+        self.add_stage("correctness.reference", time.perf_counter() - built)
         poison_keys = self.poison_keys[case.case_id]
         for key in poison_keys:
             poison_tree(sent.get(key))
@@ -399,9 +429,13 @@ class _Judgement:
             item.numel() > 0 for item in expected_tensors)
         # Integers and bools have no never-right poison: two variants, convicted only if right under both.
         variants = 1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors) else 2
+        asked = time.perf_counter()
         reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
                                       "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys},
                                      encoder.blobs, case, tier, reply_cap=_reply_cap(encoder.blobs, expected, variants))
+        answered = time.perf_counter()
+        self.add_stage("correctness.sandbox_round_trip", answered - asked)
+        self._note_sandbox_phases(reply)
         real = reply.get("real", {})
         if real.get("error"):
             error = str(real["error"])
@@ -441,6 +475,23 @@ class _Judgement:
         if record:
             self.case_results.append(CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params),
                                                 passed=True))
+        self.add_stage("correctness.checks", time.perf_counter() - answered)
+
+    def _note_sandbox_phases(self, reply: dict[str, Any]) -> None:
+        """The sandbox's own account of a call (decode, call, encode; ghosts apart; Triton compilations).
+        Untrusted numbers, used only to show where time goes; malformed ones are ignored."""
+        for kind, outcomes in (("sandbox", [reply.get("real", {})]), ("sandbox.ghost", reply.get("ghosts", []))):
+            for outcome in outcomes if isinstance(outcomes, list) else []:
+                phases = outcome.get("phase_s") if isinstance(outcome, dict) else None
+                if not isinstance(phases, dict):
+                    continue
+                for phase in ("decode", "call", "encode"):
+                    value = phases.get(phase)
+                    if isinstance(value, (int, float)) and 0 <= value < 1e6:
+                        self.add_stage(f"{kind}.{phase}", float(value))
+                compiles = outcome.get("compiles")
+                if kind == "sandbox" and isinstance(compiles, int) and 0 <= compiles < 1e6:
+                    self.environment["triton_compilations"] = self.environment.get("triton_compilations", 0) + compiles
 
     def _mutated_inputs(self, entry: Any, before: Call, after: Call) -> str:
         # Scratch arguments (workspaces such as paged_attention_v2's tmp_out) may change and are never judged.
@@ -523,8 +574,7 @@ class _Judgement:
         from evaluation.judge.timing_trusted import run_timing
 
         started = time.monotonic()
-        with self.device_lock.exclusive(self.deadline) if self.device_lock else contextlib.nullcontext():
-            run_timing(self)
+        run_timing(self)  # takes the device alone for each timed case (device_lock)
         self.stage_seconds["timing"] = round(time.monotonic() - started, 4)
 
 

@@ -128,6 +128,7 @@ class Sandbox:
         self.res_read, res_write = os.pipe()
         wire.widen_pipe(self.cmd_write)
         wire.widen_pipe(self.res_read)
+        os.set_blocking(self.cmd_write, False)  # sends honour the deadline (wire._write_all)
         for path in ("home", "tmp", "triton-cache"):
             (self.workdir / path).mkdir()
         run_env = {"HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),
@@ -197,7 +198,7 @@ class Sandbox:
     def request(self, header: dict[str, Any], blobs: list[bytes], deadline: float,
                 max_blob_bytes: int = wire.MAX_BLOB_BYTES) -> tuple[dict[str, Any], list[bytes]]:
         """Send a command and read its reply; the reply must carry this run's token."""
-        wire.send(self.cmd_write, header, blobs)
+        wire.send(self.cmd_write, header, blobs, deadline)
         reply, reply_blobs = wire.receive(self.res_read, deadline, max_blob_bytes)
         if reply.get("token") != self.token:
             raise wire.WireError("reply without this run's token")

@@ -41,6 +41,14 @@ def _not_plain(value: Any, path: str = "return") -> list[str]:
     return problems
 
 
+# Triton compilations in this sandbox (diagnostics: a first call per specialisation pays for one).
+_COMPILES = [0]
+
+
+def _count_compile(*args: Any, **kwargs: Any) -> None:
+    _COMPILES[0] += 1  # returns None: the hook never changes what Triton does
+
+
 class Worker:
     def __init__(self, cmd_fd: int, res_fd: int, hooks: dict[str, Any]) -> None:
         self.cmd_fd = cmd_fd
@@ -90,6 +98,12 @@ class Worker:
             torch.set_num_threads(1)
             guard.install_interpreter_autotune_shim()
         torch.ones(4096).add_(1)  # start the intra-op machinery before the thread baseline
+        try:
+            from triton import knobs
+
+            knobs.runtime.jit_post_compile_hook = _count_compile
+        except (ImportError, AttributeError):  # an older Triton: no counts, nothing else changes
+            pass
         self.integrity = guard.Integrity(self.hooks)
         environment = {"python": sys.version.split()[0], "torch": torch.__version__,
                        "triton": __import__("triton").__version__, "native_threads_before": guard.native_thread_count()}
@@ -119,7 +133,12 @@ class Worker:
 
     def _run_once(self, entry_point: str, payload: Any, blobs: list[bytes], ghost: bool, variant: int = 0,
                   poison_keys: list[Any] = ()) -> dict[str, Any]:
+        started = time.perf_counter()
+        compiles = _COMPILES[0]
         decoded = wire.Decoder(blobs, self.device).decode(payload)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()  # the copies to the device belong to decoding, not to the call
+        decoded_at = time.perf_counter()
         args, kwargs = decoded["args"], decoded["kwargs"]
         self.keep_alive.append(decoded)
         for key in poison_keys:  # output buffers arrive poisoned with variant 0; other variants re-poison
@@ -142,6 +161,7 @@ class Worker:
             returned = None
         finally:
             guard.STATE.ghost = False
+        called_at = time.perf_counter()
         self.keep_alive.append(returned)
         outcome["launches"] = guard.STATE.launches
         outcome["compute_ops"] = sorted(set(guard.STATE.compute_ops))
@@ -150,6 +170,10 @@ class Worker:
         safe_return = None if outcome["not_plain"] else returned
         outcome["value"] = encoder.encode({"returned": safe_return, "args": args, "kwargs": kwargs})
         outcome["_blobs"] = encoder.blobs
+        # Where the sandbox's time went (reported by untrusted code: for the stage breakdown, never a verdict).
+        outcome["phase_s"] = {"decode": decoded_at - started, "call": called_at - decoded_at,
+                              "encode": time.perf_counter() - called_at}
+        outcome["compiles"] = _COMPILES[0] - compiles
         return outcome
 
     def call(self, header: dict[str, Any], blobs: list[bytes]) -> None:

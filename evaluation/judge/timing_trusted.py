@@ -31,7 +31,9 @@ def run_timing(judgement: _Judgement) -> None:
     from evaluation.judge.runner import Verdict, _call_bytes, _seed
 
     job, spec, options = judgement.job, judgement.spec, judgement.options.timing
+    started = time.perf_counter()
     judgement.environment["gpu_before"] = gpu_state()
+    judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
     samples: list[tuple[list[float], list[float]]] = []
     speedups: list[float] = []
     results_by_id = {result.case_id: result for result in judgement.case_results}
@@ -42,6 +44,7 @@ def run_timing(judgement: _Judgement) -> None:
         if judgement._remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
             break
+        sets_started = time.perf_counter()
         encoder = wire.Encoder()
         candidate_sets, reference_sets = [], []
         first_call = None
@@ -66,11 +69,18 @@ def run_timing(judgement: _Judgement) -> None:
             "restore_keys": [key for key in spec.entry_point(case.entry_point).mutates
                              if key not in judgement.poison_keys.get(case.case_id, [])],
         }
-        host_started = time.perf_counter()
         sent_bytes = sum(len(blob) for blob in encoder.blobs)
-        reply, blobs = judgement._request(header, encoder.blobs, case, tier,
-                                          reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
-        host_ms = (time.perf_counter() - host_started) * 1000
+        judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
+        with judgement._device_exclusive():  # per case: other judges' correctness runs between timed cases
+            host_started = time.perf_counter()
+            reply, blobs = judgement._request(header, encoder.blobs, case, tier,
+                                              reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
+            host_ms = (time.perf_counter() - host_started) * 1000
+        judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)
+        loop_s = reply.get("loop_s")
+        if isinstance(loop_s, (int, float)) and 0 <= loop_s < 1e6:
+            judgement.add_stage("sandbox.timing_loop", float(loop_s))
+        checks_started = time.perf_counter()
         if not reply.get("ok"):
             raise Verdict("failed_runtime", f"timing case {case.case_id} raised: "
                           f"{str(reply.get('error', '')).strip().splitlines()[-1][:400]}", case=case, tier=tier,
@@ -94,7 +104,9 @@ def run_timing(judgement: _Judgement) -> None:
         if int(reply.get("low_launch_calls", 0)):
             raise Verdict("rejected", f"timing case {case.case_id}: a timed call launched no Triton kernel",
                           check="triton_launched", case=case, tier=tier, message="timed call without a launch")
-        _check_spots(judgement, case, tier, reply.get("spots", []), blobs)
+        with judgement._device_shared():  # the reference runs on the GPU
+            _check_spots(judgement, case, tier, reply.get("spots", []), blobs)
+        judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
         reference_kind = str(reply.get("reference_kind", "reference"))
         timed_against.add(reference_kind)
         reference_median, reference_iqr = median_iqr(reference_ms)
@@ -122,7 +134,9 @@ def run_timing(judgement: _Judgement) -> None:
             continue  # flagged cases are not ranked
         samples.append((reference_ms, candidate_ms))
         speedups.append(speedup)
+    state_started = time.perf_counter()
     judgement.environment["gpu_after"] = gpu_state()
+    judgement.add_stage("timing.gpu_state", time.perf_counter() - state_started)
     # Exactly what the candidate was timed against: the record's baseline_name, or "reference" when
     # spec.baseline is missing or returned None here and the reference itself was timed.
     judgement.environment["timing_baseline"] = ", ".join(sorted(timed_against)) if timed_against else ""
@@ -134,7 +148,10 @@ def run_timing(judgement: _Judgement) -> None:
     # Behaviour after timing must match behaviour before it (EXPLOITS 7, 8): one fresh input, full checks.
     if timed:
         tier, case = timed[0]
-        judgement._check_case(tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
+        recheck_started = time.perf_counter()
+        with judgement._device_shared():
+            judgement._check_case(tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
+        judgement.add_stage("timing.recheck", time.perf_counter() - recheck_started)
         judgement.check("post_timing_recheck", "passed", case.case_id)
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
 

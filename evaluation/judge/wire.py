@@ -187,20 +187,35 @@ class Unsupported:
 # ---------------------------------------------------------------- framing over pipe fds
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def _write_all(fd: int, data: bytes, deadline: float | None = None) -> None:
+    """Write everything; with a deadline the fd must be non-blocking, and a reader that stops reading (a hung
+    or malicious sandbox) ends in ChannelTimeout instead of blocking the judge for ever. A reader that is
+    gone ends in PeerClosed."""
     view = memoryview(data)
     while view:
-        written = os.write(fd, view)
+        if deadline is not None:
+            wait = deadline - time.monotonic()
+            if wait <= 0:
+                raise ChannelTimeout()
+            _, ready, _ = select.select([], [fd], [], wait)
+            if not ready:
+                raise ChannelTimeout()
+        try:
+            written = os.write(fd, view[: 1 << 24])
+        except BlockingIOError:
+            continue
+        except BrokenPipeError:
+            raise PeerClosed() from None
         view = view[written:]
 
 
-def send(fd: int, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
+def send(fd: int, header: dict[str, Any], blobs: list[bytes] = (), deadline: float | None = None) -> None:
     """One frame: 8-byte header length, JSON header (with the blob lengths), then the blobs."""
     header = dict(header, blob_sizes=[len(blob) for blob in blobs])
     encoded = json.dumps(header).encode()
-    _write_all(fd, struct.pack("<Q", len(encoded)) + encoded)
+    _write_all(fd, struct.pack("<Q", len(encoded)) + encoded, deadline)
     for blob in blobs:
-        _write_all(fd, blob)
+        _write_all(fd, blob, deadline)
 
 
 def _read_exact(fd: int, count: int, deadline: float | None) -> bytearray:

@@ -101,11 +101,15 @@ def main() -> int:
     total = time.monotonic() - started
     passed = sum(1 for r in results if r["result"]["status"] == "passed")
     print(f"TOTAL {passed}/{len(results)} passed in {total:.1f} s (pool start included)", flush=True)
-    stages: dict[str, float] = {}
-    for row in results:
-        for stage, seconds in row["result"].get("stage_seconds", {}).items():
-            stages[stage] = stages.get(stage, 0.0) + seconds
-    print("summed stages: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in stages.items()), flush=True)
+    for title, key in (("summed stages", "stage_seconds"), ("summed breakdown", "stage_breakdown")):
+        stages: dict[str, float] = {}
+        for row in results:
+            source = row["result"].get(key) if key == "stage_seconds" else \
+                row["result"].get("environment", {}).get(key)
+            for stage, seconds in (source or {}).items():
+                stages[stage] = stages.get(stage, 0.0) + seconds
+        print(f"{title}: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in sorted(stages.items())),
+              flush=True)
     save(results, chip, tiers, total)
     return 0 if passed == len(results) else 1
 

@@ -58,6 +58,8 @@ def main() -> int:
         print(f"{operator_id:24s} {result.status:18s} {result.cases_passed}/{result.cases_total} cases, {timed} timed, "
               f"{time.monotonic() - started:6.1f}s  stages {result.stage_seconds}  speedup {result.speedup}",
               flush=True)
+        print("    breakdown", result.environment.get("stage_breakdown"), "compilations",
+              result.environment.get("triton_compilations"), flush=True)
         if result.status != "passed":
             print("   ", result.reason[:300])
     for key in ("cumulative", "tottime"):

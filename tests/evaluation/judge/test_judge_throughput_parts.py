@@ -112,3 +112,26 @@ def test_values_drawn_on_a_generation_device_come_back_on_the_cpu_and_follow_the
     assert on_cpu.shape == elsewhere.shape == (64, 8) and elsewhere.stride() == (1, 64)
     assert torch.equal(elsewhere, draw(torch.device("cpu")))  # same seed, same device: same values
     assert not torch.equal(on_cpu, elsewhere)  # a derived generator, not the caller's own stream
+
+
+def test_sending_to_a_dead_or_stalled_sandbox_ends_cleanly():
+    """A sandbox that died between calls (seen on the H200: a BrokenPipeError became an infrastructure error)
+    reads as PeerClosed, which the judge turns into failed_runtime; one that stops reading times out."""
+    import os
+
+    from evaluation.judge import wire
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with pytest.raises(wire.PeerClosed):
+        wire.send(write_end, {"op": "call"}, [b"x" * 1024], time.monotonic() + 5)
+    os.close(write_end)
+
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    started = time.monotonic()
+    with pytest.raises(wire.ChannelTimeout):  # nobody reads: the pipe fills, the deadline passes
+        wire.send(write_end, {"op": "call"}, [b"x" * (8 << 20)], time.monotonic() + 0.3)
+    assert 0.25 < time.monotonic() - started < 5
+    os.close(read_end)
+    os.close(write_end)
