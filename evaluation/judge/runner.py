@@ -373,8 +373,7 @@ class _Judgement:
     def _correctness(self) -> None:
         started = time.monotonic()
         for tier, case in self.cases:
-            with self._device_shared():
-                self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
+            self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
         self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
         for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
                              ("triton_launched", "every call launched at least one Triton kernel"),
@@ -405,18 +404,22 @@ class _Judgement:
         return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
 
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
+        """One case, real call and ghost replays. The GPU is held shared (device_lock) only for the three
+        parts that use it (inputs and reference, the sandbox's calls, the comparisons); encoding and
+        decoding run outside, so a waiting timed case gets the device sooner."""
         entry = self.spec.entry_point(case.entry_point)
-        started = time.perf_counter()
-        sent = self._make_call(case, seed)  # built once: the reference works on a private copy of it
-        built = time.perf_counter()
-        self.add_stage("correctness.inputs", built - started)
-        expected = self._expected(case, sent)
-        if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
-            self.poison_keys[case.case_id] = self._pure_output_keys(case, seed, entry, expected)
-            self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
-            self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
-                item.numel() * item.element_size() for item in flat_tensors(expected))
-        self.add_stage("correctness.reference", time.perf_counter() - built)
+        with self._device_shared():
+            started = time.perf_counter()
+            sent = self._make_call(case, seed)  # built once: the reference works on a private copy of it
+            built = time.perf_counter()
+            self.add_stage("correctness.inputs", built - started)
+            expected = self._expected(case, sent)
+            if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
+                self.poison_keys[case.case_id] = self._pure_output_keys(case, seed, entry, expected)
+                self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
+                self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
+                    item.numel() * item.element_size() for item in flat_tensors(expected))
+            self.add_stage("correctness.reference", time.perf_counter() - built)
         poison_keys = self.poison_keys[case.case_id]
         for key in poison_keys:
             poison_tree(sent.get(key))
@@ -429,11 +432,15 @@ class _Judgement:
             item.numel() > 0 for item in expected_tensors)
         # Integers and bools have no never-right poison: two variants, convicted only if right under both.
         variants = 1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors) else 2
-        asked = time.perf_counter()
-        reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
-                                      "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys},
-                                     encoder.blobs, case, tier, reply_cap=_reply_cap(encoder.blobs, expected, variants))
-        answered = time.perf_counter()
+        with self._device_shared():
+            asked = time.perf_counter()
+            # Ghost replays send back only what is compared (the return value, mutated arguments).
+            reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
+                                          "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys,
+                                          "ghost_keep": list(entry.mutates)},
+                                         encoder.blobs, case, tier,
+                                         reply_cap=_reply_cap(encoder.blobs, expected, variants))
+            answered = time.perf_counter()
         self.add_stage("correctness.sandbox_round_trip", answered - asked)
         self._note_sandbox_phases(reply)
         real = reply.get("real", {})
@@ -464,14 +471,15 @@ class _Judgement:
             raise Verdict("rejected", f"the call modified input {changed}", check="inputs_unchanged", case=case,
                           tier=tier, message=f"input {changed} is not in the operator's mutates list but changed")
         outputs = self.spec.outputs_of(case, after, decoded["returned"])
-        message = compare_outputs(self.spec, case, before, outputs, expected)
-        if message:
-            raise Verdict("failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier,
-                          message=message)
-        if self.spec.fp64_relative_bound is not None:
-            self._fp64_opinion(case, tier, seed, outputs)
-        if wants_ghost:
-            self._ghost(reply, blobs, offsets, case, tier, before, expected)
+        with self._device_shared():  # comparisons and the float64 reference run on the GPU
+            message = compare_outputs(self.spec, case, before, outputs, expected)
+            if message:
+                raise Verdict("failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier,
+                              message=message)
+            if self.spec.fp64_relative_bound is not None:
+                self._fp64_opinion(case, tier, seed, outputs)
+            if wants_ghost:
+                self._ghost(reply, blobs, offsets, case, tier, before, expected)
         if record:
             self.case_results.append(CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params),
                                                 passed=True))

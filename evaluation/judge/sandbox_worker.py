@@ -132,7 +132,8 @@ class Worker:
             torch.cuda.synchronize()
 
     def _run_once(self, entry_point: str, payload: Any, blobs: list[bytes], ghost: bool, variant: int = 0,
-                  poison_keys: list[Any] = ()) -> dict[str, Any]:
+                  poison_keys: list[Any] = (), keep: list[Any] | None = None) -> dict[str, Any]:
+        """One call of the candidate. ``keep``: send back only these arguments (None: all of them)."""
         started = time.perf_counter()
         compiles = _COMPILES[0]
         decoded = wire.Decoder(blobs, self.device).decode(payload)
@@ -168,6 +169,9 @@ class Worker:
         outcome["not_plain"] = _not_plain(returned)
         encoder = wire.Encoder()
         safe_return = None if outcome["not_plain"] else returned
+        if keep is not None:  # a ghost replay: only the compared outputs travel back
+            args = [value if index in keep else None for index, value in enumerate(args)]
+            kwargs = {key: value for key, value in kwargs.items() if key in keep}
         outcome["value"] = encoder.encode({"returned": safe_return, "args": args, "kwargs": kwargs})
         outcome["_blobs"] = encoder.blobs
         # Where the sandbox's time went (reported by untrusted code: for the stage breakdown, never a verdict).
@@ -183,8 +187,10 @@ class Worker:
         reply: dict[str, Any] = {"event": "called", "real": real, "ghosts": [], "ghost_blob_offsets": []}
         if header.get("ghost") and "error" not in real:
             for variant in range(int(header.get("ghost_variants", 1))):
+                keep = header.get("ghost_keep")
                 ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True, variant=variant,
-                                       poison_keys=list(header.get("poison_keys", [])))
+                                       poison_keys=list(header.get("poison_keys", [])),
+                                       keep=list(keep) if isinstance(keep, list) else None)
                 integrity += self.integrity.violations() if self.integrity else []
                 reply["ghost_blob_offsets"].append(len(out_blobs))
                 out_blobs = out_blobs + ghost.pop("_blobs")

@@ -95,6 +95,8 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     spots: list[Any] = []
     warmup = 3
     stop_reason = ""
+    if flush_buffer is not None and not host_clock:
+        spin_up(flush_buffer, CLOCK_WARMUP_S, synchronize)
     started = time.perf_counter()
     iteration = 0
     while True:
@@ -181,6 +183,25 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         "_blobs": blobs,
         "finite": all(math_isfinite(value) for value in candidate_ms + reference_ms),
     }
+
+
+# An idle H200 sits at 345 MHz; the judge's CPU-heavy correctness work leaves it idle between timed cases, and
+# three warm-up calls of a 20 us kernel do not bring the clocks up. The same pointwise kernels measured 0.21x
+# (acosh) and 0.25x (bitwise_not) judged one at a time but 0.47x and 0.65x with other judgements keeping the
+# GPU busy (2026-11-29); low clocks are the likely cause (not yet confirmed: gpu_before/gpu_after record them).
+# Keep the device busy for a while before the warm-up calls.
+CLOCK_WARMUP_S = 0.05
+
+
+def spin_up(buffer: torch.Tensor, seconds: float, synchronize: Callable[[], None]) -> None:
+    """Write ``buffer`` over and over for about ``seconds`` of device time (sizes the batch from one pass)."""
+    started = time.perf_counter()
+    buffer.zero_()
+    synchronize()
+    one_pass = max(time.perf_counter() - started, 1e-5)
+    for _ in range(max(1, min(10_000, int(seconds / one_pass)))):
+        buffer.zero_()
+    synchronize()
 
 
 def _clone_value(value: Any) -> Any:

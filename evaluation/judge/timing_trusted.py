@@ -149,8 +149,7 @@ def run_timing(judgement: _Judgement) -> None:
     if timed:
         tier, case = timed[0]
         recheck_started = time.perf_counter()
-        with judgement._device_shared():
-            judgement._check_case(tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
+        judgement._check_case(tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
         judgement.add_stage("timing.recheck", time.perf_counter() - recheck_started)
         judgement.check("post_timing_recheck", "passed", case.case_id)
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
