@@ -3,10 +3,10 @@
 Several judgements run at once on a GPU host (a worker's pool children, or ``--jobs`` in the scripts):
 building inputs, compiling and checking correctness overlap well, but a timed call must not share the device
 with anyone else's kernels. This is a readers-writer lock across processes made of two ``flock`` files per
-device: every correctness case takes the device lock shared, every timed case exclusively (per case, not per
-stage, so other judges' correctness runs between one operator's timed cases). A "turnstile" taken briefly by
-readers and held by a waiting writer keeps a stream of short shared holds from starving a timed case (flock
-itself queues nobody fairly). Time spent waiting moves the judgement's deadline (JudgeJob.device_wait_limit_s).
+device: the GPU parts of every correctness case take the device lock shared, an operator's timed loops take it
+exclusively, once, back to back (their inputs are prepared before and the replies checked after). A
+"turnstile" taken briefly by readers and held by a waiting writer keeps a stream of short shared holds from
+starving the timing (flock itself queues nobody fairly). Time spent waiting moves the judgement's deadline (JudgeJob.device_wait_limit_s).
 
 Locks are advisory and per host: every judge on the host must use them (the judge does, always).
 """
@@ -77,7 +77,7 @@ class DeviceLock:
 
     @contextlib.contextmanager
     def exclusive(self, deadline: float) -> Iterator[None]:
-        """Held for one timed case: no other judge's kernel runs on the device meanwhile."""
+        """Held around an operator's timed loops: no other judge's kernel runs on the device meanwhile."""
         turnstile, device = self._fds()
         self._acquire(turnstile, fcntl.LOCK_EX, deadline)
         try:

@@ -28,54 +28,39 @@ if TYPE_CHECKING:
 
 
 def run_timing(judgement: _Judgement) -> None:
-    from evaluation.judge.runner import Verdict, _call_bytes, _seed
+    from evaluation.judge.runner import Verdict, _seed
 
     job, spec, options = judgement.job, judgement.spec, judgement.options.timing
-    started = time.perf_counter()
-    judgement.environment["gpu_before"] = gpu_state()
-    judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
     samples: list[tuple[list[float], list[float]]] = []
     speedups: list[float] = []
     results_by_id = {result.case_id: result for result in judgement.case_results}
     timed = select_timed_cases([(tier, case) for tier, case in judgement.cases if case.timed and tier != "held_out"],
                                judgement.case_bytes, options.max_timed_cases)
     timed_against: set[str] = set()
+    # Three phases, so the GPU is held alone once per operator and only for the timed loops: draw and
+    # encode every case's rotating sets (CPU, short shared holds for the GPU's generator), time all cases back
+    # to back under the exclusive hold, then check the replies (spot checks hold the GPU shared).
+    prepared = []
+    sets_started = time.perf_counter()
     for tier, case in timed:
         if judgement._remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
             break
-        sets_started = time.perf_counter()
-        encoder = wire.Encoder()
-        candidate_sets, reference_sets = [], []
-        first_call = None
-        sets = options.sets_per_side
-        index = 0
-        while index < sets:
-            for side, bucket in (("candidate", candidate_sets), ("reference", reference_sets)):
-                call = judgement._make_call(case, _seed(judgement.secret, "timing", side, case.case_id, index))
-                if first_call is None:
-                    first_call = call
-                    sets = sets_for(options.sets_per_side, _call_bytes(call))
-                bucket.append(encoder.encode({"args": call.args, "kwargs": call.kwargs}))
-            index += 1
-        header = {
-            "op": "time", "entry_point": case.entry_point, "operator_id": spec.operator_id, "case": case.to_json(),
-            "candidate_sets": candidate_sets, "reference_sets": reference_sets,
-            "budget_s": min(options.budget_s_per_case, max(1.0, judgement._remaining() / 4)),
-            "rse_target": options.rse_target, "min_iterations": options.min_iterations,
-            "max_iterations": options.max_iterations, "spot_checks": options.spot_checks,
-            "spot_seed": _seed(judgement.secret, "spots", case.case_id),
-            "poison_keys": judgement.poison_keys.get(case.case_id, []),
-            "restore_keys": [key for key in spec.entry_point(case.entry_point).mutates
-                             if key not in judgement.poison_keys.get(case.case_id, [])],
-        }
-        sent_bytes = sum(len(blob) for blob in encoder.blobs)
-        judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
-        with judgement._device_exclusive():  # per case: other judges' correctness runs between timed cases
+        prepared.append(_prepare_case(judgement, tier, case))
+    judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
+    started = time.perf_counter()
+    judgement.environment["gpu_before"] = gpu_state()
+    judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
+    replies = []
+    with judgement._device_exclusive():
+        for tier, case, header, blobs_out, first_call, sent_bytes in prepared:
             host_started = time.perf_counter()
-            reply, blobs = judgement._request(header, encoder.blobs, case, tier,
+            reply, blobs = judgement._request(header, blobs_out, case, tier,
                                               reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
             host_ms = (time.perf_counter() - host_started) * 1000
+            blobs_out.clear()  # the sets are no longer needed here: free them before the next case's reply
+            replies.append((tier, case, first_call, reply, blobs, host_ms))
+    for tier, case, first_call, reply, blobs, host_ms in replies:
         judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)
         loop_s = reply.get("loop_s")
         if isinstance(loop_s, (int, float)) and 0 <= loop_s < 1e6:
@@ -159,6 +144,39 @@ def run_timing(judgement: _Judgement) -> None:
 # flushed before every call anyway, the rotation only stops a call from reusing the last result): large cases
 # get fewer, never under 2 per side (a call never sees the set its predecessor used).
 ROTATION_BYTES = 128 * 1024 * 1024
+
+
+def _prepare_case(judgement: _Judgement, tier: str, case: Any) -> tuple[Any, ...]:
+    """One timed case's request: rotating input sets for each side, drawn from the secret seed and encoded."""
+    from evaluation.judge.runner import _call_bytes, _seed
+
+    spec, options = judgement.spec, judgement.options.timing
+    encoder = wire.Encoder()
+    candidate_sets, reference_sets = [], []
+    first_call = None
+    sets = options.sets_per_side
+    index = 0
+    while index < sets:
+        for side, bucket in (("candidate", candidate_sets), ("reference", reference_sets)):
+            with judgement._device_shared():  # the bulk values are drawn on the GPU
+                call = judgement._make_call(case, _seed(judgement.secret, "timing", side, case.case_id, index))
+            if first_call is None:
+                first_call = call
+                sets = sets_for(options.sets_per_side, _call_bytes(call))
+            bucket.append(encoder.encode({"args": call.args, "kwargs": call.kwargs}))
+        index += 1
+    header = {
+        "op": "time", "entry_point": case.entry_point, "operator_id": spec.operator_id, "case": case.to_json(),
+        "candidate_sets": candidate_sets, "reference_sets": reference_sets,
+        "budget_s": min(options.budget_s_per_case, max(1.0, judgement._remaining() / 4)),
+        "rse_target": options.rse_target, "min_iterations": options.min_iterations,
+        "max_iterations": options.max_iterations, "spot_checks": options.spot_checks,
+        "spot_seed": _seed(judgement.secret, "spots", case.case_id),
+        "poison_keys": judgement.poison_keys.get(case.case_id, []),
+        "restore_keys": [key for key in spec.entry_point(case.entry_point).mutates
+                         if key not in judgement.poison_keys.get(case.case_id, [])],
+    }
+    return tier, case, header, encoder.blobs, first_call, sum(len(blob) for blob in encoder.blobs)
 
 
 def select_timed_cases(cases: list[tuple[str, Any]], case_bytes: dict[str, int], limit: int,
