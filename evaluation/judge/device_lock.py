@@ -6,7 +6,8 @@ with anyone else's kernels. This is a readers-writer lock across processes made 
 device: the GPU parts of every correctness case take the device lock shared, an operator's timed loops take it
 exclusively, once, back to back (their inputs are prepared before and the replies checked after). A
 "turnstile" taken briefly by readers and held by a waiting writer keeps a stream of short shared holds from
-starving the timing (flock itself queues nobody fairly). Time spent waiting moves the judgement's deadline (JudgeJob.device_wait_limit_s).
+starving the timing (flock itself queues nobody fairly). Time spent waiting moves the judgement's deadline
+(JudgeJob.device_wait_limit_s).
 
 Locks are advisory and per host: every judge on the host must use them (the judge does, always).
 """

@@ -430,6 +430,8 @@ class _Judgement:
         expected_tensors = flat_tensors(expected)
         wants_ghost = ghost and self.options.ghost_replay and self.spec.judgement != "metadata" and any(
             item.numel() > 0 for item in expected_tensors)
+        # Random operators are called twice on the same inputs: two draws must differ (when the reference's do).
+        wants_repeat = self.spec.judgement == "statistical" and any(item.numel() > 1 for item in expected_tensors)
         # Integers and bools have no never-right poison: two variants, convicted only if right under both.
         variants = 1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors) else 2
         with self._device_shared():
@@ -437,7 +439,7 @@ class _Judgement:
             # Ghost replays send back only what is compared (the return value, mutated arguments).
             reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
                                           "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys,
-                                          "ghost_keep": list(entry.mutates)},
+                                          "ghost_keep": list(entry.mutates), "repeat": wants_repeat},
                                          encoder.blobs, case, tier,
                                          reply_cap=_reply_cap(encoder.blobs, expected, variants))
             answered = time.perf_counter()
@@ -464,7 +466,8 @@ class _Judgement:
         self._integrity(list(reply.get("integrity", [])), case, tier)
         offsets = [int(item) for item in reply.get("ghost_blob_offsets", [])]
         offset = offsets[0] if offsets else len(blobs)
-        decoded = wire.Decoder(blobs[:offset]).decode(real.get("value"))
+        repeat_offset = int(reply.get("repeat_blob_offset", offset)) if wants_repeat else offset
+        decoded = wire.Decoder(blobs[:repeat_offset]).decode(real.get("value"))
         after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
         changed = self._mutated_inputs(entry, before, after)
         if changed:
@@ -478,6 +481,8 @@ class _Judgement:
                               message=message)
             if self.spec.fp64_relative_bound is not None:
                 self._fp64_opinion(case, tier, seed, outputs)
+            if wants_repeat:
+                self._draws_differ(reply, blobs[repeat_offset:offset], case, tier, before, outputs, expected)
             if wants_ghost:
                 self._ghost(reply, blobs, offsets, case, tier, before, expected)
         if record:
@@ -500,6 +505,40 @@ class _Judgement:
                 compiles = outcome.get("compiles")
                 if kind == "sandbox" and isinstance(compiles, int) and 0 <= compiles < 1e6:
                     self.environment["triton_compilations"] = self.environment.get("triton_compilations", 0) + compiles
+
+    def _draws_differ(self, reply: dict[str, Any], blobs: list[bytes], case: Case, tier: str, before: Call,
+                      outputs: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
+        """A random operator's second call on the same inputs must also pass its statistical check and must
+        not repeat the first call's draws (a fixed seed, or a pattern derived from the inputs), unless the
+        reference itself repeats them (rrelu in eval mode is deterministic)."""
+        repeat = reply.get("repeat")
+        if not isinstance(repeat, dict):
+            raise Verdict("error", f"case {case.case_id}: the sandbox did not make the second call")
+        if repeat.get("error"):
+            raise Verdict("failed_runtime", f"case {case.case_id}: the second call raised: "
+                          f"{str(repeat['error']).strip().splitlines()[-1][:500]}", case=case, tier=tier,
+                          message=str(repeat["error"])[-2000:])
+        if repeat.get("compute_ops") or int(repeat.get("launches", 0)) < 1 or repeat.get("not_plain"):
+            raise Verdict("rejected", f"case {case.case_id}: the second call computed outside Triton or launched "
+                          "nothing", check="dispatch_audit", case=case, tier=tier,
+                          message=f"second call: ops {repeat.get('compute_ops')}, launches {repeat.get('launches')}")
+        decoded = wire.Decoder(blobs).decode(repeat.get("value"))
+        second = self.spec.outputs_of(case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])),
+                                      decoded["returned"])
+        message = compare_outputs(self.spec, case, before, second, expected)
+        if message:
+            raise Verdict("failed_correctness", f"case {case.case_id}, second call: {message}", case=case,
+                          tier=tier, message=message)
+        if not bit_identical(list(outputs), list(second)):
+            self.check("random_draws_differ", "passed", "two calls on the same inputs drew different values")
+            return
+        # Two reference draws on the very inputs the candidate got (pure outputs poisoned alike).
+        first, again = self._expected(case, before), self._expected(case, before)
+        if bit_identical(list(flat_tensors(first)), list(flat_tensors(again))):
+            return  # the reference repeats itself here too: nothing random to demand
+        raise Verdict("failed_correctness", f"case {case.case_id}: two calls on the same inputs returned identical "
+                      "draws (a fixed seed, or values derived from the inputs)", check="random_draws_differ",
+                      case=case, tier=tier, message="identical outputs from two calls of a random operator")
 
     def _mutated_inputs(self, entry: Any, before: Call, after: Call) -> str:
         # Scratch arguments (workspaces such as paged_attention_v2's tmp_out) may change and are never judged.

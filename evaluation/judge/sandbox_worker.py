@@ -185,12 +185,18 @@ class Worker:
         integrity = self.integrity.violations() if self.integrity else []
         out_blobs = real.pop("_blobs")
         reply: dict[str, Any] = {"event": "called", "real": real, "ghosts": [], "ghost_blob_offsets": []}
+        keep = header.get("ghost_keep")
+        keep = list(keep) if isinstance(keep, list) else None
+        if header.get("repeat") and "error" not in real:
+            # Random operators: the same inputs once more, in fresh buffers; the outputs must differ.
+            repeat = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False, keep=keep)
+            reply["repeat_blob_offset"] = len(out_blobs)
+            out_blobs = out_blobs + repeat.pop("_blobs")
+            reply["repeat"] = repeat
         if header.get("ghost") and "error" not in real:
             for variant in range(int(header.get("ghost_variants", 1))):
-                keep = header.get("ghost_keep")
                 ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True, variant=variant,
-                                       poison_keys=list(header.get("poison_keys", [])),
-                                       keep=list(keep) if isinstance(keep, list) else None)
+                                       poison_keys=list(header.get("poison_keys", [])), keep=keep)
                 integrity += self.integrity.violations() if self.integrity else []
                 reply["ghost_blob_offsets"].append(len(out_blobs))
                 out_blobs = out_blobs + ghost.pop("_blobs")
