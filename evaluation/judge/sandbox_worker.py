@@ -60,6 +60,9 @@ class Worker:
         self.integrity: guard.Integrity | None = None
         self.keep_alive: list[Any] = []  # every input and output stays alive: no address is recycled
         self.flush_buffer: torch.Tensor | None = None
+        # Rotating input sets sent ahead of a timing stage (time_load), by key: moving them to the device is
+        # done before the judge takes the GPU alone, so the exclusive hold covers the timed loops only.
+        self.timing_sets: dict[str, tuple[list[Any], list[Any]]] = {}
 
     def reply(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
         wire.send(self.res_fd, dict(header, token=self.token), list(blobs))
@@ -73,6 +76,8 @@ class Worker:
                 self.start(header)
             elif op == "call":
                 self.call(header, blobs)
+            elif op == "time_load":
+                self.load_timing_sets(header, blobs)
             elif op == "time":
                 self.time_case(header, blobs)
             elif op == "exit":
@@ -207,6 +212,19 @@ class Worker:
 
     # ------------------------------------------------------------------ timing (GPU)
 
+    def load_timing_sets(self, header: dict[str, Any], blobs: list[bytes]) -> None:
+        try:
+            decoder = wire.Decoder(blobs, self.device)
+            sets = ([decoder.decode(item) for item in header["candidate_sets"]],
+                    [decoder.decode(item) for item in header["reference_sets"]])
+            self._sync()
+        except BaseException:
+            self.reply({"event": "sets_loaded", "ok": False, "error": _format_error()})
+            return
+        self.timing_sets[str(header["key"])] = sets
+        self.keep_alive.extend(sets[0] + sets[1])
+        self.reply({"event": "sets_loaded", "ok": True})
+
     def time_case(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         """Interleaved candidate / reference timing with CUDA events, L2 flush and rotating input sets."""
         try:
@@ -220,10 +238,13 @@ class Worker:
     def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
         from evaluation.judge.timing_sandbox import time_interleaved
 
-        decoder = wire.Decoder(blobs, self.device)
-        candidate_sets = [decoder.decode(item) for item in header["candidate_sets"]]
-        reference_sets = [decoder.decode(item) for item in header["reference_sets"]]
-        self.keep_alive.extend(candidate_sets + reference_sets)
+        if "sets_key" in header:  # loaded ahead (time_load)
+            candidate_sets, reference_sets = self.timing_sets.pop(str(header["sets_key"]))
+        else:
+            decoder = wire.Decoder(blobs, self.device)
+            candidate_sets = [decoder.decode(item) for item in header["candidate_sets"]]
+            reference_sets = [decoder.decode(item) for item in header["reference_sets"]]
+            self.keep_alive.extend(candidate_sets + reference_sets)
         function = getattr(self.module, header["entry_point"])
         reference = _reference_callable(header)
         rng = random.Random(header["spot_seed"])

@@ -46,19 +46,28 @@ def run_timing(judgement: _Judgement) -> None:
         if judgement._remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
             break
-        prepared.append(_prepare_case(judgement, tier, case))
+        tier, case, header, blobs_out, first_call, sent_bytes = _prepare_case(judgement, tier, case)
+        # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
+        load = {"op": "time_load", "key": case.case_id, "candidate_sets": header.pop("candidate_sets"),
+                "reference_sets": header.pop("reference_sets")}
+        with judgement._device_shared():
+            loaded, _ = judgement._request(load, blobs_out, case, tier)
+        if not loaded.get("ok"):
+            raise Verdict("error", f"timing case {case.case_id}: the sandbox could not load its input sets: "
+                          f"{str(loaded.get('error', ''))[-500:]}")
+        header["sets_key"] = case.case_id
+        prepared.append((tier, case, header, first_call, sent_bytes))
     judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
     started = time.perf_counter()
     judgement.environment["gpu_before"] = gpu_state()
     judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
     replies = []
     with judgement._device_exclusive():
-        for tier, case, header, blobs_out, first_call, sent_bytes in prepared:
+        for tier, case, header, first_call, sent_bytes in prepared:
             host_started = time.perf_counter()
-            reply, blobs = judgement._request(header, blobs_out, case, tier,
+            reply, blobs = judgement._request(header, [], case, tier,
                                               reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
             host_ms = (time.perf_counter() - host_started) * 1000
-            blobs_out.clear()  # the sets are no longer needed here: free them before the next case's reply
             replies.append((tier, case, first_call, reply, blobs, host_ms))
     for tier, case, first_call, reply, blobs, host_ms in replies:
         judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)

@@ -237,7 +237,8 @@ def test_timing_stops_at_the_first_limit_and_says_which():
 def test_default_timing_budget_is_small():
     options = TimingOptions()
 
-    assert (options.budget_s_per_case, options.min_iterations, options.max_iterations) == (0.25, 20, 200)
+    assert (options.budget_s_per_case, options.min_iterations, options.max_iterations) == (0.15, 20, 200)
+    assert (options.max_timed_cases, options.spot_checks) == (6, 1)
 
 
 def test_work_left_running_after_the_timed_stream_is_refused():
