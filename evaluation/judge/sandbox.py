@@ -37,7 +37,11 @@ LOG_LIMIT = 4000
 
 @dataclass(frozen=True)
 class Limits:
-    nproc: int = 256  # per user: meaningful once the sandbox runs as ``nobody``; ptxas needs a few
+    # RLIMIT_NPROC counts every thread of every process of the user, and all sandboxes (and their zygotes)
+    # run as ``nobody``: the cap is shared by every judgement on the host. 256 was too few for ten judges at
+    # once on the H200 (CUDA, torch and Triton each start threads; ptxas runs as a child): a sandbox died
+    # with a broken pipe twice at about 60 s. It still stops a fork bomb.
+    nproc: int = int(os.environ.get("KGB_SANDBOX_NPROC", "4096"))
     nofile: int = 256
     fsize_bytes: int = 64 * 1024 * 1024
     address_space_bytes: int = 24 * 1024 * 1024 * 1024  # CPU only: RLIMIT_AS breaks the CUDA driver
@@ -87,6 +91,8 @@ def base_env(device_type: str, limits: Limits = Limits()) -> dict[str, str]:
                 "PYTHONUNBUFFERED": "1"})
     if device_type == "cpu":
         env.update({"TRITON_INTERPRET": "1", "OMP_NUM_THREADS": str(limits.cpu_threads)})
+    else:
+        env["OMP_NUM_THREADS"] = "2"  # the candidate's host work is small; threads count against nproc
     return env
 
 
