@@ -39,8 +39,8 @@ LOG_LIMIT = 4000
 class Limits:
     # RLIMIT_NPROC counts every thread of every process of the user, and all sandboxes (and their zygotes)
     # run as ``nobody``: the cap is shared by every judgement on the host. 256 was too few for ten judges at
-    # once on the H200 (CUDA, torch and Triton each start threads; ptxas runs as a child): a sandbox died
-    # with a broken pipe twice at about 60 s. It still stops a fork bomb.
+    # once on the H200 (CUDA, torch and Triton each start threads; ptxas runs as a child): the likely reason
+    # a sandbox died at about 60 s in two parallel runs (not confirmed there). 4096 still stops a fork bomb.
     nproc: int = int(os.environ.get("KGB_SANDBOX_NPROC", "4096"))
     nofile: int = 256
     fsize_bytes: int = 64 * 1024 * 1024
