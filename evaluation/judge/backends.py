@@ -1,11 +1,22 @@
-"""Which chip this host judges on, and what the trusted side can read about it (clocks, peaks)."""
+"""Device families, which chip this host judges on, and what the trusted side can read about it.
+
+One ``Backend`` per device family hides what differs between them: where torch keeps the family's module
+(``torch.cuda`` for NVIDIA and the CUDA-compatible stacks such as ROCm, ``torch.npu`` once ``torch_npu`` is
+imported, ``torch.musa`` with ``torch_musa``), how to synchronise, which event class times on the device,
+how to cap the process's device memory, the device's name, the variable that picks visible devices, and
+the vendor tool that reports clocks. The CPU "family" is the Triton interpreter: no device, host-clock
+events (tests of the timing path only), nothing to synchronise.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import shutil
 import subprocess
+import time
+from dataclasses import dataclass
 from typing import Any
 
 KNOWN_CHIPS = (
@@ -25,6 +36,117 @@ PEAKS: dict[str, tuple[float, dict[str, float]]] = {
 }
 
 
+class HostClockEvent:
+    """The CPU family's event: host clock. Used only to test the timing path on the interpreter."""
+
+    def __init__(self, enable_timing: bool = True) -> None:
+        self.at = 0.0
+
+    def record(self) -> None:
+        self.at = time.perf_counter()
+
+    def synchronize(self) -> None:
+        return None
+
+    def elapsed_time(self, end: HostClockEvent) -> float:
+        return (end.at - self.at) * 1000.0
+
+
+@dataclass(frozen=True)
+class Backend:
+    family: str  # the torch device type: "cuda", "npu", "musa" or "cpu"
+    visible_devices_env: str = ""  # which devices a process sees: CUDA_VISIBLE_DEVICES, ...
+    plugin: str = ""  # the package that registers torch.<family> (torch_npu, torch_musa); "" when built in
+    state_tool: str = ""  # the vendor's query tool for clocks and throttling ("" : none read)
+
+    @property
+    def device_type(self) -> str:
+        return self.family
+
+    def module(self, import_plugin: bool = True) -> Any:
+        """torch.<family>, importing the vendor plugin first where one is needed (unless told not to); None
+        for the CPU or when the family's software is not installed."""
+        if self.family == "cpu":
+            return None
+        import torch
+
+        if self.plugin and import_plugin and not hasattr(torch, self.family):
+            try:
+                importlib.import_module(self.plugin)
+            except Exception:  # not installed, or broken: the family is simply unavailable here
+                return None
+        return getattr(torch, self.family, None)
+
+    def is_available(self) -> bool:
+        module = self.module()
+        try:
+            return bool(module is not None and module.is_available())
+        except Exception:
+            return False
+
+    def is_initialized(self) -> bool:
+        """Whether this process has initialised the device (a fork server must not have: its forks break).
+        Never imports a plugin: a family this process has not loaded is not initialised."""
+        checker = getattr(self.module(import_plugin=False), "is_initialized", None)
+        try:
+            return bool(checker()) if checker else False
+        except Exception:
+            return False
+
+    def init(self) -> None:
+        module = self.module()
+        if module is not None and hasattr(module, "init"):
+            module.init()
+
+    def device_name(self, index: int = 0) -> str:
+        module = self.module()
+        if module is None:
+            return "CPU (Triton interpreter)"
+        return str(module.get_device_name(index))
+
+    def synchronize(self) -> None:
+        """Wait for all work on the current device, every stream."""
+        module = self.module()
+        if module is not None:
+            module.synchronize()
+
+    def event_class(self) -> Any:
+        module = self.module()
+        return HostClockEvent if module is None else module.Event
+
+    def set_memory_fraction(self, fraction: float, device: Any) -> bool:
+        """Cap this process's share of device memory; False where the family has no such cap."""
+        module = self.module()
+        setter = getattr(module, "set_per_process_memory_fraction", None)
+        if setter is None:
+            return False
+        setter(fraction, device)
+        return True
+
+    def visible_devices(self) -> str:
+        return os.environ.get(self.visible_devices_env, "0") if self.visible_devices_env else "-"
+
+    def state(self) -> dict[str, Any]:
+        """Clocks, temperature, power and throttle reasons where the vendor tool exists; else empty."""
+        return nvidia_smi_state() if self.state_tool == "nvidia-smi" else {}
+
+
+BACKENDS: dict[str, Backend] = {
+    "cuda": Backend("cuda", "CUDA_VISIBLE_DEVICES", state_tool="nvidia-smi"),
+    "npu": Backend("npu", "ASCEND_RT_VISIBLE_DEVICES", plugin="torch_npu"),
+    "musa": Backend("musa", "MUSA_VISIBLE_DEVICES", plugin="torch_musa"),
+    "cpu": Backend("cpu"),
+}
+ACCELERATOR_FAMILIES = ("cuda", "npu", "musa")  # the order detect_chip tries them in
+
+
+def backend_for(device_type: str) -> Backend:
+    try:
+        return BACKENDS[device_type]
+    except KeyError:
+        raise ValueError(f"unknown device family {device_type!r}; known: {', '.join(BACKENDS)}") from None
+
+
 def slugify(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
@@ -39,15 +161,15 @@ def chip_slug_for(device_name: str) -> str:
 
 
 def detect_chip() -> tuple[str, str]:
-    """(chip slug, torch device type) of this host; ``KGB_CHIP`` overrides the slug."""
-    import torch
-
+    """(chip slug, torch device type) of this host: the first accelerator family with a device, by its name;
+    ``cpu-interpreter`` without one. ``KGB_CHIP`` overrides the slug."""
     override = os.environ.get("KGB_CHIP", "").strip()
-    if torch.cuda.is_available():
-        slug = chip_slug_for(torch.cuda.get_device_name(0))
-        device = "cuda"
-    else:
-        slug, device = "cpu-interpreter", "cpu"
+    slug, device = "cpu-interpreter", "cpu"
+    for family in ACCELERATOR_FAMILIES:
+        backend = BACKENDS[family]
+        if backend.is_available():
+            slug, device = chip_slug_for(backend.device_name(0)), family
+            break
     if override:
         slug = override
         if override == "cpu-interpreter":
@@ -60,7 +182,12 @@ def peaks_for(chip_slug: str) -> tuple[float | None, dict[str, float]]:
     return bandwidth, dict(flops)
 
 
-def gpu_state() -> dict[str, Any]:
+def gpu_state(device_type: str = "cuda") -> dict[str, Any]:
+    """What the device family's vendor tool says now (clocks, temperature, throttling); {} where none."""
+    return backend_for(device_type).state()
+
+
+def nvidia_smi_state() -> dict[str, Any]:
     """Clocks, temperature, power and throttle reasons from nvidia-smi (empty where there is none)."""
     if not shutil.which("nvidia-smi"):
         return {}

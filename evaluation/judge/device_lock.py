@@ -29,7 +29,10 @@ class DeviceBusy(TimeoutError):
 
 class DeviceLock:
     def __init__(self, device_type: str, directory: str | None = None) -> None:
-        visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").replace(",", "_") or "0"
+        from evaluation.judge.backends import BACKENDS
+
+        backend = BACKENDS.get(device_type)
+        visible = (backend.visible_devices() if backend else "0").replace(",", "_") or "0"
         base = Path(directory or os.environ.get("KGB_DEVICE_LOCK_DIR") or tempfile.gettempdir())
         stem = f"kgb-device-{device_type}-{visible}"
         self.paths = (base / f"{stem}.turnstile.lock", base / f"{stem}.lock")

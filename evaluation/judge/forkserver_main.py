@@ -97,13 +97,13 @@ def main() -> int:
     # The judging process went away (even by SIGKILL): so do we, and our forks follow us (see _child).
     # Armed after the uid change, which would clear it.
     die_with_parent(options.parent_pid)
-    import torch  # (the point: imported once, shared by every fork)
     import triton  # noqa: F401
     import triton.runtime.interpreter  # noqa: F401
     import triton.runtime.jit  # noqa: F401
 
     import evaluation.catalog.spec  # noqa: F401
     from evaluation.judge import guard
+    from evaluation.judge.backends import ACCELERATOR_FAMILIES, BACKENDS
 
     guard.warm_up()
     import evaluation.judge.sandbox_worker  # noqa: F401
@@ -114,7 +114,8 @@ def main() -> int:
     zygote_pid = os.getpid()
     # Forking after CUDA initialisation breaks the children's CUDA: the client refuses such a zygote.
     sock.send(json.dumps({"event": "ready", "pid": os.getpid(),
-                          "cuda_initialized": bool(torch.cuda.is_initialized())}).encode())
+                          "cuda_initialized": any(BACKENDS[family].is_initialized()
+                                                  for family in ACCELERATOR_FAMILIES)}).encode())
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)

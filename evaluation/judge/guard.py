@@ -155,7 +155,9 @@ def native_thread_count() -> int:
 class Integrity:
     """What the harness relies on, captured before the candidate loads, and the check against it."""
 
-    def __init__(self, hooks: dict[str, Any]) -> None:
+    def __init__(self, hooks: dict[str, Any], device_module: Any = None) -> None:
+        """``device_module``: the device family's torch module (torch.npu, torch.musa) when it is not CUDA,
+        whose synchronize / Event / current_stream the timing relies on as much as CUDA's."""
         import torch.testing
 
         self.hooks = hooks
@@ -177,6 +179,11 @@ class Integrity:
             ("torch.Tensor.untyped_storage", torch.Tensor, "untyped_storage"),
             ("torch.Tensor.set_", torch.Tensor, "set_"),
         ]
+        if device_module is not None and device_module is not torch.cuda:
+            family = getattr(device_module, "__name__", "device").rsplit(".", 1)[-1]
+            targets += [(f"torch.{family}.{attribute}", device_module, attribute)
+                        for attribute in ("synchronize", "Event", "current_stream")
+                        if hasattr(device_module, attribute)]
         for name, owner, attribute in targets:
             self.captured[name] = (owner, attribute, owner.__dict__.get(attribute, getattr(owner, attribute, None)))
         self.python_threads = threading.active_count()

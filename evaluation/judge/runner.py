@@ -22,6 +22,7 @@ import torch
 from evaluation.catalog.inputs import generate_on
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.judge import wire
+from evaluation.judge.backends import backend_for
 from evaluation.judge.compare import bit_identical, compare_outputs, flat_tensors, fp64_relative_error
 from evaluation.judge.device_lock import DeviceBusy, DeviceLock
 from evaluation.judge.guard import poison_tree
@@ -153,6 +154,7 @@ class _Judgement:
         self.poison_keys: dict[str, list[Any]] = {}  # per case: mutated args that are pure outputs
         self.expected_meta: dict[str, tuple[Any, ...]] = {}  # per case: expected outputs on "meta" (roofline)
         self.case_bytes: dict[str, int] = {}  # per case: input + output bytes (which cases to time)
+        self.backend = backend_for(job.device_type)
         # Correctness shares the GPU with other judges on this host; timing holds it alone (device_lock).
         self.device_lock = DeviceLock(job.device_type) if job.device_type != "cpu" else None
         self.speedup: float | None = None
@@ -188,12 +190,8 @@ class _Judgement:
             self.spec = self.options.spec or find_operator(self.job.operator_id)
         except KeyError as error:
             return JudgeResult(status="error", reason=str(error.args[0]))
-        if self.job.device_type != "cpu":
-            try:
-                if torch.cuda.is_available():
-                    self.reference_device = torch.device(self.job.device_type)
-            except Exception:
-                self.reference_device = torch.device("cpu")
+        if self.job.device_type != "cpu" and self.backend.is_available():
+            self.reference_device = torch.device(self.job.device_type)
         self.environment["reference_device"] = str(self.reference_device)
         self.cases = self._collect_cases()
         try:
@@ -402,7 +400,7 @@ class _Judgement:
         torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
         returned = self.spec.reference(case, private)
         if self.reference_device.type != "cpu":
-            torch.cuda.synchronize()
+            self.backend.synchronize()
         return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
 
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from evaluation.judge import guard, wire
+from evaluation.judge.backends import backend_for
 
 PLAIN_TENSOR = torch.Tensor
 
@@ -60,6 +61,8 @@ class Worker:
         self.integrity: guard.Integrity | None = None
         self.keep_alive: list[Any] = []  # every input and output stays alive: no address is recycled
         self.flush_buffer: torch.Tensor | None = None
+        self.backend = backend_for("cpu")  # replaced at start by the device's family
+        self.memory_cap = "address-space rlimit (host memory)"
         # Rotating input sets sent ahead of a timing stage (time_load), by key: moving them to the device is
         # done before the judge takes the GPU alone, so the exclusive hold covers the timed loops only.
         self.timing_sets: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -90,12 +93,15 @@ class Worker:
 
     def start(self, header: dict[str, Any]) -> None:
         self.device = torch.device(header["device"])
+        self.backend = backend_for(self.device.type)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         torch.set_float32_matmul_precision("highest")
-        if self.device.type == "cuda":
-            torch.cuda.init()
-            torch.cuda.set_per_process_memory_fraction(float(header["memory_fraction"]), self.device)
+        if self.device.type != "cpu":
+            self.backend.init()
+            fraction = float(header["memory_fraction"])
+            capped = self.backend.set_memory_fraction(fraction, self.device)
+            self.memory_cap = f"{fraction:g} of device memory" if capped else "none: the family has no such cap"
             torch.empty(1, device=self.device).zero_()
             if header.get("timing"):
                 self.flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=self.device)
@@ -109,11 +115,12 @@ class Worker:
             knobs.runtime.jit_post_compile_hook = _count_compile
         except (ImportError, AttributeError):  # an older Triton: no counts, nothing else changes
             pass
-        self.integrity = guard.Integrity(self.hooks)
+        self.integrity = guard.Integrity(self.hooks, self.backend.module())
         environment = {"python": sys.version.split()[0], "torch": torch.__version__,
                        "triton": __import__("triton").__version__, "native_threads_before": guard.native_thread_count()}
-        if self.device.type == "cuda":
-            environment["device_name"] = torch.cuda.get_device_name(self.device)
+        if self.device.type != "cpu":
+            environment["device_name"] = self.backend.device_name(self.device.index or 0)
+        environment["device_memory_cap"] = self.memory_cap
         started = time.perf_counter()
         try:
             spec = importlib.util.spec_from_file_location("candidate_kernel", header["source_path"])
@@ -133,8 +140,7 @@ class Worker:
     # ------------------------------------------------------------------ calls
 
     def _sync(self) -> None:
-        if self.device.type == "cuda":
-            torch.cuda.synchronize()
+        self.backend.synchronize()
 
     def _run_once(self, entry_point: str, payload: Any, blobs: list[bytes], ghost: bool, variant: int = 0,
                   poison_keys: list[Any] = (), keep: list[Any] | None = None) -> dict[str, Any]:
@@ -142,8 +148,7 @@ class Worker:
         started = time.perf_counter()
         compiles = _COMPILES[0]
         decoded = wire.Decoder(blobs, self.device).decode(payload)
-        if self.device.type == "cuda":
-            torch.cuda.synchronize()  # the copies to the device belong to decoding, not to the call
+        self._sync()  # the copies to the device belong to decoding, not to the call
         decoded_at = time.perf_counter()
         args, kwargs = decoded["args"], decoded["kwargs"]
         self.keep_alive.append(decoded)
@@ -255,7 +260,8 @@ class Worker:
             spot_checks=int(header["spot_checks"]), rng=rng, keep_alive=self.keep_alive,
             min_launches=1, math_isfinite=math.isfinite, poison_keys=list(header.get("poison_keys", [])),
             restore_keys=list(header.get("restore_keys", [])),
-            host_clock=self.device.type == "cpu",
+            host_clock=self.device.type == "cpu", event_class=self.backend.event_class(),
+            synchronize=self.backend.synchronize,
         )
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from evaluation.judge import guard, wire
+from evaluation.judge.backends import HostClockEvent
 
 
 def relative_standard_error_of_median(samples: list[float]) -> float:
@@ -50,31 +51,20 @@ def _clone_call(call: dict[str, Any]) -> dict[str, Any]:
     return clone(call)
 
 
-class HostClockEvent:
-    """Stand-in for ``torch.cuda.Event`` in tests of the timing path on the CPU interpreter only."""
-
-    def __init__(self, enable_timing: bool = True) -> None:
-        self.at = 0.0
-
-    def record(self) -> None:
-        self.at = time.perf_counter()
-
-    def synchronize(self) -> None:
-        return None
-
-    def elapsed_time(self, end: HostClockEvent) -> float:
-        return (end.at - self.at) * 1000.0
-
-
 def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., Any],
                      candidate_sets: list[dict[str, Any]], reference_sets: list[dict[str, Any]],
                      flush_buffer: torch.Tensor | None, budget_s: float, rse_target: float, min_iterations: int,
                      max_iterations: int, spot_checks: int, rng: random.Random, keep_alive: list[Any],
                      min_launches: int, math_isfinite: Callable[[float], bool],
                      poison_keys: list[int | str] = (), restore_keys: list[int | str] = (),
-                     host_clock: bool = False) -> dict[str, Any]:
-    event_class = HostClockEvent if host_clock else torch.cuda.Event
-    synchronize = (lambda: None) if host_clock else torch.cuda.synchronize
+                     host_clock: bool = False, event_class: Any = None,
+                     synchronize: Callable[[], None] | None = None) -> dict[str, Any]:
+    """``event_class`` / ``synchronize``: the device family's (``backends.Backend``); CUDA's by default,
+    host-clock stand-ins with ``host_clock`` (tests of this path on the interpreter)."""
+    if host_clock:
+        event_class, synchronize = HostClockEvent, (lambda: None)
+    event_class = event_class or torch.cuda.Event
+    synchronize = synchronize or torch.cuda.synchronize
     # In-out arguments (in-place self, BLAS y) are put back before every call, so repeated calls do not
     # drift (overflow) and every call does the same work; pure output buffers are poisoned instead.
     pristine = [{key: _clone_value(_get(call, key)) for key in restore_keys}

@@ -59,7 +59,7 @@ def run_timing(judgement: _Judgement) -> None:
         prepared.append((tier, case, header, first_call, sent_bytes))
     judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
     started = time.perf_counter()
-    judgement.environment["gpu_before"] = gpu_state()
+    judgement.environment["gpu_before"] = gpu_state(judgement.job.device_type)
     judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
     replies = []
     with judgement._device_exclusive():
@@ -129,7 +129,7 @@ def run_timing(judgement: _Judgement) -> None:
         samples.append((reference_ms, candidate_ms))
         speedups.append(speedup)
     state_started = time.perf_counter()
-    judgement.environment["gpu_after"] = gpu_state()
+    judgement.environment["gpu_after"] = gpu_state(judgement.job.device_type)
     judgement.add_stage("timing.gpu_state", time.perf_counter() - state_started)
     # Exactly what the candidate was timed against: the record's baseline_name, or "reference" when
     # spec.baseline is missing or returned None here and the reference itself was timed.
