@@ -162,8 +162,13 @@ def chip_slug_for(device_name: str) -> str:
 
 def detect_chip() -> tuple[str, str]:
     """(chip slug, torch device type) of this host: the first accelerator family with a device, by its name;
-    ``cpu-interpreter`` without one. ``KGB_CHIP`` overrides the slug."""
+    ``cpu-interpreter`` without one. ``KGB_CHIP`` overrides the slug; with ``KGB_DEVICE_TYPE`` too, no device
+    is touched at all (a process that will fork, such as a Celery worker's parent, must not initialise CUDA:
+    reading a device's name does; see ``detect_chip_isolated``)."""
     override = os.environ.get("KGB_CHIP", "").strip()
+    known_type = os.environ.get("KGB_DEVICE_TYPE", "").strip()
+    if override and known_type in BACKENDS:
+        return override, known_type
     slug, device = "cpu-interpreter", "cpu"
     for family in ACCELERATOR_FAMILIES:
         backend = BACKENDS[family]
@@ -175,6 +180,23 @@ def detect_chip() -> tuple[str, str]:
         if override == "cpu-interpreter":
             device = "cpu"
     return slug, device
+
+
+def detect_chip_isolated(timeout_s: float = 180.0) -> tuple[str, str]:
+    """``detect_chip`` in a child interpreter, so this process never initialises a device. For a Celery
+    worker's parent: its prefork children (and the children it re-forks later) inherit whatever it did, and
+    a CUDA context does not survive a fork."""
+    import json
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = "import json; from evaluation.judge.backends import detect_chip; print(json.dumps(detect_chip()))"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s,
+                          cwd=root, env=env, check=True)
+    slug, device = json.loads(done.stdout.strip().splitlines()[-1])
+    return str(slug), str(device)
 
 
 def peaks_for(chip_slug: str) -> tuple[float | None, dict[str, float]]:

@@ -19,11 +19,14 @@ class Command(BaseCommand):
         parser.add_argument("--loglevel", default="INFO")
 
     def handle(self, *args, **options) -> None:
-        from evaluation.judge.backends import detect_chip
+        from evaluation.judge.backends import detect_chip_isolated
 
         if options["chip"]:
             os.environ["KGB_CHIP"] = options["chip"]
-        chip_slug, _ = detect_chip()
+        # Detected in a child interpreter: this process forks the pool, and a device it had initialised
+        # would be unusable in every child. The answer is handed down, so nobody here touches the device.
+        chip_slug, device_type = detect_chip_isolated()
+        os.environ["KGB_CHIP"], os.environ["KGB_DEVICE_TYPE"] = chip_slug, device_type
         name = options["name"] or f"{chip_slug}@{os.uname().nodename}-{os.getpid()}"
         argv = [
             "celery", "-A", "kgbweb", "worker", "-Q", f"chip.{chip_slug}", "-n", name,

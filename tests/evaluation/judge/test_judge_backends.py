@@ -65,3 +65,22 @@ def test_device_locks_are_per_family_and_visible_device(monkeypatch, tmp_path):
     monkeypatch.setenv("ASCEND_RT_VISIBLE_DEVICES", "5")
     assert DeviceLock("cuda", str(tmp_path)).paths[1].name == "kgb-device-cuda-2_3.lock"
     assert DeviceLock("npu", str(tmp_path)).paths[1].name == "kgb-device-npu-5.lock"
+
+
+def test_a_process_that_will_fork_can_know_its_chip_without_touching_the_device(monkeypatch):
+    """The worker command detects in a child interpreter and hands the answer down: the Celery parent and
+    the pool children it forks (now or later) never initialise CUDA before forking."""
+    from evaluation.judge.backends import Backend, detect_chip_isolated
+
+    monkeypatch.delenv("KGB_CHIP", raising=False)
+    monkeypatch.delenv("KGB_DEVICE_TYPE", raising=False)
+    assert detect_chip_isolated() == detect_chip()
+    monkeypatch.setenv("KGB_CHIP", "nvidia-h200")
+    monkeypatch.setenv("KGB_DEVICE_TYPE", "cuda")
+
+    def touched(self):
+        raise AssertionError(f"{self.family} was queried")
+
+    monkeypatch.setattr(Backend, "is_available", touched)
+    monkeypatch.setattr(Backend, "device_name", touched)
+    assert detect_chip() == ("nvidia-h200", "cuda")
