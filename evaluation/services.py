@@ -169,8 +169,38 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
     return True
 
 
+# Measured peaks are what torch's own kernels sustain, not what the chip can do: a good kernel may beat them
+# by a little. A chip known only by measurement gets its roofline floor from them with this much headroom,
+# so only the impossible is flagged.
+MEASURED_PEAK_HEADROOM = 1.25
+
+
+def chip_peaks(*, chip: Chip) -> tuple[float | None, dict[str, float]]:
+    """The peaks a roofline floor is computed from: the chip's own (set by an admin, or filled in from a
+    worker's measurement), else the datasheet's for a known chip, else none (no roofline check)."""
+    from evaluation.judge.backends import peaks_for
+
+    if chip.peak_bandwidth_bytes_per_s:
+        return chip.peak_bandwidth_bytes_per_s, dict(chip.peak_flops_by_dtype or {})
+    return peaks_for(chip.slug)
+
+
+def chip_record_measured_peaks(*, slug: str, measured: dict[str, Any]) -> bool:
+    """A worker measured its device (``backends.measure_peaks``): fill the chip's peaks with them, plus
+    headroom, when the chip has none of its own and no datasheet entry. True when the chip changed."""
+    from evaluation.judge.backends import peaks_for
+
+    if peaks_for(slug)[0]:
+        return False  # the datasheet is the harder bound: keep it
+    bandwidth = float(measured["bandwidth_bytes_per_s"]) * MEASURED_PEAK_HEADROOM
+    flops = {name: float(value) * MEASURED_PEAK_HEADROOM for name, value in measured["flops_by_dtype"].items()}
+    return bool(Chip.objects.filter(slug=slug, peak_bandwidth_bytes_per_s__isnull=True).update(
+        peak_bandwidth_bytes_per_s=bandwidth, peak_flops_by_dtype=flops))
+
+
 def run_build_job(*, run: Run) -> JudgeJob:
     chip = run.chip
+    bandwidth, flops = chip_peaks(chip=chip)
     return JudgeJob(
         operator_id=run.kernel.operator.operator_id,
         source_code=run.kernel.source_code,
@@ -181,8 +211,8 @@ def run_build_job(*, run: Run) -> JudgeJob:
         time_budget_s=settings.KGB_JUDGE_BUDGET_S,
         device_wait_limit_s=settings.KGB_DEVICE_WAIT_LIMIT_S,
         run_id=str(run.pk),
-        peak_bandwidth_bytes_per_s=chip.peak_bandwidth_bytes_per_s,
-        peak_flops_by_dtype=dict(chip.peak_flops_by_dtype or {}),
+        peak_bandwidth_bytes_per_s=bandwidth,
+        peak_flops_by_dtype=flops,
     )
 
 

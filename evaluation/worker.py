@@ -87,6 +87,40 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self._stop.set()
 
 
+def record_measured_peaks() -> None:
+    """On a GPU host, once per host and device (a file next to the device lock caches it for the other pool
+    children): measure copy bandwidth and matmul rates with the device held alone, and fill them into a chip
+    that has no peaks of its own or on the datasheet (the roofline floor needs them)."""
+    import json
+    import time
+
+    from django.db import close_old_connections
+
+    from evaluation import services
+    from evaluation.judge.backends import measure_peaks
+    from evaluation.judge.device_lock import DeviceLock
+
+    chip_slug, device_type = worker_chip()
+    if device_type == "cpu":
+        return
+    lock = DeviceLock(device_type)
+    cache = lock.paths[1].with_suffix(".peaks.json")
+    try:
+        with lock.exclusive(time.monotonic() + 600):
+            if not cache.exists():
+                cache.write_text(json.dumps(measure_peaks(device_type)))
+    finally:
+        lock.close()
+    measured = json.loads(cache.read_text())
+    logger.info("measured peaks of %s: %.3g B/s, %s FLOP/s", chip_slug, measured["bandwidth_bytes_per_s"],
+                {name: f"{value:.3g}" for name, value in measured["flops_by_dtype"].items()})
+    close_old_connections()
+    if services.chip_record_measured_peaks(slug=chip_slug, measured=measured):
+        logger.info("chip %s had no peaks: filled from the measurement (+%d%% headroom)", chip_slug,
+                    round((services.MEASURED_PEAK_HEADROOM - 1) * 100))
+    close_old_connections()
+
+
 def warm_judge_in_background() -> None:
     """In each prefork child: import the judge (torch) and start its sandbox fork server ahead of the first
     run. In a thread, because Celery kills a child whose init takes longer than a few seconds."""
@@ -99,5 +133,9 @@ def warm_judge_in_background() -> None:
             logger.info("judge fork server ready in %.1f s", seconds)
         except Exception:  # the first run then starts it itself; never take the worker down
             logger.exception("warming the judge failed")
+        try:
+            record_measured_peaks()
+        except Exception:  # no roofline for an unknown chip until it works; never take the worker down
+            logger.exception("measuring the device's peaks failed")
 
     threading.Thread(target=warm, name="kgb-warm-judge", daemon=True).start()
