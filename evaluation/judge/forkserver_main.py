@@ -65,7 +65,16 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         from evaluation.judge.sandbox_worker import Worker
 
         hooks = guard.install_launch_hooks()
-        wire.send(res_write, {"event": "ready", "pid": os.getpid(), "uid": os.getuid()})
+        ready: dict[str, Any] = {"event": "ready", "pid": os.getpid(), "uid": os.getuid()}
+        prewarm_device = os.environ.pop("KGB_SANDBOX_PREWARM", "")
+        if prewarm_device:  # a spare GPU sandbox: context and compiler warmed before any job (prewarm.py)
+            try:
+                from evaluation.judge.prewarm import prewarm
+
+                ready["prewarm_s"] = prewarm(prewarm_device)
+            except Exception as error:  # the job then pays for it, as without a spare
+                ready["prewarm_error"] = f"{type(error).__name__}: {error}"[:300]
+        wire.send(res_write, ready)
         worker = Worker(cmd_read, res_write, hooks)
         try:
             worker.serve()

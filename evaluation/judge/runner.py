@@ -263,6 +263,9 @@ class _Judgement:
             if self.sandbox.ready_seconds is None:
                 ready = self.sandbox.wait_ready(self.deadline)
                 self.environment["sandbox"]["uid"] = ready.get("uid")
+                for key in ("prewarm_s", "prewarm_error"):
+                    if key in ready:
+                        self.environment["sandbox"][key] = ready[key]
         except wire.ChannelTimeout:
             raise Verdict("error", "the sandbox did not start within the budget") from None
         except (wire.PeerClosed, wire.WireError):
@@ -293,6 +296,10 @@ class _Judgement:
 
             try:
                 server = shared_forkserver(self.job.device_type)
+                if self.job.device_type != "cpu" and self.options.isolate:
+                    from evaluation.judge.pool import shared_spare
+
+                    return shared_spare(self.job.device_type, server)  # warmed during the last judgement
                 return Sandbox(self.job.device_type, isolate=self.options.isolate, forkserver=server)
             except ForkServerError as error:
                 self.environment["forkserver_error"] = str(error)

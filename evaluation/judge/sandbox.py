@@ -120,7 +120,9 @@ class Sandbox:
     """
 
     def __init__(self, device_type: str, limits: Limits = Limits(), isolate: bool = True,
-                 forkserver: Any = None) -> None:
+                 forkserver: Any = None, prewarm: bool = False) -> None:
+        """``prewarm``: a spare forked ahead of need initialises its device and Triton's compiler before it
+        says it is ready (fork-server sandboxes on a GPU only; see prewarm.py and pool.shared_spare)."""
         self.device_type = device_type
         self.limits = limits
         self.protections = Protections()
@@ -139,6 +141,8 @@ class Sandbox:
             (self.workdir / path).mkdir()
         run_env = {"HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),
                    "TRITON_CACHE_DIR": str(self.workdir / "triton-cache")}
+        if prewarm and forkserver is not None:  # (on the CPU only in tests: the interpreter has nothing to warm)
+            run_env["KGB_SANDBOX_PREWARM"] = device_type
         env = dict(base_env(device_type, limits), **run_env)
         self.protections.applied += ["scrubbed environment (allow-list)", "fresh temp cwd/HOME/TRITON_CACHE_DIR",
                                      "own process group", "rlimits: core=0, nofile, fsize, nproc",
