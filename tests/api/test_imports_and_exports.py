@@ -232,6 +232,14 @@ def test_runs_csv_export(clients, world):
     ]
     page = clients["anonymous"].get("/api/runs/?format=json&operator=aten::sin").json()
     assert [run["status"] for run in page["results"]] == ["failed_correctness"]
+    # The streamed export and the paged API give a run the same row (same columns, same values).
+    exported = next(row for row in rows if int(row["id"]) == world["runs"]["public_cos"].pk)
+    api = clients["owner"].get(f"/api/runs/{world['runs']['public_cos'].pk}/?format=json").json()
+    assert list(exported) == [column for column in api if column in exported]
+    assert set(exported) <= set(api)
+    for column in ("id", "kernel", "submission", "method", "operator_id", "chip", "status", "cases_total",
+                   "operator_version"):
+        assert exported[column] == str(api[column]), column
 
 
 def test_prompts_come_from_the_catalogs_prompt_module(clients, world, monkeypatch):
