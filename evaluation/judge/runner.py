@@ -343,11 +343,12 @@ class _Judgement:
             raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
 
     def _device_shared(self) -> contextlib.AbstractContextManager[None]:
-        """Around one correctness case: the GPU shared with other judges' correctness, never with timing."""
+        """Around GPU work outside timing (inputs, references, the sandbox's calls, comparisons): the GPU
+        shared with other judges' such work, never with their timed loops."""
         return self._device(exclusive=False)
 
     def _device_exclusive(self) -> contextlib.AbstractContextManager[None]:
-        """Around one timed case: no other judge's kernel runs on the GPU meanwhile."""
+        """Around an operator's timed loops: no other judge's kernel runs on the GPU meanwhile."""
         return self._device(exclusive=True)
 
     @contextlib.contextmanager
@@ -422,7 +423,7 @@ class _Judgement:
             self.add_stage("correctness.inputs", built - started)
             expected = self._expected(case, sent)
             if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
-                self.poison_keys[case.case_id] = self._pure_output_keys(case, seed, entry, expected)
+                self.poison_keys[case.case_id] = self._pure_output_keys(case, sent, entry, expected)
                 self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
                 self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
                     item.numel() * item.element_size() for item in flat_tensors(expected))
@@ -487,7 +488,7 @@ class _Judgement:
                 raise Verdict("failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier,
                               message=message)
             if self.spec.fp64_relative_bound is not None:
-                self._fp64_opinion(case, tier, seed, outputs)
+                self._fp64_opinion(case, tier, before, outputs)
             if wants_repeat:
                 self._draws_differ(reply, blobs[repeat_offset:offset], case, tier, before, outputs, expected)
             if wants_ghost:
@@ -558,9 +559,10 @@ class _Judgement:
                 return repr(key)
         return ""
 
-    def _fp64_opinion(self, case: Case, tier: str, seed: int, outputs: tuple[Any, ...]) -> None:
-        # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU).
-        call64 = _to_device(self._make_call(case, seed), self.reference_device)
+    def _fp64_opinion(self, case: Case, tier: str, before: Call, outputs: tuple[Any, ...]) -> None:
+        # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU), on
+        # the inputs the candidate got (pure outputs poisoned: the reference ignores them, _pure_output_keys).
+        call64 = _to_device(before, self.reference_device)
         call64 = Call(args=_map_tensors(call64.args, _widen), kwargs=_map_tensors(call64.kwargs, _widen))
         expected64 = _map_tensors(self.spec.outputs_of(case, call64, self.spec.reference(case, call64)),
                                   lambda t: t.detach())
@@ -572,7 +574,7 @@ class _Judgement:
                           tier=tier, message=f"||out-ref64||/||ref64|| = {error:.3g} > {bound:g}")
         self.check("fp64_second_opinion", "passed", f"bound {bound:g}")
 
-    def _pure_output_keys(self, case: Case, seed: int, entry: Any, expected: tuple[Any, ...]) -> list[Any]:
+    def _pure_output_keys(self, case: Case, sent: Call, entry: Any, expected: tuple[Any, ...]) -> list[Any]:
         """Mutated arguments whose prior contents the reference ignores (``out=`` buffers, vLLM ``out``):
         those are poisoned before the call. In-out arguments (in-place ``self``, BLAS ``y``) are not. A record
         that says ``mutated_are_inputs`` (cuBLAS: C = alpha*AB + beta*C, padding that must stay) is taken at
@@ -581,16 +583,14 @@ class _Judgement:
             return []
         keys = []
         for key in entry.mutates:
-            call = self._make_call(case, seed)
-            target = call.get(key)
-            if sum(tensor.numel() for tensor in flat_tensors(target)) == 0:
+            if sum(tensor.numel() for tensor in flat_tensors(sent.get(key))) == 0:
                 continue
-            poison_tree(target)
-            private = _to_device(call, self.reference_device)
+            private = _to_device(sent, self.reference_device)  # a copy: ``sent`` itself stays as drawn
+            poison_tree(private.get(key))
             returned = self.spec.reference(case, private)
             outputs = _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
             if self.spec.judgement == "statistical" or compare_outputs(
-                    self.spec, case, call, outputs, expected) is None:
+                    self.spec, case, sent, outputs, expected) is None:
                 keys.append(key)
         return keys
 
@@ -628,7 +628,7 @@ class _Judgement:
         from evaluation.judge.timing_trusted import run_timing
 
         started = time.monotonic()
-        run_timing(self)  # takes the device alone for each timed case (device_lock)
+        run_timing(self)  # takes the device alone for its timed loops (device_lock)
         self.stage_seconds["timing"] = round(time.monotonic() - started, 4)
 
 

@@ -243,13 +243,7 @@ class Worker:
     def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
         from evaluation.judge.timing_sandbox import time_interleaved
 
-        if "sets_key" in header:  # loaded ahead (time_load)
-            candidate_sets, reference_sets = self.timing_sets.pop(str(header["sets_key"]))
-        else:
-            decoder = wire.Decoder(blobs, self.device)
-            candidate_sets = [decoder.decode(item) for item in header["candidate_sets"]]
-            reference_sets = [decoder.decode(item) for item in header["reference_sets"]]
-            self.keep_alive.extend(candidate_sets + reference_sets)
+        candidate_sets, reference_sets = self.timing_sets.pop(str(header["sets_key"]))  # from time_load
         function = getattr(self.module, header["entry_point"])
         reference = _reference_callable(header)
         rng = random.Random(header["spot_seed"])

@@ -46,16 +46,14 @@ def run_timing(judgement: _Judgement) -> None:
         if judgement._remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
             break
-        tier, case, header, blobs_out, first_call, sent_bytes = _prepare_case(judgement, tier, case)
+        load, blobs_out, header, first_call = _prepare_case(judgement, case)
+        sent_bytes = sum(len(blob) for blob in blobs_out)
         # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
-        load = {"op": "time_load", "key": case.case_id, "candidate_sets": header.pop("candidate_sets"),
-                "reference_sets": header.pop("reference_sets")}
         with judgement._device_shared():
             loaded, _ = judgement._request(load, blobs_out, case, tier)
         if not loaded.get("ok"):
             raise Verdict("error", f"timing case {case.case_id}: the sandbox could not load its input sets: "
                           f"{str(loaded.get('error', ''))[-500:]}")
-        header["sets_key"] = case.case_id
         prepared.append((tier, case, header, first_call, sent_bytes))
     judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
     started = time.perf_counter()
@@ -155,8 +153,10 @@ def run_timing(judgement: _Judgement) -> None:
 ROTATION_BYTES = 128 * 1024 * 1024
 
 
-def _prepare_case(judgement: _Judgement, tier: str, case: Any) -> tuple[Any, ...]:
-    """One timed case's request: rotating input sets for each side, drawn from the secret seed and encoded."""
+def _prepare_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
+    """One timed case: the ``time_load`` message shipping its rotating input sets (drawn from the secret seed,
+    candidate and reference apart) with their blobs, the ``time`` message that later runs the loop on them,
+    and the first set's call (for the roofline's byte count)."""
     from evaluation.judge.runner import _call_bytes, _seed
 
     spec, options = judgement.spec, judgement.options.timing
@@ -174,9 +174,11 @@ def _prepare_case(judgement: _Judgement, tier: str, case: Any) -> tuple[Any, ...
                 sets = sets_for(options.sets_per_side, _call_bytes(call))
             bucket.append(encoder.encode({"args": call.args, "kwargs": call.kwargs}))
         index += 1
+    load = {"op": "time_load", "key": case.case_id, "candidate_sets": candidate_sets,
+            "reference_sets": reference_sets}
     header = {
-        "op": "time", "entry_point": case.entry_point, "operator_id": spec.operator_id, "case": case.to_json(),
-        "candidate_sets": candidate_sets, "reference_sets": reference_sets,
+        "op": "time", "sets_key": case.case_id, "entry_point": case.entry_point, "operator_id": spec.operator_id,
+        "case": case.to_json(),
         "budget_s": min(options.budget_s_per_case, max(1.0, judgement._remaining() / 4)),
         "rse_target": options.rse_target, "min_iterations": options.min_iterations,
         "max_iterations": options.max_iterations, "spot_checks": options.spot_checks,
@@ -185,7 +187,7 @@ def _prepare_case(judgement: _Judgement, tier: str, case: Any) -> tuple[Any, ...
         "restore_keys": [key for key in spec.entry_point(case.entry_point).mutates
                          if key not in judgement.poison_keys.get(case.case_id, [])],
     }
-    return tier, case, header, encoder.blobs, first_call, sum(len(blob) for blob in encoder.blobs)
+    return load, encoder.blobs, header, first_call
 
 
 def select_timed_cases(cases: list[tuple[str, Any]], case_bytes: dict[str, int], limit: int,
