@@ -15,11 +15,14 @@ from evaluation.judge.wire import Unsupported
 
 
 def flat_tensors(value: Any) -> list[torch.Tensor]:
-    """The tensors of a value, walking lists and tuples (cuBLAS pointer arrays, vLLM per-layer caches)."""
+    """The tensors of a value, walking lists and tuples (cuBLAS pointer arrays, vLLM per-layer caches) and
+    dict values (the wire carries dicts)."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
         return [tensor for item in value for tensor in flat_tensors(item)]
+    if isinstance(value, dict):
+        return [tensor for item in value.values() for tensor in flat_tensors(item)]
     return []
 
 

@@ -7,9 +7,8 @@ import random
 import statistics
 from typing import Any
 
-import torch
-
 from evaluation.catalog.spec import Call, Case, OperatorSpec
+from evaluation.judge.compare import flat_tensors
 
 
 def median_iqr(samples: list[float]) -> tuple[float, float]:
@@ -49,26 +48,16 @@ def bootstrap_speedup_ci(samples: list[tuple[list[float], list[float]]], rng: ra
     return estimates[int(0.025 * (len(estimates) - 1))], estimates[int(0.975 * (len(estimates) - 1))]
 
 
-def _tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [tensor for item in value for tensor in _tensors(item)]
-    if isinstance(value, dict):
-        return [tensor for item in value.values() for tensor in _tensors(item)]
-    return []
-
-
 def roofline_floor_ms(spec: OperatorSpec, case: Case, call: Call, outputs: tuple[Any, ...],
                       peak_bandwidth: float | None, peak_flops: dict[str, float]) -> float | None:
     """max(bytes / peak bandwidth, flops / peak flops[dtype]) in ms; None without peaks."""
     if not peak_bandwidth:
         return None
-    output_tensors = _tensors(outputs)
+    output_tensors = flat_tensors(outputs)
     if spec.bytes_moved is not None:
         moved = spec.bytes_moved(case)
     else:
-        inputs = _tensors(call.args) + _tensors(call.kwargs)
+        inputs = flat_tensors(list(call.args)) + flat_tensors(list(call.kwargs.values()))
         moved = sum(t.numel() * t.element_size() for t in inputs + output_tensors)
     flops = spec.flops(case) if spec.flops is not None else sum(t.numel() for t in output_tensors)
     dtype = str(output_tensors[0].dtype).removeprefix("torch.") if output_tensors else "float32"
