@@ -185,13 +185,21 @@ def chip_peaks(*, chip: Chip) -> tuple[float | None, dict[str, float]]:
     return peaks_for(chip.slug)
 
 
-def chip_record_measured_peaks(*, slug: str, measured: dict[str, Any]) -> bool:
-    """A worker measured its device (``backends.measure_peaks``): fill the chip's peaks with them, plus
-    headroom, when the chip has none of its own and no datasheet entry. True when the chip changed."""
+def chip_wants_measured_peaks(*, slug: str) -> bool:
+    """Whether a measurement of the chip would be used: it has no datasheet entry (the harder bound, kept
+    when there is one) and no peaks of its own."""
     from evaluation.judge.backends import peaks_for
 
     if peaks_for(slug)[0]:
-        return False  # the datasheet is the harder bound: keep it
+        return False
+    return not Chip.objects.filter(slug=slug, peak_bandwidth_bytes_per_s__isnull=False).exists()
+
+
+def chip_record_measured_peaks(*, slug: str, measured: dict[str, Any]) -> bool:
+    """A worker measured its device (``backends.measure_peaks``): fill the chip's peaks with them, plus
+    headroom, when ``chip_wants_measured_peaks``. True when the chip changed."""
+    if not chip_wants_measured_peaks(slug=slug):
+        return False
     bandwidth = float(measured["bandwidth_bytes_per_s"]) * MEASURED_PEAK_HEADROOM
     flops = {name: float(value) * MEASURED_PEAK_HEADROOM for name, value in measured["flops_by_dtype"].items()}
     return bool(Chip.objects.filter(slug=slug, peak_bandwidth_bytes_per_s__isnull=True).update(

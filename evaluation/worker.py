@@ -88,9 +88,9 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
 
 def record_measured_peaks() -> None:
-    """On a GPU host, once per host and device (a file next to the device lock caches it for the other pool
-    children): measure copy bandwidth and matmul rates with the device held alone, and fill them into a chip
-    that has no peaks of its own or on the datasheet (the roofline floor needs them)."""
+    """On a GPU host whose chip has no peaks of its own or on the datasheet (the roofline floor needs them):
+    measure copy bandwidth and matmul rates with the device held alone, once per host and device (a file next
+    to the device lock caches it for the other pool children), and fill them into the chip."""
     import json
     import time
 
@@ -103,6 +103,11 @@ def record_measured_peaks() -> None:
     chip_slug, device_type = worker_chip()
     if device_type == "cpu":
         return
+    close_old_connections()
+    services.chip_ensure(slug=chip_slug, device_type=device_type)  # the heartbeat may not have registered it yet
+    if not services.chip_wants_measured_peaks(slug=chip_slug):
+        close_old_connections()
+        return  # a datasheet or an admin gave it peaks: no need to take the device away from judgements
     lock = DeviceLock(device_type)
     cache = lock.paths[1].with_suffix(".peaks.json")
     try:

@@ -17,6 +17,7 @@ def test_a_known_chip_without_peaks_of_its_own_uses_the_datasheet():
     assert chip.peak_bandwidth_bytes_per_s is None
     bandwidth, flops = services.chip_peaks(chip=chip)
     assert bandwidth == PEAKS["nvidia-h200"][0] and flops["bfloat16"] == PEAKS["nvidia-h200"][1]["bfloat16"]
+    assert services.chip_wants_measured_peaks(slug="nvidia-h200") is False  # the worker does not measure it
     assert services.chip_record_measured_peaks(slug="nvidia-h200", measured=MEASURED) is False
     chip.refresh_from_db()
     assert chip.peak_bandwidth_bytes_per_s is None  # the datasheet is the harder bound: kept
@@ -26,7 +27,9 @@ def test_a_known_chip_without_peaks_of_its_own_uses_the_datasheet():
 def test_an_unknown_chip_gets_its_measured_peaks_with_headroom_once():
     services.chip_ensure(slug="acme-x1", device_type="cuda")
     assert services.chip_peaks(chip=Chip.objects.get(slug="acme-x1")) == (None, {})
+    assert services.chip_wants_measured_peaks(slug="acme-x1") is True
     assert services.chip_record_measured_peaks(slug="acme-x1", measured=MEASURED) is True
+    assert services.chip_wants_measured_peaks(slug="acme-x1") is False
     chip = Chip.objects.get(slug="acme-x1")
     assert chip.peak_bandwidth_bytes_per_s == pytest.approx(2.5e12)
     assert chip.peak_flops_by_dtype == {"bfloat16": pytest.approx(5.0e14), "float32": pytest.approx(6.25e13)}
