@@ -114,6 +114,13 @@ class Backend:
         module = self.module()
         return HostClockEvent if module is None else module.Event
 
+    def stream_spin(self) -> Any:
+        """A device-side busy wait of N clock cycles on the current stream (CUDA's ``_sleep``), which the
+        timing loop uses to keep host launch overhead out of timed windows; None where the family lacks one
+        (its timings then include whatever host latency its L2 flush does not hide)."""
+        module = self.module()
+        return getattr(module, "_sleep", None) if module is not None else None
+
     def set_memory_fraction(self, fraction: float, device: Any) -> bool:
         """Cap this process's share of device memory; False where the family has no such cap."""
         module = self.module()

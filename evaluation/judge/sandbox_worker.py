@@ -255,7 +255,8 @@ class Worker:
             min_launches=1, math_isfinite=math.isfinite, poison_keys=list(header.get("poison_keys", [])),
             restore_keys=list(header.get("restore_keys", [])),
             host_clock=self.device.type == "cpu", event_class=self.backend.event_class(),
-            synchronize=self.backend.synchronize,
+            synchronize=self.backend.synchronize, spin=self.backend.stream_spin(),
+            clock_warmup_s=float(header["clock_warmup_s"]) if "clock_warmup_s" in header else None,
         )
 
 

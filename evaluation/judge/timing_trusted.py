@@ -9,6 +9,7 @@ roofline flag, GPU clocks before/after, and a final correctness check on one fre
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,7 @@ from evaluation.catalog.spec import Call
 from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.compare import compare_outputs
-from evaluation.judge.timing_sandbox import relative_standard_error_of_median
+from evaluation.judge.timing_sandbox import CLOCK_WARMUP_S, relative_standard_error_of_median
 from evaluation.judge.timing_stats import bootstrap_speedup_ci, geometric_mean, median_iqr, roofline_floor_ms
 
 # How much longer than the reference's the candidate's end->settled tail may be (host jitter).
@@ -61,7 +62,9 @@ def run_timing(judgement: _Judgement) -> None:
     judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
     replies = []
     with judgement._device_exclusive():
-        for tier, case, header, first_call, sent_bytes in prepared:
+        for index, (tier, case, header, first_call, sent_bytes) in enumerate(prepared):
+            # Only the first case spins the clocks up; the others follow it with the device still busy.
+            header = dict(header, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
             host_started = time.perf_counter()
             reply, blobs = judgement._request(header, [], case, tier,
                                               reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
@@ -118,6 +121,7 @@ def run_timing(judgement: _Judgement) -> None:
                 "stop_reason": str(reply.get("stop_reason", "")),
                 "candidate_tail_ms": candidate_tail, "reference_tail_ms": reference_tail,
                 "reference_kind": reference_kind, "timed_against": reference_kind,
+                "holds": _numbers_only(reply.get("holds")),
             }
             result.roofline_floor_ms = floor
             result.below_roofline = floor is not None and candidate_median < floor
@@ -188,6 +192,15 @@ def _prepare_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any], lis
                          if key not in judgement.poison_keys.get(case.case_id, [])],
     }
     return load, encoder.blobs, header, first_call
+
+
+def _numbers_only(value: Any) -> dict[str, float] | None:
+    """The sandbox's stream-hold summary as evidence: names and finite numbers only (it comes from the
+    kernel's process, so nothing else is kept)."""
+    if not isinstance(value, dict):
+        return None
+    return {str(key)[:40]: float(item) for key, item in list(value.items())[:16]
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item)}
 
 
 def select_timed_cases(cases: list[tuple[str, Any]], case_bytes: dict[str, int], limit: int,

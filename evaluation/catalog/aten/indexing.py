@@ -64,9 +64,12 @@ def _index_put_cases(entry_point: str, shapes_counts, dtypes) -> tuple[Case, ...
             for dtype in dtypes:
                 cases.append(case(entry_point, shape=shape, count=min(count, _limit(shape, mode)), mode=mode,
                                   dtype=dtype, accumulate=False))
+            # Repeats are the point of accumulate, but a bounded number of them: "cols" of [100000, 64] with
+            # 30000 indices asked for 3e9 values (12 GB of float32), more than a judge host can ship to a
+            # sandbox (the H200 run of 2026-11-29 lost its sandbox there). Four per position on average.
             for dtype in ("float32", "bfloat16"):
-                cases.append(case(entry_point, shape=shape, count=count, mode=mode, dtype=dtype, accumulate=True,
-                                  reduce_dim=_accumulate_reduce_dim(dtype)))
+                cases.append(case(entry_point, shape=shape, count=min(count, 4 * _limit(shape, mode)), mode=mode,
+                                  dtype=dtype, accumulate=True, reduce_dim=_accumulate_reduce_dim(dtype)))
     cases.append(case(entry_point, shape=shapes_counts[-1][0], count=3, mode="rows", dtype="float32",
                       accumulate=False, layout="transposed"))
     return tuple(cases)

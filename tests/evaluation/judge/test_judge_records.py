@@ -234,6 +234,54 @@ def test_timing_stops_at_the_first_limit_and_says_which():
     assert (run(60.0, 1e9)["stop_reason"], run(60.0, 1e9)["iterations"]) == ("rse", 20)
 
 
+def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
+    # The device-side spin before each start event is sized from the side's recent host enqueue times (so
+    # launch overhead never sits inside a timed window), capped at HOLD_MAX_MS: a wrapper that spends longer
+    # on the host pays for the excess, and such calls are counted as exposed. Host clock stand-ins here: the
+    # "spin" sleeps on the host, one cycle per nanosecond.
+    import time
+
+    from evaluation.judge.backends import HostClockEvent
+    from evaluation.judge.timing_sandbox import HOLD_MARGIN, HOLD_MAX_MS
+
+    spins: list[int] = []
+
+    def spin(cycles: int) -> None:
+        spins.append(cycles)
+        time.sleep(cycles / 1e9)
+
+    def run(host_work_s: float) -> dict:
+        spins.clear()
+        sets = [{"args": [torch.ones(4)], "kwargs": {}}, {"args": [torch.ones(4)], "kwargs": {}}]
+
+        def candidate(x):
+            time.sleep(host_work_s)
+            return x
+
+        return time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=sets,
+                                reference_sets=sets, flush_buffer=None, budget_s=60.0, rse_target=0.0,
+                                min_iterations=10, max_iterations=10, spot_checks=0, rng=random.Random(0),
+                                keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
+                                event_class=HostClockEvent, synchronize=lambda: None, spin=spin)
+
+    quick = run(0.0003)["holds"]
+    assert 0.5e6 < quick["cycles_per_ms"] < 1.5e6  # calibrated against the events
+    assert HOLD_MARGIN * 0.3 <= quick["candidate_hold_ms"] < HOLD_MAX_MS
+    assert quick["candidate_hold_ms"] > quick["reference_hold_ms"]  # each side sized by its own calls
+    assert quick["candidate_exposed_calls"] <= 1
+    slow = run(0.003)["holds"]
+    assert slow["candidate_hold_ms"] == HOLD_MAX_MS
+    assert slow["candidate_exposed_calls"] == 10  # every timed call outlasted its capped hold
+    assert max(spins) <= HOLD_MAX_MS * slow["cycles_per_ms"] * 1.01 or max(spins) == 1_000_000  # calibration
+    # The interpreter's host-clock path never spins.
+    assert time_interleaved(candidate=lambda x: x, reference=lambda args, kwargs: None,
+                            candidate_sets=[{"args": [torch.ones(4)], "kwargs": {}}],
+                            reference_sets=[{"args": [torch.ones(4)], "kwargs": {}}], flush_buffer=None,
+                            budget_s=1.0, rse_target=0.0, min_iterations=3, max_iterations=3, spot_checks=0,
+                            rng=random.Random(0), keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
+                            host_clock=True, spin=spin)["holds"] is None
+
+
 def test_default_timing_budget_is_small():
     options = TimingOptions()
 
