@@ -61,7 +61,7 @@ def _offsets(idx, size1, size2, size3, size4, s0, s1, s2, s3, s4):
 def _div_kernel(x_ptr, y_ptr, out_ptr, y_scalar, n, size1, size2, size3, size4,
                 xs0, xs1, xs2, xs3, xs4, ys0, ys1, ys2, ys3, ys4, os0, os1, os2, os3, os4,
                 Y_SCALAR: tl.constexpr, FLOAT_MATH: tl.constexpr, MODE: tl.constexpr, FLAT: tl.constexpr,
-                BLOCK: tl.constexpr):
+                INVERSE: tl.constexpr, BLOCK: tl.constexpr):
     idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = idx < n
     if FLAT:
@@ -78,12 +78,30 @@ def _div_kernel(x_ptr, y_ptr, out_ptr, y_scalar, n, size1, size2, size3, size4,
     else:
         y = tl.load(y_ptr + y_off, mask=mask, other=1)
     if FLOAT_MATH:
-        # IEEE division (div_rn), not the fast approximate one: 6 / 3 must be exactly 2 before floor/trunc.
-        q = tl.div_rn(x.to(tl.float32), y.to(tl.float32))
-        if MODE == 1:
-            q = tl.where(q < 0, tl.ceil(q), tl.floor(q))
-        elif MODE == 2:
-            q = tl.floor(q)
+        a = x.to(tl.float32)
+        b = y.to(tl.float32)
+        if MODE == 2:
+            # torch's div_floor_floating: floor of (a - fmod(a, b)) / b, corrected, so exact multiples land on
+            # the right integer. torch on CUDA multiplies by the divisor's float reciprocal when the divisor
+            # is a Python scalar (INVERSE); its CPU kernels divide. Either way the boundaries match torch.
+            mod = a % b  # fmod: the sign of a
+            if INVERSE:
+                div = (a - mod) * tl.div_rn(1.0, b)
+            else:
+                div = tl.div_rn(a - mod, b)
+            div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+            floored = tl.floor(div)
+            floored = tl.where(div - floored > 0.5, floored + 1.0, floored)
+            q = tl.where(div != 0, floored, tl.div_rn(a, b) * 0.0)  # a signed zero, as copysign(0, a / b)
+            q = tl.where(b == 0, tl.div_rn(a, b), q)
+        else:
+            # IEEE division (div_rn), not the fast approximate one: 6 / 3 must be exactly 2 before trunc.
+            if INVERSE:
+                q = a * tl.div_rn(1.0, b)
+            else:
+                q = tl.div_rn(a, b)
+            if MODE == 1:
+                q = tl.where(q < 0, tl.ceil(q), tl.floor(q))
     else:
         q = x // y  # integer division truncates toward zero
         if MODE == 2:
@@ -105,11 +123,13 @@ def _launch(x, y, out, rounding_mode=None):
     y_scalar = not isinstance(y, torch.Tensor)
     operands = (x, out) if y_scalar else (x, y, out)
     float_math = x.dtype.is_floating_point or y_scalar or y.dtype.is_floating_point or rounding_mode is None
+    # torch on CUDA divides by a nonzero Python scalar as a multiplication by its float reciprocal.
+    inverse = y_scalar and x.is_cuda and float_math and float(y) != 0
     _div_kernel[_grid(n)](
         x, x if y_scalar else y, out, y if y_scalar else 0, n, *_sizes(shape),
         *_strides(x, shape), *([0] * MAX_DIMS if y_scalar else _strides(y, shape)), *_strides(out, shape),
         Y_SCALAR=y_scalar, FLOAT_MATH=float_math, MODE=MODES[rounding_mode], FLAT=_flat(shape, *operands),
-        BLOCK=BLOCK_SIZE)
+        INVERSE=inverse, BLOCK=BLOCK_SIZE)
     return out
 
 

@@ -18,7 +18,8 @@ def _round(x, dtype: tl.constexpr):
 
 
 @triton.jit
-def _fused_add_rms_norm_kernel(x_ptr, r_ptr, w_ptr, n_cols, x_row_stride, r_row_stride, eps, BLOCK: tl.constexpr):
+def _fused_add_rms_norm_kernel(x_ptr, r_ptr, w_ptr, n_cols, inv_n, x_row_stride, r_row_stride, eps,
+                               BLOCK: tl.constexpr):
     row = tl.program_id(0)
     offsets = tl.arange(0, BLOCK)
     mask = offsets < n_cols
@@ -28,7 +29,8 @@ def _fused_add_rms_norm_kernel(x_ptr, r_ptr, w_ptr, n_cols, x_row_stride, r_row_
     z = _round(x + r, dtype)  # the sum is stored in the tensor dtype
     tl.store(r_ptr + row * r_row_stride + offsets, z, mask=mask)
     zf = z.to(tl.float32)
-    inverse = tl.math.rsqrt(tl.sum(zf * zf, axis=0) / n_cols + eps)
+    # mean as torch's reduction takes it: the sum times a float 1/n (Triton's fp32 '/' is approximate)
+    inverse = tl.math.rsqrt(tl.sum(zf * zf, axis=0) * inv_n + eps)
     normalised = _round(zf * inverse, dtype).to(tl.float32)
     weight = tl.load(w_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
     tl.store(x_ptr + row * x_row_stride + offsets, _round(normalised * weight, dtype), mask=mask)
@@ -36,5 +38,5 @@ def _fused_add_rms_norm_kernel(x_ptr, r_ptr, w_ptr, n_cols, x_row_stride, r_row_
 
 def fused_add_rms_norm(input, residual, weight, epsilon):
     rows, cols = input.shape
-    _fused_add_rms_norm_kernel[(rows,)](input, residual, weight, cols, input.stride(0), residual.stride(0), epsilon,
+    _fused_add_rms_norm_kernel[(rows,)](input, residual, weight, cols, 1.0 / cols, input.stride(0), residual.stride(0), epsilon,
                                         BLOCK=triton.next_power_of_2(cols))

@@ -18,12 +18,14 @@ def _round(x, dtype: tl.constexpr):
 
 
 @triton.jit
-def _rms_norm_kernel(out_ptr, x_ptr, w_ptr, n_cols, x_row_stride, out_row_stride, eps, BLOCK: tl.constexpr):
+def _rms_norm_kernel(out_ptr, x_ptr, w_ptr, n_cols, inv_n, x_row_stride, out_row_stride, eps,
+                     BLOCK: tl.constexpr):
     row = tl.program_id(0)
     offsets = tl.arange(0, BLOCK)
     mask = offsets < n_cols
     x = tl.load(x_ptr + row * x_row_stride + offsets, mask=mask, other=0.0).to(tl.float32)
-    inverse = tl.math.rsqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    # mean as torch's reduction takes it: the sum times a float 1/n (Triton's fp32 '/' is approximate)
+    inverse = tl.math.rsqrt(tl.sum(x * x, axis=0) * inv_n + eps)
     # vLLM rounds the normalised value to the tensor dtype, then multiplies by the weight in that dtype
     normalised = _round(x * inverse, out_ptr.dtype.element_ty).to(tl.float32)
     weight = tl.load(w_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
@@ -32,5 +34,5 @@ def _rms_norm_kernel(out_ptr, x_ptr, w_ptr, n_cols, x_row_stride, out_row_stride
 
 def rms_norm(out, input, weight, epsilon):
     rows, cols = input.shape
-    _rms_norm_kernel[(rows,)](out, input, weight, cols, input.stride(0), out.stride(0), epsilon,
+    _rms_norm_kernel[(rows,)](out, input, weight, cols, 1.0 / cols, input.stride(0), out.stride(0), epsilon,
                               BLOCK=triton.next_power_of_2(cols))

@@ -4,7 +4,8 @@ import torch
 import triton
 import triton.language as tl
 
-_RNE_MAGIC = 12582912.0  # 1.5 * 2**23: (v + M) - M rounds an fp32 |v| < 2**22 half to even
+_RNE_MAGIC = tl.constexpr(12582912.0)  # a constexpr: Triton on a GPU reads no other globals.
+# 1.5 * 2**23: (v + M) - M rounds an fp32 |v| < 2**22 half to even
 
 
 @triton.jit

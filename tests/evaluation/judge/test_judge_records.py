@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 import torch
 from conftest import check_outcomes, kernel_source, small_cos_record
@@ -303,3 +304,19 @@ def test_large_cases_rotate_fewer_input_sets():
     from evaluation.judge.timing_trusted import sets_for
 
     assert [sets_for(4, size) for size in (1 << 10, 20 << 20, 40 << 20, 1 << 30)] == [4, 3, 2, 2]
+
+
+def test_ghost_replay_never_convicts_where_the_poison_is_the_right_answer(warm_forkserver):
+    # fmax of two NaNs is NaN, which the case allows and which is also what the replay fills fresh memory
+    # with: a no-op replay then proves nothing (it rejected the honest reference kernel on the H200). A case
+    # whose answer is not the poison still convicts a kernel that needs no launch (cheats/cache_by_shape.py).
+    from evaluation.judge.records import find_operator
+
+    spec = find_operator("aten::fmax")
+    all_nan = Case("fmax", {"shape": [], "other_shape": [], "dtype": "float32", "nan_fraction": 1.0}, allow_nan=True)
+    source = (Path(__file__).resolve().parents[3] / "evaluation/catalog/reference_kernels/aten__fmax.py").read_text()
+    job = JudgeJob("aten::fmax", source, "cpu-interpreter", "cpu", time_budget_s=120)
+    result = judge_with(job, JudgeOptions(spec=dataclasses.replace(spec, smoke=(all_nan,))))
+
+    assert result.status == "passed", result.reason
+    assert result.case_results[0].passed
