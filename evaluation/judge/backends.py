@@ -121,6 +121,11 @@ class Backend:
         module = self.module()
         return getattr(module, "_sleep", None) if module is not None else None
 
+    def current_stream_reader(self) -> Any:
+        """A function returning the current stream (comparable with ==), or None where the family has none."""
+        module = self.module()
+        return getattr(module, "current_stream", None) if module is not None else None
+
     def set_memory_fraction(self, fraction: float, device: Any) -> bool:
         """Cap this process's share of device memory; False where the family has no such cap."""
         module = self.module()

@@ -79,11 +79,24 @@ class GuardState:
         self.paused = 0
         self.auditing = False
         self.compute_ops: list[str] = []
+        # Timed calls: the stream the timing loop records its events on, how to read the current one, and
+        # how many launches / tensor ops this call issued on any other stream (work the events never see).
+        self.timed_stream: Any = None
+        self.stream_of: Any = None
+        self.foreign_stream_work = 0
 
     def reset(self, *, ghost: bool) -> None:
         self.launches = 0
         self.ghost = ghost
         self.compute_ops = []
+        self.foreign_stream_work = 0
+
+    def watch_stream(self, stream: Any, stream_of: Any) -> None:
+        """Count work issued on any stream but ``stream`` (``stream_of()`` reads the current one); None: stop."""
+        self.timed_stream, self.stream_of = stream, stream_of
+
+    def off_timed_stream(self) -> bool:
+        return self.timed_stream is not None and self.stream_of() != self.timed_stream
 
 
 STATE = GuardState()
@@ -93,7 +106,11 @@ class AuditMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
-        if STATE.paused or not STATE.auditing:
+        if STATE.paused:
+            return result
+        if STATE.off_timed_stream():
+            STATE.foreign_stream_work += 1
+        if not STATE.auditing:
             return result
         packet = func._overloadpacket.__name__
         if packet not in ALLOWED_ATEN:
@@ -118,6 +135,8 @@ def _wrap_run(original: Any) -> Any:
     def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         if not warmup:
             STATE.launches += 1
+            if STATE.off_timed_stream():
+                STATE.foreign_stream_work += 1
             if STATE.ghost:
                 return None
         STATE.paused += 1

@@ -257,6 +257,7 @@ class Worker:
             host_clock=self.device.type == "cpu", event_class=self.backend.event_class(),
             synchronize=self.backend.synchronize, spin=self.backend.stream_spin(),
             clock_warmup_s=float(header["clock_warmup_s"]) if "clock_warmup_s" in header else None,
+            stream_of=self.backend.current_stream_reader(),
         )
 
 

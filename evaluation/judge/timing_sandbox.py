@@ -61,9 +61,15 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                      host_clock: bool = False, event_class: Any = None,
                      synchronize: Callable[[], None] | None = None,
                      spin: Callable[[int], None] | None = None,
-                     clock_warmup_s: float | None = None) -> dict[str, Any]:
-    """``event_class`` / ``synchronize`` / ``spin``: the device family's (``backends.Backend``); CUDA's by
-    default, host-clock stand-ins (and no spin) with ``host_clock`` (tests of this path on the interpreter)."""
+                     clock_warmup_s: float | None = None,
+                     stream_of: Callable[[], Any] | None = None) -> dict[str, Any]:
+    """``event_class`` / ``synchronize`` / ``spin`` / ``stream_of`` (the current stream): the device family's
+    (``backends.Backend``); CUDA's by default, host-clock stand-ins (no spin, no streams) with ``host_clock``
+    (tests of this path on the interpreter).
+
+    Timed candidate calls run under the same dispatch audit as correctness calls, and every launch or tensor
+    op they issue on a stream other than the timed one is counted: while the stream is held, other streams
+    run freely, so work hidden there would finish before the start event and never be timed."""
     if host_clock:
         event_class, synchronize, spin = HostClockEvent, (lambda: None), None
     event_class = event_class or torch.cuda.Event
@@ -83,6 +89,9 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     reference_tail_ms: list[float] = []
     host_ms_total = 0.0
     low_launch_calls = 0
+    foreign_stream_calls = 0
+    compute_calls = 0
+    compute_ops: set[str] = set()
     spot_iterations = set(rng.sample(range(min_iterations), k=min(spot_checks, min_iterations)))
     blobs: list[bytes] = []
     spots: list[Any] = []
@@ -115,9 +124,17 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                 spot = iteration - warmup in spot_iterations
                 before = _clone_call(call) if spot else None
                 guard.STATE.reset(ghost=False)
+                if stream_of is not None:
+                    guard.STATE.watch_stream(stream_of(), stream_of)
                 host_start = time.perf_counter()
                 start.record()
-                returned = candidate(*call["args"], **call["kwargs"])
+                guard.STATE.auditing = True
+                try:
+                    with guard.AuditMode():
+                        returned = candidate(*call["args"], **call["kwargs"])
+                finally:
+                    guard.STATE.auditing = False
+                    guard.STATE.watch_stream(None, None)
                 end.record()
                 if holds is not None:
                     holds.enqueued(side, (time.perf_counter() - host_start) * 1000, counted=iteration >= warmup)
@@ -127,6 +144,11 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                 host_ms_total += (time.perf_counter() - host_start) * 1000
                 if guard.STATE.launches < min_launches:
                     low_launch_calls += 1
+                if guard.STATE.foreign_stream_work:
+                    foreign_stream_calls += 1
+                if guard.STATE.compute_ops:
+                    compute_calls += 1
+                    compute_ops.update(guard.STATE.compute_ops)
                 if spot:
                     keep_alive.append(returned)
                     # One encoder per snapshot: the same set's storage holds other bytes at other iterations.
@@ -179,6 +201,9 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         "stop_reason": stop_reason,
         "loop_s": time.perf_counter() - started,
         "low_launch_calls": low_launch_calls,
+        "foreign_stream_calls": foreign_stream_calls,
+        "compute_calls": compute_calls,
+        "compute_ops": sorted(compute_ops)[:10],
         "reference_kind": reference_kind,
         "spots": spots,
         "_blobs": blobs,

@@ -96,6 +96,14 @@ def run_timing(judgement: _Judgement) -> None:
         if hidden:
             raise Verdict("rejected", f"timing case {case.case_id}: {hidden}", check="timing_crosscheck", case=case,
                           tier=tier, message=hidden)
+        if int(reply.get("foreign_stream_calls", 0)):
+            raise Verdict("rejected", f"timing case {case.case_id}: a timed call issued work on a stream other "
+                          "than the timed one", check="timing_crosscheck", case=case, tier=tier,
+                          message="work outside the timed stream")
+        if int(reply.get("compute_calls", 0)):
+            ops = ", ".join(str(op)[:60] for op in list(reply.get("compute_ops", []))[:5])
+            raise Verdict("rejected", f"timing case {case.case_id}: a timed call computed outside Triton: {ops}",
+                          check="dispatch_audit", case=case, tier=tier, message="compute outside Triton in timing")
         if int(reply.get("low_launch_calls", 0)):
             raise Verdict("rejected", f"timing case {case.case_id}: a timed call launched no Triton kernel",
                           check="triton_launched", case=case, tier=tier, message="timed call without a launch")

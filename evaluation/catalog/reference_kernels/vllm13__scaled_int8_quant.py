@@ -15,7 +15,10 @@ def _round_half_even(values):
 
 @triton.jit
 def _int8_quant_kernel(x_ptr, q_ptr, scale_ptr, azp_ptr, n_cols, x_row_stride, q_row_stride,
-                       STATIC: tl.constexpr, SYMMETRIC: tl.constexpr, BLOCK: tl.constexpr):
+                       STATIC: tl.constexpr, SYMMETRIC: tl.constexpr, SCALAR_RECIPROCAL: tl.constexpr,
+                       BLOCK: tl.constexpr):
+    # The reference's roundings, step by step: `127.0 / amax` is torch's reciprocal(amax) * 127, and
+    # `t / 255.0` is t * float(1/255) on CUDA (a Python-scalar divisor) but a true division on the CPU.
     row = tl.program_id(0)
     offsets = tl.arange(0, BLOCK)
     mask = offsets < n_cols
@@ -31,13 +34,19 @@ def _int8_quant_kernel(x_ptr, q_ptr, scale_ptr, azp_ptr, n_cols, x_row_stride, q
     else:
         if SYMMETRIC:
             amax = tl.max(tl.where(mask, tl.abs(x), 0.0), axis=0)
-            multiplier = tl.where(amax > 0, tl.math.div_rn(127.0, amax), 0.0)
+            multiplier = tl.where(amax > 0, tl.math.div_rn(1.0, amax) * 127.0, 0.0)
             q = _round_half_even(tl.minimum(tl.maximum(x * multiplier, -128.0), 127.0))
-            tl.store(scale_ptr + row, tl.math.div_rn(amax, 127.0))
+            if SCALAR_RECIPROCAL:
+                tl.store(scale_ptr + row, amax * tl.math.div_rn(1.0, 127.0))
+            else:
+                tl.store(scale_ptr + row, tl.math.div_rn(amax, 127.0))
         else:
             low = tl.min(tl.where(mask, x, float("inf")), axis=0)
             high = tl.max(tl.where(mask, x, float("-inf")), axis=0)
-            scale = tl.math.div_rn(high - low, 255.0)
+            if SCALAR_RECIPROCAL:
+                scale = (high - low) * tl.math.div_rn(1.0, 255.0)
+            else:
+                scale = tl.math.div_rn(high - low, 255.0)
             zero_point = _round_half_even(-128.0 - tl.math.div_rn(low, scale))
             inverse = tl.math.div_rn(1.0, scale)
             q = tl.minimum(tl.maximum(_round_half_even(x * inverse) + zero_point, -128.0), 127.0)
@@ -52,10 +61,12 @@ def scaled_int8_quant(input, scale=None, azp=None, symmetric=True):
     block = triton.next_power_of_2(cols)
     if scale is not None:
         _int8_quant_kernel[(rows,)](input, q, scale, azp if azp is not None else scale, cols, input.stride(0),
-                                    q.stride(0), STATIC=True, SYMMETRIC=bool(symmetric), BLOCK=block)
+                                    q.stride(0), STATIC=True, SYMMETRIC=bool(symmetric),
+                                    SCALAR_RECIPROCAL=input.is_cuda, BLOCK=block)
         return q, scale, azp
     scales = torch.empty((rows, 1), dtype=torch.float32, device=input.device)
     zero_points = None if symmetric else torch.empty((rows, 1), dtype=torch.int32, device=input.device)
     _int8_quant_kernel[(rows,)](input, q, scales, zero_points if zero_points is not None else scales, cols,
-                                input.stride(0), q.stride(0), STATIC=False, SYMMETRIC=bool(symmetric), BLOCK=block)
+                                input.stride(0), q.stride(0), STATIC=False, SYMMETRIC=bool(symmetric),
+                                SCALAR_RECIPROCAL=input.is_cuda, BLOCK=block)
     return q, scales, zero_points

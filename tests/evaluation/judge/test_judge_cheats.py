@@ -6,9 +6,15 @@ defence exists, to prove that layer holds on its own.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
-from conftest import check_outcomes
+from conftest import check_outcomes, kernel_source, small_cos_record
+
+from evaluation.catalog.spec import Case
+from evaluation.judge.job import JudgeJob
+from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
 
 # (kernel, rule of the first finding) for cheats the static scan must refuse before any process starts.
 STATIC = [
@@ -37,6 +43,7 @@ STATIC = [
     ("tensor_subclass.py", "torch_subclass"),  # 10: tensor subclass
     ("env_secret.py", "import"),  # 14/17: read secrets from the environment
     ("stream_hide.py", "torch_call"),  # 9: work on another stream
+    ("compute_in_timing.py", "tensor_method"),  # 1/7: torch only once timing starts
     ("kernel_body_torch.py", "torch_in_kernel"),  # 1: torch inside a jit body (runs under the interpreter)
     ("gc_scan.py", "import"),  # 13: hunt memory for the expected output
 ]
@@ -63,6 +70,23 @@ def test_torch_compute_is_caught_by_the_dispatch_audit(run_judge):
     assert (result.status, result.reason) == ("rejected", "computed outside Triton: aten::cos")
     assert check_outcomes(result)["dispatch_audit"] == "failed"
     assert check_outcomes(result)["static_scan"] == "skipped"
+
+
+def test_compute_that_starts_only_in_timing_is_caught_by_the_timed_audit(warm_forkserver):
+    # Timed calls run under the dispatch audit as correctness calls do (the stream hold before each timed
+    # call would otherwise hide work done elsewhere). Host-clock timing on the interpreter.
+    spec = dataclasses.replace(small_cos_record(), smoke=(
+        Case("cos", {"shape": [], "dtype": "float32", "range": [-2.0, 2.0]}),
+        Case("cos", {"shape": [], "dtype": "float16", "range": [-2.0, 2.0]}),
+    ))
+    job = JudgeJob("aten::cos", kernel_source("cheats/compute_in_timing.py"), "cpu-interpreter", "cpu",
+                   measure_timing=True)
+    result = judge_with(job, JudgeOptions(spec=spec, static_scan=False, timing_on_cpu_for_tests=True,
+                                          timing=TimingOptions(min_iterations=12, max_iterations=12)))
+
+    assert result.status == "rejected"
+    assert result.reason.startswith("timing case cos[") and "computed outside Triton: aten::cos" in result.reason
+    assert check_outcomes(result)["dispatch_audit"] == "failed"
 
 
 def test_tensor_method_compute_is_caught_by_the_dispatch_audit(run_judge):

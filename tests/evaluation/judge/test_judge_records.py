@@ -283,6 +283,47 @@ def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
                             host_clock=True, spin=spin)["holds"] is None
 
 
+def test_timed_calls_count_work_off_the_timed_stream_and_compute_outside_triton():
+    # While the timed stream is held, other streams run freely: work a kernel hides there would finish before
+    # the start event (the H200 judged cheats/stream_hide.py, scan off, "passed" at 1.36x). Every launch on
+    # another stream is counted, and timed calls run under the dispatch audit too. Fake streams here.
+    from evaluation.judge import guard
+
+    current = ["timed"]
+    launch = guard._wrap_run(lambda self, *args, grid, warmup, **kwargs: None)  # a hooked Triton launch
+
+    def run(candidate) -> dict:
+        sets = [{"args": [torch.ones(4)], "kwargs": {}}, {"args": [torch.ones(4)], "kwargs": {}}]
+        return time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=sets,
+                                reference_sets=sets, flush_buffer=None, budget_s=60.0, rse_target=0.0,
+                                min_iterations=5, max_iterations=5, spot_checks=0, rng=random.Random(0),
+                                keep_alive=[], min_launches=1, math_isfinite=lambda value: True,
+                                host_clock=True, stream_of=lambda: current[0])
+
+    def honest(x):
+        launch(None, grid=(1,), warmup=False)
+        return x
+
+    def side_stream(x):
+        current[0] = "side"
+        try:
+            launch(None, grid=(1,), warmup=False)
+        finally:
+            current[0] = "timed"
+        return x
+
+    def torch_compute(x):
+        launch(None, grid=(1,), warmup=False)
+        return x.cos()
+
+    clean = run(honest)
+    assert (clean["foreign_stream_calls"], clean["compute_calls"], clean["low_launch_calls"]) == (0, 0, 0)
+    assert run(side_stream)["foreign_stream_calls"] == 8  # 3 warm-up + 5 timed calls
+    computed = run(torch_compute)
+    assert computed["compute_calls"] == 8 and computed["compute_ops"] == ["aten::cos"]
+    assert guard.STATE.timed_stream is None and not guard.STATE.auditing  # nothing left switched on
+
+
 def test_default_timing_budget_is_small():
     options = TimingOptions()
 
