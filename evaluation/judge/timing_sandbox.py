@@ -213,13 +213,14 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
 
 
 # Host launch overhead must not count, on either side: the Python wrapper, the guard's hooks and Triton's
-# launcher cost 20-100 us of host time per call, more on a host busy with other judgements. do_bench hides it
-# behind its L2 flush only while the host keeps up: a 256 MB flush lasts about 75 us on an H200, and judged
-# under load the candidate's window held 30 us of idle GPU (cos at 0.2-0.8x, one run to the next, where
-# do_bench put the same kernel at 1.0x; 2026-11-29). So after the flush the stream is held by a device-side
-# spin long enough to cover the side's recent host enqueue time: by the time the start event runs, the timed
-# work is already queued. The spin is capped, so a wrapper that spends milliseconds on the host still pays
-# for the excess; calls whose enqueue outlasted their hold are counted ("exposed").
+# launcher cost a candidate 75-240 us of host time per call on the H200 (the reference 30-100 us), more on a
+# host busy with other judgements. do_bench hides it behind its L2 flush only while the host keeps up: a
+# 256 MB flush lasts about 75 us there, and the candidate's window held up to 30 us of idle GPU (cos judged
+# 0.35-0.79x from one run to the next; with the hold 0.79-0.83x, CV 2.2 %; 2026-11-29; NOTES.md). So after
+# the flush the stream is held by a device-side spin long enough to cover the side's recent host enqueue
+# time: by the time the start event runs, the timed work is already queued. The spin is capped, so a wrapper
+# that spends milliseconds on the host still pays for the excess; calls whose enqueue outlasted their hold
+# are counted ("exposed"). Other streams run during the hold: time_interleaved counts work issued there.
 HOLD_MIN_MS = 0.02
 HOLD_MAX_MS = 1.0
 HOLD_MARGIN = 1.5
