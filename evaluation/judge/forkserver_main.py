@@ -82,6 +82,7 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         except wire.PeerClosed:
             code = 0
         except BaseException:
+            traceback.print_exc()  # in the sandbox's stderr, which the judge quotes if the report below fails
             with contextlib.suppress(Exception):
                 wire.send(res_write, {"event": "harness_error", "token": worker.token,
                                       "error": traceback.format_exc()[-4000:]})

@@ -330,8 +330,12 @@ class _Judgement:
                 status += " (file size limit)"
             if "SIGKILL" in status:
                 status += " (killed: memory or process limits)"
+            # What the process printed last (the kernel's own output, or the harness's traceback when it
+            # failed in a way it could not report) goes with the message, never into the reason.
+            stderr = self.sandbox.logs()["stderr"].strip()
             raise Verdict("failed_runtime", f"the sandbox process died{where}: {status}", case=case, tier=tier,
-                          message=f"process died: {status}") from None
+                          message=f"process died: {status}"
+                          + (f"\nlast stderr of the kernel's process:\n{stderr[-1500:]}" if stderr else "")) from None
         except wire.WireError as error:
             self.sandbox.kill()
             if "exceed the cap" in str(error):

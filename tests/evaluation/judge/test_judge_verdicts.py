@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import check_outcomes, cos_record
+from conftest import check_outcomes, cos_record, kernel_source
 
 GOOD = ["cos_plain.py", "cos_autotune.py", "cos_two_kernels.py", "cos_views.py", "cos_strided.py"]
 
@@ -133,6 +133,18 @@ def test_os_exit_is_a_runtime_failure_with_the_exit_code(run_judge):
 
     assert result.status == "failed_runtime"
     assert result.reason.endswith("the sandbox process died in case " + result.failed_case["case_id"] + ": exit code 7")
+
+
+def test_a_dead_process_last_words_reach_the_failed_case_message(run_judge):
+    # On the H200 a sandbox died with exit code 3 (a harness failure it could not report) and nothing else was
+    # known; what the process last wrote to stderr now travels in the message (not the reason).
+    source = kernel_source("wrong/exit_process.py").replace(
+        "    import os\n", "    import os\n    import sys\n    print('giving up on this input', file=sys.stderr)\n")
+    result = run_judge("wrong/exit_process.py", static_scan=False, source=source)
+
+    assert result.reason.endswith(": exit code 7")
+    assert "giving up on this input" in result.failed_case["message"]
+    assert "giving up" not in result.reason
 
 
 def test_segfault_is_a_runtime_failure_with_the_signal(run_judge):
