@@ -6,7 +6,7 @@
 #     bash scripts/gpu/run_all.sh catalog [SECONDS] # every reference kernel, public + held-out, timed,
 #                                                   # $KGB_GPU_JOBS at once (wall time = submission throughput)
 #     bash scripts/gpu/run_all.sh batch            # fork-server sandboxes against a fresh process per kernel
-#     bash scripts/gpu/run_all.sh recheck a,b,c    # those reference kernels, scan-off cheats, do_bench (5 min)
+#     bash scripts/gpu/run_all.sh recheck a,b,c    # those kernels, scan-off cheats, do_bench, CV (6 min)
 #
 # Logs and JSON go to $OUT (or ./gpu-out); the summary lines of every step are printed again at the end.
 set -uo pipefail
@@ -47,16 +47,17 @@ elif [ "$PART" = batch ]; then
   grep -A12 "^== summary" "$OUT/batch.log"
 elif [ "$PART" = recheck ]; then
   # After fixes, in one call: the named reference kernels again (public + held-out, timed), the cheats the
-  # static scan refuses judged with it off, and the judge against do_bench / do_bench_cudagraph.
-  step refs 130 python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget 120 --only "$2"
+  # static scan refuses judged with it off, the judge against do_bench / graph replays, one kernel judged 5 times.
+  step refs 120 python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget 110 --only "$2"
   step fixtures 45 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 7 --fixtures-only "scan off"
   mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
-  step timing 120 env KGB_ONLY_OPERATORS=$POINTWISE python3 scripts/gpu/judge_h200.py \
-    --sections refs,dobench --refs-jobs 10 --dobench-ops 10 --dobench-cases 3
+  step timing 180 env KGB_ONLY_OPERATORS=$POINTWISE python3 scripts/gpu/judge_h200.py \
+    --sections refs,dobench,repeat --refs-jobs 10 --dobench-ops 10 --dobench-cases 3
   echo; echo "== summaries"
   grep -v "UserWarning\|warnings.warn" "$OUT/refs.log" | cut -c1-220
   grep -E "^(cheats|fixtures with)" "$OUT/fixtures.log" | cut -c1-200
   grep -A12 "^== judge speedup" "$OUT/timing.log"
+  grep -A7 "^== repeatability" "$OUT/timing.log"
 else
   SECONDS_FOR_ALL=${2:-500}
   step refs "$SECONDS_FOR_ALL" python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" \
