@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from evaluation.judge.backends import detect_chip, peaks_for  # noqa: E402
-from evaluation.judge.job import JudgeJob  # noqa: E402
+from evaluation.judge.job import JudgeJob, JudgeResult  # noqa: E402
 from evaluation.judge.runner import JudgeOptions, judge_with  # noqa: E402
 
 STAGES = ("process_start", "compile", "correctness", "timing")
@@ -34,6 +34,22 @@ def warm_sandboxes(device_type: str) -> None:
     from evaluation.judge.forkserver import warm_forkserver
 
     warm_forkserver(device_type)  # waits until the zygote has imported torch and triton
+
+
+def judge_pool(jobs: int, device_type: str):
+    """``jobs`` spawned judging processes, each with its fork-server zygote started (``warm_sandboxes``): a
+    worker's pool with that concurrency. Submitted functions must live at module level (pickled by name)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=warm_sandboxes,
+                               initargs=(device_type,))
+
+
+def timed_judge(job: JudgeJob) -> tuple[JudgeResult, float]:
+    """The production judge on ``job`` and its wall seconds (top level: it runs in ``judge_pool`` processes)."""
+    started = time.perf_counter()
+    return judge_with(job, JudgeOptions()), time.perf_counter() - started
 
 
 def _judge_one(job: JudgeJob, launcher: str) -> tuple[JudgeJob, dict, float]:
@@ -62,12 +78,10 @@ def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, c
     rows = []
     pool_start = 0.0
     if jobs > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, wait
+        from concurrent.futures import wait
 
         pool_started = time.perf_counter()
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=warm_sandboxes, initargs=(device,))
+        pool = judge_pool(jobs, device)
         wait([pool.submit(time.sleep, 0.5) for _ in range(jobs)])  # every process up (initializer done)
         pool_start = time.perf_counter() - pool_started
         started = time.perf_counter()

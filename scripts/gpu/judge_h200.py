@@ -98,11 +98,6 @@ def _reference_files() -> list[tuple[str, Path]]:
 REF_RESULTS: dict[str, JudgeResult] = {}
 
 
-def _timed_judge(job: JudgeJob) -> tuple[JudgeResult, float]:
-    started = time.perf_counter()
-    return judge_with(job, JudgeOptions()), time.perf_counter() - started
-
-
 def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
     """Every reference kernel on public + held_out with the production judge (timing: public timed cases).
     After --refs-timing-s seconds the rest are judged without timing, so the section stays bounded."""
@@ -116,14 +111,10 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
     section_started = time.perf_counter()
     parallel: dict[str, tuple[JudgeResult, float]] = {}
     if args.refs_jobs > 1:  # judged N at once (timing still holds the GPU alone: device_lock), reported in order
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from bench_judge import judge_pool, timed_judge
 
-        from bench_judge import warm_sandboxes
-
-        with ProcessPoolExecutor(args.refs_jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=warm_sandboxes, initargs=(device,)) as pool:
-            futures = {operator_id: pool.submit(_timed_judge, make_job(operator_id, path.read_text(), chip, device,
+        with judge_pool(args.refs_jobs, device) as pool:
+            futures = {operator_id: pool.submit(timed_judge, make_job(operator_id, path.read_text(), chip, device,
                                                                        ("public", "held_out"), True))
                        for operator_id, path in files}
             parallel = {operator_id: future.result() for operator_id, future in futures.items()}
@@ -209,13 +200,11 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
         save()
 
     if args.jobs > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
-        from bench_judge import warm_sandboxes
+        from bench_judge import judge_pool
 
-        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=warm_sandboxes, initargs=(device,)) as pool:
+        with judge_pool(args.jobs, device) as pool:
             futures = {pool.submit(_judge_fixture, job, scan, args.case_budget): (label, expectation)
                        for label, job, scan, expectation in tasks}
             for future in as_completed(futures):

@@ -19,7 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.judge import JudgeJob, judge  # noqa: E402
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench_judge import judge_pool, timed_judge  # noqa: E402
+
+from evaluation.judge import JudgeJob  # noqa: E402
 from evaluation.judge.backends import detect_chip  # noqa: E402
 
 KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
@@ -28,12 +32,6 @@ KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
 def operator_id_of(path: Path) -> str:
     namespace, name = path.stem.split("__", 1)
     return f"{namespace}::{name}"
-
-
-def timed_judge(job: JudgeJob) -> tuple:
-    t0 = time.monotonic()
-    result = judge(job)
-    return result, time.monotonic() - t0
 
 
 def save(results: list, chip: str, tiers: tuple, total: float | None) -> None:
@@ -84,14 +82,9 @@ def main() -> int:
                      device_type=device_type, tiers=tiers, measure_timing=timing, time_budget_s=args.budget,
                      run_id=path.stem) for path in paths]
     if args.jobs > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
-        sys.path.insert(0, str(ROOT / "scripts"))
-        from bench_judge import warm_sandboxes
-
-        with ProcessPoolExecutor(args.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=warm_sandboxes, initargs=(device_type,)) as pool:
+        with judge_pool(args.jobs, device_type) as pool:
             futures = {pool.submit(timed_judge, job): (path, job) for path, job in zip(paths, jobs, strict=True)}
             for future in as_completed(futures):  # as they finish: a cut-off run still reports what it judged
                 report(*futures[future], *future.result(), results)
