@@ -123,6 +123,17 @@ class AuditMode(TorchDispatchMode):
         return result
 
 
+@contextlib.contextmanager
+def audited() -> Any:
+    """Around a candidate's call: the dispatch audit on, and off again however the call ends."""
+    STATE.auditing = True
+    try:
+        with AuditMode():
+            yield
+    finally:
+        STATE.auditing = False
+
+
 def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
     if packet == "copy_" and len(args) >= 2 and isinstance(args[1], torch.Tensor):
         return args[0].dtype != args[1].dtype

@@ -161,13 +161,10 @@ class Worker:
         guard.STATE.poison_variant = variant
         outcome: dict[str, Any] = {}
         try:
-            guard.STATE.auditing = True
-            with guard.AuditMode():
+            with guard.audited():
                 returned = function(*args, **kwargs)
-            guard.STATE.auditing = False
             self._sync()
         except BaseException:
-            guard.STATE.auditing = False
             outcome["error"] = _format_error()
             returned = None
         finally:

@@ -128,12 +128,10 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                     guard.STATE.watch_stream(stream_of(), stream_of)
                 host_start = time.perf_counter()
                 start.record()
-                guard.STATE.auditing = True
                 try:
-                    with guard.AuditMode():
+                    with guard.audited():
                         returned = candidate(*call["args"], **call["kwargs"])
                 finally:
-                    guard.STATE.auditing = False
                     guard.STATE.watch_stream(None, None)
                 end.record()
                 if holds is not None:
