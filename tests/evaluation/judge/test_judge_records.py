@@ -243,7 +243,7 @@ def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
     import time
 
     from evaluation.judge.backends import HostClockEvent
-    from evaluation.judge.timing_sandbox import HOLD_MARGIN, HOLD_MAX_MS
+    from evaluation.judge.timing_sandbox import HOLD_MARGIN, HOLD_MAX_MS, StreamHolds
 
     spins: list[int] = []
 
@@ -265,11 +265,17 @@ def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
                                 keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
                                 event_class=HostClockEvent, synchronize=lambda: None, spin=spin)
 
-    quick = run(0.0003)["holds"]
+    # Sizing, from given enqueue times (host sleeps overshoot on a busy machine: not for exact figures).
+    holds = StreamHolds(spin, HostClockEvent, lambda: None)
+    for _ in range(10):
+        holds.enqueued("candidate", 0.3, counted=True)
+        holds.enqueued("reference", 0.05, counted=True)
+    quick = holds.summary()
     assert 0.5e6 < quick["cycles_per_ms"] < 1.5e6  # calibrated against the events
     assert HOLD_MARGIN * 0.3 <= quick["candidate_hold_ms"] < HOLD_MAX_MS
     assert quick["candidate_hold_ms"] > quick["reference_hold_ms"]  # each side sized by its own calls
-    assert quick["candidate_exposed_calls"] <= 1
+    assert quick["candidate_exposed_calls"] <= 1  # only the first, under the initial hold
+    # In the timing loop, a wrapper with 3 ms of host work per call.
     slow = run(0.003)["holds"]
     assert slow["candidate_hold_ms"] == HOLD_MAX_MS
     assert slow["candidate_exposed_calls"] == 10  # every timed call outlasted its capped hold
