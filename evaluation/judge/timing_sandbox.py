@@ -235,7 +235,6 @@ class StreamHolds:
         self.current_ms: dict[str, float] = {"candidate": 0.2, "reference": 0.2}  # until a call is seen
         self.held_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
         self.enqueue_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
-        self.exposed: dict[str, int] = {"candidate": 0, "reference": 0}
 
     def hold(self, side: str) -> None:
         self.spin(max(1, int(self.current_ms[side] * self.cycles_per_ms)))
@@ -245,8 +244,6 @@ class StreamHolds:
         if counted:
             self.held_ms[side].append(self.current_ms[side])
             self.enqueue_ms[side].append(host_ms)
-            if host_ms > self.current_ms[side]:
-                self.exposed[side] += 1
         recent = self.recent[side]
         recent.append(host_ms)
         del recent[:-HOLD_WINDOW]
@@ -259,7 +256,9 @@ class StreamHolds:
         return {"cycles_per_ms": round(self.cycles_per_ms),
                 **{f"{side}_hold_ms": median(self.held_ms[side]) for side in self.held_ms},
                 **{f"{side}_enqueue_ms": median(self.enqueue_ms[side]) for side in self.enqueue_ms},
-                **{f"{side}_exposed_calls": self.exposed[side] for side in self.exposed}}
+                **{f"{side}_exposed_calls": sum(enqueue > held for held, enqueue
+                                                 in zip(self.held_ms[side], self.enqueue_ms[side], strict=True))
+                   for side in self.held_ms}}
 
 
 def calibrate_spin(spin: Callable[[int], None], event_class: Any, synchronize: Callable[[], None]) -> float:
