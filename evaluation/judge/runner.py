@@ -363,10 +363,19 @@ class _Judgement:
         waited_before = self.device_lock.waited_s
         allowance = max(0.0, self.job.device_wait_limit_s - waited_before)
         hold = self.device_lock.exclusive if exclusive else self.device_lock.shared
+        kind = "exclusive" if exclusive else "shared"
         with hold(time.monotonic() + allowance):
             # Queueing for the GPU is not the kernel's time: the budget's deadline moves by the wait.
-            self.deadline += self.device_lock.waited_s - waited_before
-            yield
+            waited = self.device_lock.waited_s - waited_before
+            self.deadline += waited
+            self.add_stage(f"device_lock.{kind}_wait", waited)
+            held_from = time.perf_counter()
+            try:
+                yield
+            finally:
+                # How long others were kept off (exclusive) or kept a waiting timer out (shared): the
+                # figures that say whether the lock, not the work, sets a busy host's pace.
+                self.add_stage(f"device_lock.{kind}_held", time.perf_counter() - held_from)
 
     def _integrity(self, violations: list[str], case: Case | None, tier: str) -> None:
         if violations:
@@ -517,6 +526,10 @@ class _Judgement:
                 compiles = outcome.get("compiles")
                 if kind == "sandbox" and isinstance(compiles, int) and 0 <= compiles < 1e6:
                     self.environment["triton_compilations"] = self.environment.get("triton_compilations", 0) + compiles
+                    call_s = phases.get("call")
+                    if compiles and isinstance(call_s, (int, float)) and 0 <= call_s < 1e6:
+                        # Calls that compiled: mostly Triton compilation, done while the GPU is held shared.
+                        self.add_stage("sandbox.call_compiling", float(call_s))
 
     def _draws_differ(self, reply: dict[str, Any], blobs: list[bytes], case: Case, tier: str, before: Call,
                       outputs: tuple[Any, ...], expected: tuple[Any, ...]) -> None:

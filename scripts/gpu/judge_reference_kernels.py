@@ -27,6 +27,22 @@ from evaluation.judge import JudgeJob  # noqa: E402
 from evaluation.judge.backends import detect_chip  # noqa: E402
 
 KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
+# Seconds per kernel from the last full H200 run: judging the slowest first keeps one late start from
+# setting the wall time of the whole batch (longest-processing-time-first scheduling).
+PAST_RUN = ROOT / "docs" / "measurements" / "h200-2026-11-29-reference-kernels.json"
+
+
+def longest_first(paths: list[Path]) -> list[Path]:
+    """Kernels ordered by their last measured judging time, slowest first; kernels never measured first of
+    all (unknown may be long). Without a past run: the given order."""
+    try:
+        rows = json.loads(PAST_RUN.read_text())
+    except (OSError, ValueError):
+        return paths
+    seconds = {}
+    for row in rows:  # later rows (rechecks) replace earlier ones
+        seconds[row["file"]] = float(row["seconds"])
+    return sorted(paths, key=lambda path: -seconds.get(path.name, float("inf")))
 
 
 def operator_id_of(path: Path) -> str:
@@ -60,6 +76,8 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated substrings of file names to judge")
     parser.add_argument("--budget", type=float, default=300.0, help="per-kernel wall-clock budget, seconds")
     parser.add_argument("--no-timing", action="store_true", help="correctness only (public + held-out on a GPU)")
+    parser.add_argument("--order", choices=("name", "longest-first"), default="longest-first",
+                        help="judging order (longest-first: by the last H200 run's seconds)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="judge this many kernels at once (timing still holds the GPU alone: device_lock)")
     args = parser.parse_args()
@@ -73,6 +91,8 @@ def main() -> int:
     if args.only:
         wanted = args.only.split(",")
         paths = [p for p in paths if any(w in p.name for w in wanted)]
+    if args.order == "longest-first":
+        paths = longest_first(paths)
 
     results = []
     started = time.monotonic()

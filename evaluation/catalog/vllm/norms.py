@@ -9,6 +9,18 @@ import torch
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import FLOAT_DTYPES, cases, product, randn, record
 
+# Both norms round twice after an fp32 row reduction (x * rsqrt(mean) to the dtype, then the weight product):
+# two correct kernels that sum the row in different orders may flip the first rounding, which the weight
+# product turns into up to 2 ulps of the result. bf16's and fp32's protocol tolerances already cover 2 ulps;
+# fp16's (1e-3, about 1 ulp) does not: on the H200 an honest Triton kernel missed it on 1 of 35,287 and 2 of
+# 4.2M values, each by 2 ulps. 2e-3 >= 2 ulps of any normal fp16 value (2^-9 = 1.953e-3 relative).
+TWO_ROUNDINGS_RTOL = (("float16", 2e-3),)
+TWO_ROUNDINGS_DEPARTURE = (
+    "fp16 outputs are compared with rtol 2e-3 instead of 1e-3 (the protocol's atol kept): the result is rounded "
+    "twice after an fp32 reduction whose order is not fixed, so two correct kernels may differ by 2 ulps, and "
+    "the original test's assert_close(fp16) would fail vLLM's own kernel against its PyTorch reference too."
+)
+
 RMS_SHAPES = ((1, 32), (71, 497), (128, 512), (1024, 4096), (5333, 8192))
 SMOKE_SHAPES = ((1, 32), (7, 33), (4, 128))
 
@@ -81,7 +93,9 @@ RMS_NORM = record(
         "inv = rsqrt(mean(float(x)^2) + epsilon) in fp32; out = dtype(float(x) * inv) * weight, the weight "
         "product done in the tensor dtype (a second rounding). Returns None; the result lives in `out`."
     ),
-    judgement_notes="`out` compared with the protocol's tolerance for its dtype (reduce_dim 1).",
+    judgement_notes="`out` compared with the protocol's tolerance for its dtype (reduce_dim 1), fp16 with rtol 2e-3.",
+    rtol_by_dtype=TWO_ROUNDINGS_RTOL,
+    departures=TWO_ROUNDINGS_DEPARTURE,
 )
 
 
@@ -149,9 +163,10 @@ FUSED_ADD_RMS_NORM = record(
         "dtype(float(z) * inv) * weight (weight product in the dtype). Both tensors are updated in place; "
         "returns None."
     ),
+    rtol_by_dtype=TWO_ROUNDINGS_RTOL,
     departures=(
         "The original compares only `input`; we compare the updated `residual` as well, since writing it is "
-        "part of the op's contract (an honest kernel writes both)."
+        "part of the op's contract (an honest kernel writes both). " + TWO_ROUNDINGS_DEPARTURE
     ),
 )
 

@@ -157,6 +157,23 @@ def test_per_output_tolerances_come_from_the_record():
         "output 0: 1 of 1 values outside atol=0 rtol=0; worst |1 - 1| = 1.19e-07")
 
 
+def test_rtol_by_dtype_widens_only_the_named_dtype():
+    """RMSNorm's two roundings: fp16 results 2 ulps apart pass with rtol 2e-3, other dtypes keep the protocol's."""
+    from evaluation.catalog.vllm.norms import RMS_NORM
+
+    # At the bottom of a binade an ulp is 2^-10 of the value: the widest relative gap fp16 has.
+    reference = torch.tensor([1.0, -0.5], dtype=torch.float16)
+    two_ulps = torch.tensor([1.0 + 2 * 2**-10, -0.5 - 2 * 2**-11], dtype=torch.float16)
+    three_ulps = torch.tensor([1.0 + 3 * 2**-10, -0.5], dtype=torch.float16)
+
+    assert RMS_NORM.tolerance(CASE, 0, torch.float16) == (1e-4, 2e-3)
+    assert RMS_NORM.tolerance(CASE, 0, torch.bfloat16) == (1e-4, 1.6e-2)
+    assert compare_outputs(RMS_NORM, CASE, Call(args=[]), (two_ulps,), (reference,)) is None
+    assert compare_outputs(RMS_NORM, CASE, Call(args=[]), (three_ulps,), (reference,)).startswith(
+        "output 0: 1 of 2 values outside atol=0.0001 rtol=0.002")
+    assert compare_outputs(list_record(), CASE, Call(args=[]), (two_ulps,), (reference,)) is not None
+
+
 def test_fp64_opinion_covers_complex64_and_lists():
     reference = torch.tensor([3 + 4j, 0 + 0j], dtype=torch.complex128)
     output = torch.tensor([3 + 4.05j, 0 + 0j], dtype=torch.complex64)
