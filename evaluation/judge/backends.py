@@ -135,6 +135,14 @@ class Backend:
         setter(fraction, device)
         return True
 
+    def release_cached_memory(self) -> None:
+        """Hand the caching allocator's free blocks back to the device (several judges share one GPU: a
+        judge that keeps the cache of its largest case starves the others; 16 at once ran an H200 out)."""
+        if self.is_initialized():
+            empty = getattr(self.module(), "empty_cache", None)
+            if empty is not None:
+                empty()
+
     def visible_devices(self) -> str:
         return os.environ.get(self.visible_devices_env, "0") if self.visible_devices_env else "-"
 

@@ -38,6 +38,8 @@ class DeviceLock:
         self.paths = (base / f"{stem}.turnstile.lock", base / f"{stem}.lock")
         self._files: tuple[int, int] | None = None
         self.exclusive_held = False
+        self.shared_held = False
+        self.lent = False  # a shared hold given up for a while (the sandbox compiling): lend / take_back
         self.waited_s = 0.0  # total time spent waiting for the device (reported with the stages)
 
     def _fds(self) -> tuple[int, int]:
@@ -67,17 +69,40 @@ class DeviceLock:
     @contextlib.contextmanager
     def shared(self, deadline: float) -> Iterator[None]:
         """Held around one correctness case. A no-op inside ``exclusive`` (the post-timing recheck)."""
-        if self.exclusive_held:
+        if self.exclusive_held or self.shared_held:
             yield
             return
+        self._take_shared(deadline)
+        self.shared_held = True
+        try:
+            yield
+        finally:
+            self.shared_held = False
+            if self.lent:
+                self.lent = False  # already given up
+            else:
+                fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
+
+    def _take_shared(self, deadline: float) -> None:
         turnstile, device = self._fds()
         self._acquire(turnstile, fcntl.LOCK_EX, deadline)
         fcntl.flock(turnstile, fcntl.LOCK_UN)
         self._acquire(device, fcntl.LOCK_SH, deadline)
-        try:
-            yield
-        finally:
-            fcntl.flock(device, fcntl.LOCK_UN)
+
+    def lend(self) -> bool:
+        """Inside ``shared``: give the device up while this judge's sandbox does CPU-only work (Triton
+        compiling), so a waiting timer need not wait for it. False (nothing done) outside a shared hold."""
+        if not self.shared_held or self.lent or self.exclusive_held:
+            return False
+        fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
+        self.lent = True
+        return True
+
+    def take_back(self, deadline: float) -> None:
+        """Hold the device shared again after ``lend`` (queueing behind a waiting timer like any reader)."""
+        if self.lent:
+            self._take_shared(deadline)
+            self.lent = False
 
     @contextlib.contextmanager
     def exclusive(self, deadline: float) -> Iterator[None]:

@@ -84,6 +84,8 @@ class GuardState:
         self.timed_stream: Any = None
         self.stream_of: Any = None
         self.foreign_stream_work = 0
+        # Called before every launch (the sandbox takes the GPU back if a compilation that raised left it lent).
+        self.before_launch: Any = None
 
     def reset(self, *, ghost: bool) -> None:
         self.launches = 0
@@ -144,6 +146,8 @@ def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
 
 def _wrap_run(original: Any) -> Any:
     def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        if STATE.before_launch is not None:
+            STATE.before_launch()
         if not warmup:
             STATE.launches += 1
             if STATE.off_timed_stream():

@@ -67,6 +67,9 @@ class JudgeOptions:
     # Tests only: run the timing path on the CPU interpreter with host-clock "events". The public judge
     # never does this: on the interpreter a speedup would be meaningless.
     timing_on_cpu_for_tests: bool = False
+    # Tests only: take the host's device lock on the CPU too (GPU judgements always do), to show on the
+    # interpreter how correctness shares it and lends it out while the sandbox compiles.
+    device_lock_on_cpu_for_tests: bool = False
 
 
 class Verdict(Exception):
@@ -156,7 +159,9 @@ class _Judgement:
         self.case_bytes: dict[str, int] = {}  # per case: input + output bytes (which cases to time)
         self.backend = backend_for(job.device_type)
         # Correctness shares the GPU with other judges on this host; timing holds it alone (device_lock).
-        self.device_lock = DeviceLock(job.device_type) if job.device_type != "cpu" else None
+        self.device_lock = DeviceLock(job.device_type) if (
+            job.device_type != "cpu" or options.device_lock_on_cpu_for_tests) else None
+        self._lent_at = 0.0  # when the GPU was last lent out during a sandbox compilation
         self.speedup: float | None = None
         self.speedup_ci95: tuple[float, float] | None = None
 
@@ -223,6 +228,8 @@ class _Judgement:
                                         "KGB_DEVICE_WAIT_LIMIT_S or lower its --concurrency)")
         finally:
             self._stop_sandbox()
+            if self.reference_device.type != "cpu":
+                self.backend.release_cached_memory()
             if self.device_lock is not None:
                 self.stage_seconds["device_wait"] = round(self.device_lock.waited_s, 4)
                 self.device_lock.close()
@@ -315,11 +322,14 @@ class _Judgement:
         self.sandbox.close()
 
     def _request(self, header: dict[str, Any], blobs: list[bytes], case: Case | None, tier: str = "",
-                 reply_cap: int = wire.MAX_BLOB_BYTES) -> tuple[dict[str, Any], list[bytes]]:
+                 reply_cap: int = wire.MAX_BLOB_BYTES, lend_gpu: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+        """``lend_gpu``: inside a shared device hold, give the GPU up while the sandbox compiles."""
         assert self.sandbox is not None
         where = f" in case {case.case_id}" if case else " while loading"
+        lending = lend_gpu and self.device_lock is not None
         try:
-            return self.sandbox.request(header, blobs, self.deadline, reply_cap)
+            return self.sandbox.request(dict(header, lend_gpu=True) if lending else header, blobs, self.deadline,
+                                        reply_cap, on_compile=self._lend_while_compiling if lending else None)
         except wire.ChannelTimeout:
             self.sandbox.kill()
             raise Verdict("timeout", f"the wall-clock budget of {self.job.time_budget_s:g} s ran out{where}",
@@ -345,6 +355,23 @@ class _Judgement:
                           check="result_channel", case=case, tier=tier, message=str(error)) from None
         except HarnessError as error:
             raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
+
+    def _lend_while_compiling(self, event: str) -> None:
+        """The sandbox compiles (CPU work): other judges may use the GPU, a waiting timer first. It gets the
+        GPU back (queueing like any reader, the deadline moved by the wait) before it may launch again."""
+        lock = self.device_lock
+        assert lock is not None
+        if event == "compiling":
+            if lock.lend():
+                self._lent_at = time.perf_counter()
+            return
+        if lock.lent:
+            self.add_stage("device_lock.lent_while_compiling", time.perf_counter() - self._lent_at)
+            waited_before = lock.waited_s
+            lock.take_back(time.monotonic() + max(0.0, self.job.device_wait_limit_s - waited_before))
+            waited = lock.waited_s - waited_before
+            self.deadline += waited
+            self.add_stage("device_lock.shared_wait", waited)
 
     def _device_shared(self) -> contextlib.AbstractContextManager[None]:
         """Around GPU work outside timing (inputs, references, the sandbox's calls, comparisons): the GPU
@@ -462,7 +489,7 @@ class _Judgement:
                                           "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys,
                                           "ghost_keep": list(entry.mutates), "repeat": wants_repeat},
                                          encoder.blobs, case, tier,
-                                         reply_cap=_reply_cap(encoder.blobs, expected, variants))
+                                         reply_cap=_reply_cap(encoder.blobs, expected, variants), lend_gpu=True)
             answered = time.perf_counter()
         self.add_stage("correctness.sandbox_round_trip", answered - asked)
         self._note_sandbox_phases(reply)

@@ -24,6 +24,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from evaluation.judge import wire
@@ -206,12 +207,25 @@ class Sandbox:
         return header
 
     def request(self, header: dict[str, Any], blobs: list[bytes], deadline: float,
-                max_blob_bytes: int = wire.MAX_BLOB_BYTES) -> tuple[dict[str, Any], list[bytes]]:
-        """Send a command and read its reply; the reply must carry this run's token."""
+                max_blob_bytes: int = wire.MAX_BLOB_BYTES,
+                on_compile: Callable[[str], None] | None = None) -> tuple[dict[str, Any], list[bytes]]:
+        """Send a command and read its reply; the reply must carry this run's token.
+
+        Before its reply a call may report Triton compilations (sandbox_worker.CompileWindows):
+        ``on_compile("compiling")`` may lend the GPU out, ``on_compile("compiled")`` must take it back before
+        returning; then the sandbox is told to resume. Without ``on_compile`` it resumes at once."""
         wire.send(self.cmd_write, header, blobs, deadline)
-        reply, reply_blobs = wire.receive(self.res_read, deadline, max_blob_bytes)
-        if reply.get("token") != self.token:
-            raise wire.WireError("reply without this run's token")
+        while True:
+            reply, reply_blobs = wire.receive(self.res_read, deadline, max_blob_bytes)
+            if reply.get("token") != self.token:
+                raise wire.WireError("reply without this run's token")
+            event = reply.get("event")
+            if event not in ("compiling", "compiled"):
+                break
+            if on_compile is not None:
+                on_compile(event)
+            if event == "compiled":
+                wire.send(self.cmd_write, {"op": "resume"}, [], deadline)
         if reply.get("event") == "harness_error":
             raise HarnessError(str(reply.get("error", "")))
         return reply, reply_blobs

@@ -20,6 +20,7 @@ from evaluation.judge import guard, wire
 from evaluation.judge.backends import backend_for
 
 PLAIN_TENSOR = torch.Tensor
+KEEP_ALIVE_BYTES = 4 << 30  # device memory earlier cases' inputs and outputs may hold (Worker._trim_keep_alive)
 
 
 def _format_error(limit: int = 6000) -> str:
@@ -46,8 +47,44 @@ def _not_plain(value: Any, path: str = "return") -> list[str]:
 _COMPILES = [0]
 
 
-def _count_compile(*args: Any, **kwargs: Any) -> None:
-    _COMPILES[0] += 1  # returns None: the hook never changes what Triton does
+class CompileWindows:
+    """Tell the trusted side when Triton compiles, so it can lend the GPU to other judges meanwhile.
+
+    A correctness call holds the GPU shared (device_lock), and a timing judge waiting for it alone must
+    wait for every such hold to end. A candidate's first calls spend most of their time compiling (on the
+    H200, 917 of 922 s of sandbox call time over the whole catalog, 16 judges at once), which is CPU work:
+    holding the GPU through it stalled every judge behind each waiting timer (NOTES.md). Around each
+    compilation this process sends ``compiling`` / ``compiled`` on the result pipe, and after ``compiled``
+    waits for the trusted side's ``resume``, sent once it holds the GPU again: no kernel of this process
+    runs while the GPU is lent. Only for calls whose request asked for it (``lend_gpu``).
+
+    Untrusted like everything here: a process that lies can only delay itself or disturb other judges' GPU
+    use, never forge its own result (docs/judge.md)."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.enabled = False
+        self.lent = False
+
+    def before(self, *args: Any, **kwargs: Any) -> bool:
+        if self.enabled and not self.lent:
+            self.worker.reply({"event": "compiling"})
+            self.lent = True
+        return False  # falsy: Triton goes on and compiles
+
+    def after(self, *args: Any, **kwargs: Any) -> None:
+        _COMPILES[0] += 1
+        self.take_back()
+
+    def take_back(self) -> None:
+        """Wait until the GPU is ours again (also after a compilation that raised: no ``after`` then)."""
+        if not self.lent:
+            return
+        self.lent = False
+        self.worker.reply({"event": "compiled"})
+        header, _ = wire.receive(self.worker.cmd_fd)
+        if header.get("op") != "resume":
+            raise RuntimeError(f"harness: expected resume, got {header.get('op')!r}")
 
 
 class Worker:
@@ -59,10 +96,12 @@ class Worker:
         self.device = torch.device("cpu")
         self.module: Any = None
         self.integrity: guard.Integrity | None = None
-        self.keep_alive: list[Any] = []  # every input and output stays alive: no address is recycled
+        # Inputs and outputs stay alive, so no address is recycled within a case (_trim_keep_alive: across cases).
+        self.keep_alive: list[Any] = []
         self.flush_buffer: torch.Tensor | None = None
         self.backend = backend_for("cpu")  # replaced at start by the device's family
         self.memory_cap = "address-space rlimit (host memory)"
+        self.compile_windows = CompileWindows(self)
         # Rotating input sets sent ahead of a timing stage (time_load), by key: moving them to the device is
         # done before the judge takes the GPU alone, so the exclusive hold covers the timed loops only.
         self.timing_sets: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -112,7 +151,9 @@ class Worker:
         try:
             from triton import knobs
 
-            knobs.runtime.jit_post_compile_hook = _count_compile
+            knobs.runtime.jit_cache_hook = self.compile_windows.before
+            knobs.runtime.jit_post_compile_hook = self.compile_windows.after
+            guard.STATE.before_launch = self.compile_windows.take_back
         except (ImportError, AttributeError):  # an older Triton: no counts, nothing else changes
             pass
         self.integrity = guard.Integrity(self.hooks, self.backend.module())
@@ -163,12 +204,14 @@ class Worker:
         try:
             with guard.audited():
                 returned = function(*args, **kwargs)
+            self.compile_windows.take_back()  # a compilation that raised inside a caught exception
             self._sync()
         except BaseException:
             outcome["error"] = _format_error()
             returned = None
         finally:
             guard.STATE.ghost = False
+        self.compile_windows.take_back()  # before any more GPU work (the encode's copies, ghost replays)
         called_at = time.perf_counter()
         self.keep_alive.append(returned)
         outcome["launches"] = guard.STATE.launches
@@ -187,7 +230,28 @@ class Worker:
         outcome["compiles"] = _COMPILES[0] - compiles
         return outcome
 
+    def _trim_keep_alive(self) -> None:
+        """Between cases, let earlier cases' tensors go once they hold over KEEP_ALIVE_BYTES of the device.
+
+        Within a case (real call, ghost replays, repeat) nothing is freed, so a ghost's fresh buffers can
+        never be the real call's old ones. Across cases a recycled address holds another case's answer to
+        other inputs: useless to a kernel that reads stale memory. Keeping everything alive let one sandbox
+        hold 9 GiB (div: 241 cases, three calls each) and 16 judges at once ran an H200 out of memory."""
+        if self.device.type == "cpu":
+            return
+        allocated = getattr(self.backend.module(), "memory_allocated", None)
+        if allocated is not None and allocated(self.device) > KEEP_ALIVE_BYTES:
+            self.keep_alive.clear()
+
     def call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
+        self._trim_keep_alive()
+        self.compile_windows.enabled = bool(header.get("lend_gpu"))
+        try:
+            self._call(header, blobs)
+        finally:
+            self.compile_windows.enabled = False
+
+    def _call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         real = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False)
         integrity = self.integrity.violations() if self.integrity else []
         out_blobs = real.pop("_blobs")

@@ -20,6 +20,14 @@ def median_iqr(samples: list[float]) -> tuple[float, float]:
     return statistics.median(samples), quartiles[2] - quartiles[0]
 
 
+def low_quantile(samples: list[float], fraction: float = 0.1) -> float:
+    """The value ``fraction`` of the way up the sorted samples (nearest rank); NaN when there are none."""
+    if not samples:
+        return float("nan")
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
 def geometric_mean(values: list[float]) -> float | None:
     values = [value for value in values if value > 0 and math.isfinite(value)]
     if not values:

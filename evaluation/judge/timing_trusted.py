@@ -19,7 +19,8 @@ from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.compare import compare_outputs
 from evaluation.judge.timing_sandbox import CLOCK_WARMUP_S, relative_standard_error_of_median
-from evaluation.judge.timing_stats import bootstrap_speedup_ci, geometric_mean, median_iqr, roofline_floor_ms
+from evaluation.judge.timing_stats import (bootstrap_speedup_ci, geometric_mean, low_quantile, median_iqr,
+                                          roofline_floor_ms)
 
 # How much longer than the reference's the candidate's end->settled tail may be (host jitter).
 TAIL_SLACK_MS = 0.05
@@ -90,8 +91,11 @@ def run_timing(judgement: _Judgement) -> None:
             raise Verdict("rejected", f"timing case {case.case_id}: reported {event_total:.3f} ms of events in "
                           f"{host_ms:.3f} ms of host time", check="timing_crosscheck", case=case, tier=tier,
                           message="event times exceed the host-measured round trip")
-        candidate_tail = median_iqr([float(value) for value in reply.get("candidate_tail_ms", [])] or [0.0])[0]
-        reference_tail = median_iqr([float(value) for value in reply.get("reference_tail_ms", [])] or [0.0])[0]
+        # Low tails, not medians: work hidden on another stream lengthens every call's tail, host jitter only
+        # some. On the H200 with 16 judges on 16 cores, an honest neg's median tail was 0.12 ms longer than
+        # the reference's (0.307 vs 0.184 ms) and was rejected; its fast tenth was not.
+        candidate_tail = low_quantile([float(value) for value in reply.get("candidate_tail_ms", [])] or [0.0])
+        reference_tail = low_quantile([float(value) for value in reply.get("reference_tail_ms", [])] or [0.0])
         hidden = hidden_work_message(candidate_tail, reference_tail, median_iqr(candidate_ms)[0])
         if hidden:
             raise Verdict("rejected", f"timing case {case.case_id}: {hidden}", check="timing_crosscheck", case=case,

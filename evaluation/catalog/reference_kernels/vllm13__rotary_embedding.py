@@ -53,8 +53,12 @@ def _apply(positions, tensor, head_size, cache, is_neox):
     tokens = tensor.shape[0]
     heads = tensor.numel() // (tokens * head_size)
     embed = cache.shape[1] // 2
+    # No FMA contraction: the products must be rounded before the sum. On the H200 the staged fp32 code still
+    # came out one fp16 rounding short (5 ulps on a cancelling value): the compiler may narrow fp32 ops on
+    # half values back to half ones, and then fuse the multiply and the add.
     _rope_kernel[(tokens, heads)](positions, tensor, cache, heads, tensor.stride(0), head_size, cache.stride(0),
-                                  EMBED=embed, BLOCK=triton.next_power_of_2(embed), IS_NEOX=bool(is_neox))
+                                  EMBED=embed, BLOCK=triton.next_power_of_2(embed), IS_NEOX=bool(is_neox),
+                                  enable_fp_fusion=False)
 
 
 def rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox):

@@ -55,6 +55,10 @@ def _int8_quant_kernel(x_ptr, q_ptr, scale_ptr, azp_ptr, n_cols, x_row_stride, q
     tl.store(q_ptr + row * q_row_stride + offsets, q.to(tl.int8), mask=mask)
 
 
+# Launched with enable_fp_fusion=False: `(x * inverse + M) - M` must round the product before adding M; fused
+# into an FMA it rounds once, and 7 of 35,287 codes of an asymmetric case came out one off on the H200.
+
+
 def scaled_int8_quant(input, scale=None, azp=None, symmetric=True):
     rows, cols = input.shape
     q = torch.empty((rows, cols), dtype=torch.int8, device=input.device)
@@ -62,11 +66,11 @@ def scaled_int8_quant(input, scale=None, azp=None, symmetric=True):
     if scale is not None:
         _int8_quant_kernel[(rows,)](input, q, scale, azp if azp is not None else scale, cols, input.stride(0),
                                     q.stride(0), STATIC=True, SYMMETRIC=bool(symmetric),
-                                    SCALAR_RECIPROCAL=input.is_cuda, BLOCK=block)
+                                    SCALAR_RECIPROCAL=input.is_cuda, BLOCK=block, enable_fp_fusion=False)
         return q, scale, azp
     scales = torch.empty((rows, 1), dtype=torch.float32, device=input.device)
     zero_points = None if symmetric else torch.empty((rows, 1), dtype=torch.int32, device=input.device)
     _int8_quant_kernel[(rows,)](input, q, scales, zero_points if zero_points is not None else scales, cols,
                                 input.stride(0), q.stride(0), STATIC=False, SYMMETRIC=bool(symmetric),
-                                SCALAR_RECIPROCAL=input.is_cuda, BLOCK=block)
+                                SCALAR_RECIPROCAL=input.is_cuda, BLOCK=block, enable_fp_fusion=False)
     return q, scales, zero_points

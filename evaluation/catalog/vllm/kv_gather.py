@@ -39,7 +39,9 @@ def gather_layout(params: dict, generator: torch.Generator) -> tuple[torch.Tenso
     capacity = per_seq * block_size
     starts = None
     if params.get("seq_starts"):
-        starts = randint(0, block_size + 1, (batch,), generator, torch.int32)
+        # A start leaves at least one token of the table to read (a held-out draw on the H200 had one block
+        # per sequence and a start at its end: nothing left, and the length draw failed).
+        starts = randint(0, min(block_size + 1, capacity), (batch,), generator, torch.int32)
         lengths = [int(torch.randint(1, capacity - int(s) + 1, (1,), generator=generator)) for s in starts]
     elif params.get("full", True):
         lengths = [capacity] * batch

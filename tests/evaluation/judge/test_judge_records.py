@@ -364,6 +364,21 @@ def test_work_left_running_after_the_timed_stream_is_refused():
     assert hidden_work_message(1.5, 0.01, 4.0) == ""  # within half the candidate's own time
 
 
+def test_the_tail_check_reads_the_fast_tails_so_host_jitter_is_not_hidden_work():
+    """Hidden work lengthens every tail; a busy host only some (an honest neg was rejected on the H200 when
+    the check compared median tails under 16 judges at once)."""
+    from evaluation.judge.timing_stats import low_quantile
+    from evaluation.judge.timing_trusted import hidden_work_message
+
+    reference = [0.010] * 60 + [0.18] * 40
+    jittery = [0.011] * 50 + [0.31] * 50  # more of its calls hit a busy host, as in that run
+    hiding = [0.40 + 0.01 * (index % 5) for index in range(100)]
+
+    assert low_quantile(jittery) == 0.011 and low_quantile(hiding) == 0.40 and low_quantile([]) != low_quantile([])
+    assert hidden_work_message(low_quantile(jittery), low_quantile(reference), 0.015) == ""
+    assert hidden_work_message(low_quantile(hiding), low_quantile(reference), 0.015) != ""
+
+
 def test_large_cases_rotate_fewer_input_sets():
     from evaluation.judge.timing_trusted import sets_for
 

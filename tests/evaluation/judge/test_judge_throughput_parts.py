@@ -100,6 +100,81 @@ def test_timing_holds_the_device_alone_and_correctness_shares_it(tmp_path):
         holder.join(30)
 
 
+def test_a_shared_hold_lent_out_lets_a_timer_in_and_is_taken_back_after_it(tmp_path):
+    """While a sandbox compiles (CPU work) its judge lends the GPU out: a waiting timer may take it alone,
+    and the judge holds it shared again only once the timer is done."""
+    context = multiprocessing.get_context("fork")
+    ready, release = context.Event(), context.Event()
+    lock = DeviceLock("cuda", str(tmp_path))
+    with lock.shared(time.monotonic() + 5):
+        with pytest.raises(DeviceBusy), DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 0.2):
+            pass
+        assert lock.lend() and not lock.lend()  # lent once; a second lend changes nothing
+        timer = context.Process(target=_hold_exclusive, args=(str(tmp_path), ready, release))
+        timer.start()
+        try:
+            assert ready.wait(30)  # the timer got the device while this hold was lent
+            context.Process(target=lambda: (time.sleep(0.3), release.set())).start()
+            started = time.monotonic()
+            lock.take_back(time.monotonic() + 10)
+            assert time.monotonic() - started >= 0.25  # waited for the timer to finish
+        finally:
+            release.set()
+            timer.join(30)
+        with pytest.raises(DeviceBusy), DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 0.2):
+            pass  # held shared again
+    with DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 1):
+        pass  # and released at the end of the hold
+    assert not lock.lend()  # outside a shared hold there is nothing to lend
+
+
+# A candidate that "compiles" the way Triton does on a GPU (the interpreter never compiles): the pre-compile
+# hook, CPU time, the post-compile hook; the second call's compile "raises" (no post hook) before a launch.
+COMPILING_COS = """
+import time
+import triton
+from triton import knobs
+import cos_plain_body
+
+CALLS = [0]
+
+
+def cos(x):
+    CALLS[0] += 1
+    if CALLS[0] <= 2:
+        knobs.runtime.jit_cache_hook(key="simulated")
+        time.sleep(0.4)
+        if CALLS[0] == 1:
+            knobs.runtime.jit_post_compile_hook(key="simulated")
+    return cos_plain_body.cos(x)
+"""
+
+
+def test_correctness_lends_the_gpu_while_the_sandbox_compiles(warm_forkserver, tmp_path, monkeypatch):
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, judge_with
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    body = kernel_source("good/cos_plain.py")
+    # One file: the body's definitions first, then the compiling wrapper (renamed so it can call them).
+    source = body.replace("def cos(", "def _plain_cos(") + COMPILING_COS.replace(
+        "import cos_plain_body\n", "").replace("cos_plain_body.cos(x)", "_plain_cos(x)")
+    job = JudgeJob(operator_id="aten::cos", source_code=source, chip_slug="cpu-interpreter", device_type="cpu",
+                   tiers=("smoke",), time_budget_s=120)
+    result = judge_with(job, JudgeOptions(spec=small_cos_record(), static_scan=False,
+                                          device_lock_on_cpu_for_tests=True))
+
+    assert result.status == "passed", result.reason
+    breakdown = result.environment["stage_breakdown"]
+    # Both windows lent: the one closed by the post-compile hook and the one closed by the next launch.
+    assert breakdown["device_lock.lent_while_compiling"] >= 0.7
+    assert "device_lock.shared_held" in breakdown
+    with DeviceLock("cpu", str(tmp_path)).exclusive(time.monotonic() + 1):
+        pass  # nothing left held
+
+
 def test_values_drawn_on_a_generation_device_come_back_on_the_cpu_and_follow_the_seed():
     from evaluation.catalog.inputs import generate_on, make_tensor
 
