@@ -230,6 +230,15 @@ class Sandbox:
             raise HarnessError(str(reply.get("error", "")))
         return reply, reply_blobs
 
+    def set_priority(self, nice: int) -> bool:
+        """Set the CPU priority of the sandbox's process group (its compilers included); False where this
+        process may not (only root may raise a priority again, so callers that are not root change none)."""
+        try:
+            os.setpriority(os.PRIO_PGRP, self.process.pid, nice)
+            return True
+        except (OSError, AttributeError):
+            return False
+
     def write_candidate(self, source: str) -> str:
         path = self.workdir / "candidate_kernel.py"
         path.write_text(source)

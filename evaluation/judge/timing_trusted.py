@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 
 def run_timing(judgement: _Judgement) -> None:
-    from evaluation.judge.runner import Verdict, _seed
+    from evaluation.judge.runner import CORRECTNESS_NICE, TIMING_NICE, Verdict, _seed
 
     job, spec, options = judgement.job, judgement.spec, judgement.options.timing
     samples: list[tuple[list[float], list[float]]] = []
@@ -62,7 +62,10 @@ def run_timing(judgement: _Judgement) -> None:
     judgement.environment["gpu_before"] = gpu_state(judgement.job.device_type)
     judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
     replies = []
+    reniced = judgement.environment.get("sandbox", {}).get("nice") == CORRECTNESS_NICE
     with judgement._device_exclusive():
+        if reniced:
+            judgement.sandbox.set_priority(TIMING_NICE)  # the timed loops wait for no other judge's CPU work
         for index, (tier, case, header, first_call, sent_bytes) in enumerate(prepared):
             # Only the first case spins the clocks up; the others follow it with the device still busy.
             header = dict(header, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
@@ -71,6 +74,8 @@ def run_timing(judgement: _Judgement) -> None:
                                               reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
             host_ms = (time.perf_counter() - host_started) * 1000
             replies.append((tier, case, first_call, reply, blobs, host_ms))
+        if reniced:
+            judgement.sandbox.set_priority(CORRECTNESS_NICE)
     for tier, case, first_call, reply, blobs, host_ms in replies:
         judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)
         loop_s = reply.get("loop_s")

@@ -409,13 +409,6 @@ def section_repeat_refs(chip: str, device: str, args: argparse.Namespace) -> Non
                                             if operator_id in REF_RESULTS}
     print(f"\n== repeatability: {len(files)} reference kernels judged {args.repeat_rounds} more times "
           f"({args.refs_jobs} at once, tiers {'+'.join(tiers)})")
-    with judge_pool(args.refs_jobs, device) as pool:
-        futures = [(operator_id, pool.submit(timed_judge, make_job(operator_id, path.read_text(), chip, device,
-                                                                     tiers, True)))
-                   for _ in range(args.repeat_rounds) for operator_id, path in files]
-        for operator_id, future in futures:
-            rounds.setdefault(operator_id, []).append(future.result()[0])
-
     def long_cases_speedup(result: JudgeResult) -> float | None:
         values = [case.speedup for case in result.case_results if case.timed and case.speedup
                   and min(case.reference_ms, case.candidate_ms) >= 0.010]
@@ -423,6 +416,22 @@ def section_repeat_refs(chip: str, device: str, args: argparse.Namespace) -> Non
 
     def cv(values: list[float]) -> float | None:
         return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else None
+
+    raw = OUTPUT.setdefault("repeat_refs_raw", [])  # saved as judgements finish: a cut-off run keeps them
+    for operator_id, results in rounds.items():
+        raw.extend({"operator": operator_id, "status": result.status, "speedup": result.speedup,
+                    "speedup_10us": long_cases_speedup(result)} for result in results)
+    from concurrent.futures import as_completed
+
+    with judge_pool(args.refs_jobs, device) as pool:
+        futures = {pool.submit(timed_judge, make_job(operator_id, path.read_text(), chip, device, tiers, True)):
+                   operator_id for _ in range(args.repeat_rounds) for operator_id, path in files}
+        for future in as_completed(futures):
+            result = future.result()[0]
+            rounds.setdefault(futures[future], []).append(result)
+            raw.append({"operator": futures[future], "status": result.status, "speedup": result.speedup,
+                        "speedup_10us": long_cases_speedup(result)})
+            save()
 
     rows = OUTPUT.setdefault("repeat_refs", [])
     print(f"{'operator':<36}{'runs':>5}  {'speedups':<44}{'CV':>8}{'CV >=10us':>11}")

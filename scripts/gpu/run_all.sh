@@ -22,6 +22,7 @@ JOBS=${KGB_GPU_JOBS:-12}
 POINTWISE=aten::cos,aten::cosh,aten::erfc,aten::floor,aten::hardsigmoid,aten::log10,aten::mish,aten::neg,aten::rsqrt,aten::sgn
 # Operators whose timed kernels run 20 us to 3 ms on the H200: do_bench's 40-60 us of host overhead per call
 # stays out of its median there, so its figures are a fair check of the judge's.
+LONG10=aten::linear,aten::softmax,aten::_softmax,aten::mm,aten::bmm,aten::matmul,vllm13::permute_cols,aten::embedding,aten::huber_loss,aten::cumsum
 LONG=aten::linear,aten::softmax,aten::_softmax,aten::argmax,aten::amin,aten::mm,aten::bmm,aten::mean,aten::sum,vllm13::permute_cols,aten::embedding,aten::sort,aten::cat,aten::huber_loss
 
 step() {  # step NAME SECONDS COMMAND...
@@ -76,6 +77,20 @@ elif [ "$PART" = final ]; then
   grep -h -E "^(TOTAL|summed)" "$OUT/refs.log" | cut -c1-1500
   grep -E "^(cheats|fixtures with)" "$OUT/fixtures.log" | cut -c1-200
   grep -A18 "^== judge speedup" "$OUT/agreement.log"
+elif [ "$PART" = last ]; then
+  # The fixed vLLM kernels again, then ten long-kernel operators judged five times (public tier): do_bench
+  # agreement on the first round, per-operator CV over all five.
+  step vllm 90 python3 scripts/gpu/judge_reference_kernels.py --jobs 5 --budget 80 \
+    --only vllm13__rms_norm,vllm13__fused_add,vllm13__rotary,vllm13__scaled_int8,vllm13__cp_gather
+  mv "$OUT/reference_kernels_nvidia-h200.json" "$OUT/vllm_recheck.json" 2>/dev/null
+  step long 445 env KGB_ONLY_OPERATORS=$LONG10 python3 scripts/gpu/judge_h200.py \
+    --sections refs,dobench,repeat_refs --refs-jobs 10 --refs-tiers public --repeat-rounds 4 \
+    --dobench-ops 10 --dobench-cases 3
+  echo; echo "== summaries"
+  grep -v "UserWarning\|warnings.warn" "$OUT/vllm.log" | cut -c1-300
+  grep -A14 "^== reference kernels" "$OUT/long.log" | cut -c1-200
+  grep -A14 "^== judge speedup" "$OUT/long.log"
+  grep -A14 "^== repeatability" "$OUT/long.log"
 elif [ "$PART" = repeat ]; then
   step repeat 540 env KGB_ONLY_OPERATORS=${3:-$LONG} python3 scripts/gpu/judge_h200.py \
     --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds ${2:-4}

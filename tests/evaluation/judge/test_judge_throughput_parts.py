@@ -245,3 +245,23 @@ def test_shared_spares_hand_out_a_fresh_sandbox_each_time(warm_forkserver):
     finally:
         first.close()
         second.close()
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="only root may raise a priority again")
+def test_a_sandbox_runs_niced_and_its_timed_loops_ahead(warm_forkserver):
+    """GPU judges nice their sandbox for correctness and compiling, and raise it for the timed loops
+    (runner.CORRECTNESS_NICE / TIMING_NICE): the priorities land on the sandbox's process group."""
+    import os
+
+    from evaluation.judge.runner import CORRECTNESS_NICE, TIMING_NICE
+    from evaluation.judge.sandbox import Sandbox
+
+    sandbox = Sandbox("cpu", forkserver=warm_forkserver)
+    try:
+        sandbox.wait_ready(time.monotonic() + 120)
+        assert sandbox.set_priority(CORRECTNESS_NICE)
+        assert os.getpriority(os.PRIO_PROCESS, sandbox.process.pid) == CORRECTNESS_NICE
+        assert sandbox.set_priority(TIMING_NICE)
+        assert os.getpriority(os.PRIO_PROCESS, sandbox.process.pid) == TIMING_NICE
+    finally:
+        sandbox.close()
