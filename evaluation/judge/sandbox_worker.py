@@ -235,8 +235,8 @@ class Worker:
 
         Within a case (real call, ghost replays, repeat) nothing is freed, so a ghost's fresh buffers can
         never be the real call's old ones. Across cases a recycled address holds another case's answer to
-        other inputs: useless to a kernel that reads stale memory. Keeping everything alive let one sandbox
-        hold 9 GiB (div: 241 cases, three calls each) and 16 judges at once ran an H200 out of memory."""
+        other inputs: useless to a kernel that reads stale memory. Keeping everything alive, sandboxes grew to
+        several GiB (9.1 GiB seen) and 16 judges at once ran an H200 out of memory."""
         if self.device.type == "cpu":
             return
         allocated = getattr(self.backend.module(), "memory_allocated", None)
