@@ -380,11 +380,18 @@ class _Judgement:
             return
         if lock.lent:
             self.add_stage("device_lock.lent_while_compiling", time.perf_counter() - self._lent_at)
-            waited_before = lock.waited_s
-            lock.take_back(time.monotonic() + max(0.0, self.job.device_wait_limit_s - waited_before))
-            waited = lock.waited_s - waited_before
-            self.deadline += waited
-            self.add_stage("device_lock.shared_wait", waited)
+            self._queue_for_device("shared", lock.take_back)
+
+    def _queue_for_device(self, kind: str, take: Callable[[float], Any]) -> Any:
+        """``take(give_up_at)`` the device lock, within what is left of the judgement's device-wait allowance.
+        Queueing for the GPU is not the kernel's time: the budget's deadline moves by the wait."""
+        assert self.device_lock is not None
+        waited_before = self.device_lock.waited_s
+        taken = take(time.monotonic() + max(0.0, self.job.device_wait_limit_s - waited_before))
+        waited = self.device_lock.waited_s - waited_before
+        self.deadline += waited
+        self.add_stage(f"device_lock.{kind}_wait", waited)
+        return taken
 
     def _device_shared(self) -> contextlib.AbstractContextManager[None]:
         """Around GPU work outside timing (inputs, references, the sandbox's calls, comparisons): the GPU
@@ -397,18 +404,14 @@ class _Judgement:
 
     @contextlib.contextmanager
     def _device(self, exclusive: bool) -> Any:
-        if self.device_lock is None:
-            yield
+        lock = self.device_lock
+        if lock is None or (not exclusive and (lock.exclusive_held or lock.shared_held)):
+            yield  # a shared hold inside a hold: the lock does nothing, and nothing is counted twice
             return
-        waited_before = self.device_lock.waited_s
-        allowance = max(0.0, self.job.device_wait_limit_s - waited_before)
-        hold = self.device_lock.exclusive if exclusive else self.device_lock.shared
+        hold = lock.exclusive if exclusive else lock.shared
         kind = "exclusive" if exclusive else "shared"
-        with hold(time.monotonic() + allowance):
-            # Queueing for the GPU is not the kernel's time: the budget's deadline moves by the wait.
-            waited = self.device_lock.waited_s - waited_before
-            self.deadline += waited
-            self.add_stage(f"device_lock.{kind}_wait", waited)
+        with contextlib.ExitStack() as stack:
+            self._queue_for_device(kind, lambda give_up_at: stack.enter_context(hold(give_up_at)))
             held_from = time.perf_counter()
             try:
                 yield

@@ -128,13 +128,12 @@ def test_a_shared_hold_lent_out_lets_a_timer_in_and_is_taken_back_after_it(tmp_p
     assert not lock.lend()  # outside a shared hold there is nothing to lend
 
 
-# A candidate that "compiles" the way Triton does on a GPU (the interpreter never compiles): the pre-compile
-# hook, CPU time, the post-compile hook; the second call's compile "raises" (no post hook) before a launch.
+# Appended to good/cos_plain.py (its cos renamed _plain_cos): a cos that "compiles" the way Triton does on a
+# GPU (the interpreter never compiles): the pre-compile hook, CPU time, the post-compile hook; the second
+# call's compile "raises" (no post hook) before its launch.
 COMPILING_COS = """
 import time
-import triton
 from triton import knobs
-import cos_plain_body
 
 CALLS = [0]
 
@@ -146,7 +145,7 @@ def cos(x):
         time.sleep(0.4)
         if CALLS[0] == 1:
             knobs.runtime.jit_post_compile_hook(key="simulated")
-    return cos_plain_body.cos(x)
+    return _plain_cos(x)
 """
 
 
@@ -157,10 +156,7 @@ def test_correctness_lends_the_gpu_while_the_sandbox_compiles(warm_forkserver, t
     from evaluation.judge.runner import JudgeOptions, judge_with
 
     monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
-    body = kernel_source("good/cos_plain.py")
-    # One file: the body's definitions first, then the compiling wrapper (renamed so it can call them).
-    source = body.replace("def cos(", "def _plain_cos(") + COMPILING_COS.replace(
-        "import cos_plain_body\n", "").replace("cos_plain_body.cos(x)", "_plain_cos(x)")
+    source = kernel_source("good/cos_plain.py").replace("def cos(", "def _plain_cos(") + COMPILING_COS
     job = JudgeJob(operator_id="aten::cos", source_code=source, chip_slug="cpu-interpreter", device_type="cpu",
                    tiers=("smoke",), time_budget_s=120)
     result = judge_with(job, JudgeOptions(spec=small_cos_record(), static_scan=False,
