@@ -30,7 +30,6 @@ from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.static_scan import scan_source
 
-
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
 # come first (see _start_sandbox and timing_trusted.run_timing).
 CORRECTNESS_NICE = 10

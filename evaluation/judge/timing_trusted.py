@@ -19,8 +19,13 @@ from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.compare import compare_outputs
 from evaluation.judge.timing_sandbox import CLOCK_WARMUP_S, relative_standard_error_of_median
-from evaluation.judge.timing_stats import (bootstrap_speedup_ci, geometric_mean, low_quantile, median_iqr,
-                                          roofline_floor_ms)
+from evaluation.judge.timing_stats import (
+    bootstrap_speedup_ci,
+    geometric_mean,
+    low_quantile,
+    median_iqr,
+    roofline_floor_ms,
+)
 
 # How much longer than the reference's the candidate's end->settled tail may be (host jitter).
 TAIL_SLACK_MS = 0.05
