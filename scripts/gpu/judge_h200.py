@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -40,6 +39,7 @@ from evaluation.judge.backends import detect_chip, gpu_state, peaks_for  # noqa:
 from evaluation.judge.job import JudgeJob, JudgeResult  # noqa: E402
 from evaluation.judge.records import find_operator  # noqa: E402
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with  # noqa: E402
+from evaluation.judge.timing_stats import geometric_mean  # noqa: E402
 
 KERNELS = ROOT / "tests/evaluation/kernels"
 REFERENCE_KERNELS = ROOT / "evaluation/catalog/reference_kernels"
@@ -290,15 +290,12 @@ def _do_bench_operator(operator_id: str, path: Path, result: JudgeResult, cases_
     if not rows:
         return None
 
-    def geomean(values: list[float]) -> float:
-        return math.exp(sum(math.log(value) for value in values) / len(values))
-
-    do_bench = geomean([row["do_bench"] for row in rows])
-    judge = geomean([row["judge"] for row in rows])
+    do_bench = geometric_mean([row["do_bench"] for row in rows])
+    judge = geometric_mean([row["judge"] for row in rows])
     graphed = [row["cudagraph"] for row in rows if row["cudagraph"]]
-    cudagraph = geomean(graphed) if len(graphed) == len(rows) else None
+    cudagraph = geometric_mean(graphed) if len(graphed) == len(rows) else None
     flushed = [row["graph_flushed"] for row in rows if row["graph_flushed"]]
-    graph_flushed = geomean(flushed) if len(flushed) == len(rows) else None
+    graph_flushed = geometric_mean(flushed) if len(flushed) == len(rows) else None
     return {"operator": operator_id, "cases": rows, "do_bench": do_bench, "judge": judge,
             "ratio": judge / do_bench, "within_5pct": abs(judge / do_bench - 1) <= 0.05,
             "cudagraph": cudagraph, "cudagraph_ratio": judge / cudagraph if cudagraph else None,
@@ -392,58 +389,58 @@ def section_repeat(chip: str, device: str, args: argparse.Namespace) -> None:
         print(f"  run {index + 1}: {result.status} {fmt_speedup(result.speedup)} stages {result.stage_seconds}",
               flush=True)
     usable = [value for value in values if value]
-    cv = statistics.stdev(usable) / statistics.mean(usable) if len(usable) > 1 else None
+    cv = coefficient_of_variation(usable)
     OUTPUT["repeat"] = {"speedups": values, "cv": cv}
     print(f"coefficient of variation: {cv if cv is None else f'{cv:.2%}'}")
+
+
+def coefficient_of_variation(values: list[float]) -> float | None:
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else None
 
 
 def section_repeat_refs(chip: str, device: str, args: argparse.Namespace) -> None:
     """The selected reference kernels judged --repeat-rounds more times (after the refs section's round, which
     counts as the first), --refs-jobs at once: per operator the speedups, their coefficient of variation,
     and the same over only the timed cases whose kernels run 10 us or longer on both sides."""
+    from concurrent.futures import as_completed
+
     from bench_judge import judge_pool, timed_judge
 
     files = _reference_files()
     tiers = tuple(args.refs_tiers.split(","))
-    rounds: dict[str, list[JudgeResult]] = {operator_id: [REF_RESULTS[operator_id]] for operator_id, _ in files
-                                            if operator_id in REF_RESULTS}
     print(f"\n== repeatability: {len(files)} reference kernels judged {args.repeat_rounds} more times "
           f"({args.refs_jobs} at once, tiers {'+'.join(tiers)})")
-    def long_cases_speedup(result: JudgeResult) -> float | None:
-        values = [case.speedup for case in result.case_results if case.timed and case.speedup
-                  and min(case.reference_ms, case.candidate_ms) >= 0.010]
-        return math.exp(sum(math.log(value) for value in values) / len(values)) if values else None
-
-    def cv(values: list[float]) -> float | None:
-        return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else None
-
     raw = OUTPUT.setdefault("repeat_refs_raw", [])  # saved as judgements finish: a cut-off run keeps them
-    for operator_id, results in rounds.items():
-        raw.extend({"operator": operator_id, "status": result.status, "speedup": result.speedup,
-                    "speedup_10us": long_cases_speedup(result)} for result in results)
-    from concurrent.futures import as_completed
 
+    def record(operator_id: str, result: JudgeResult) -> None:
+        long = [case.speedup for case in result.case_results if case.timed and case.speedup
+                and min(case.reference_ms, case.candidate_ms) >= 0.010]
+        raw.append({"operator": operator_id, "status": result.status, "speedup": result.speedup,
+                    "speedup_10us": geometric_mean(long)})
+
+    for operator_id, _ in files:
+        if operator_id in REF_RESULTS:
+            record(operator_id, REF_RESULTS[operator_id])
     with judge_pool(args.refs_jobs, device) as pool:
         futures = {pool.submit(timed_judge, make_job(operator_id, path.read_text(), chip, device, tiers, True)):
                    operator_id for _ in range(args.repeat_rounds) for operator_id, path in files}
         for future in as_completed(futures):
-            result = future.result()[0]
-            rounds.setdefault(futures[future], []).append(result)
-            raw.append({"operator": futures[future], "status": result.status, "speedup": result.speedup,
-                        "speedup_10us": long_cases_speedup(result)})
+            record(futures[future], future.result()[0])
             save()
 
     rows = OUTPUT.setdefault("repeat_refs", [])
     print(f"{'operator':<36}{'runs':>5}  {'speedups':<44}{'CV':>8}{'CV >=10us':>11}")
-    for operator_id, results in rounds.items():
-        speedups = [result.speedup for result in results if result.status == "passed" and result.speedup]
-        long = [value for value in (long_cases_speedup(result) for result in results if result.status == "passed")
-                if value]
-        row = {"operator": operator_id, "statuses": [result.status for result in results], "speedups": speedups,
-               "cv": cv(speedups), "speedups_10us": long, "cv_10us": cv(long)}
+    for operator_id in dict.fromkeys(entry["operator"] for entry in raw):
+        judged = [entry for entry in raw if entry["operator"] == operator_id]
+        passed = [entry for entry in judged if entry["status"] == "passed"]
+        speedups = [entry["speedup"] for entry in passed if entry["speedup"]]
+        long = [entry["speedup_10us"] for entry in passed if entry["speedup_10us"]]
+        row = {"operator": operator_id, "statuses": [entry["status"] for entry in judged], "speedups": speedups,
+               "cv": coefficient_of_variation(speedups), "speedups_10us": long,
+               "cv_10us": coefficient_of_variation(long)}
         rows.append(row)
         shown = ["-" if row[key] is None else f"{row[key]:.2%}" for key in ("cv", "cv_10us")]
-        print(f"{operator_id:<36}{len(results):>5}  {' '.join(f'{v:.3f}' for v in speedups):<44}"
+        print(f"{operator_id:<36}{len(judged):>5}  {' '.join(f'{v:.3f}' for v in speedups):<44}"
               f"{shown[0]:>8}{shown[1]:>11}", flush=True)
     under = sum(1 for row in rows if row["cv_10us"] is not None and row["cv_10us"] < 0.01)
     print(f"operators with CV under 1% (cases >= 10 us): {under}/{len(rows)}")
