@@ -34,6 +34,17 @@ step() {  # step NAME SECONDS COMMAND...
   echo "   exit $? after $((SECONDS - started))s"
 }
 
+scan_off_cheats() {  # the cheats the static scan refuses, judged with it off: the run-time defences alone
+  step fixtures 45 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 7 --fixtures-only "scan off"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+}
+
+catalog_summary() {  # what did not pass, the count that did, and the summed stage breakdown of refs.log
+  grep -v " passed " "$OUT/refs.log" | grep -v "UserWarning\|warnings.warn" | cut -c1-300 | head -40
+  echo "passed: $(grep -c ' passed ' "$OUT/refs.log")"
+  grep -h -E "^(TOTAL|summed)" "$OUT/refs.log" | cut -c1-1500
+}
+
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 
 if [ "$PART" = judge ]; then
@@ -56,8 +67,7 @@ elif [ "$PART" = recheck ]; then
   # After fixes, in one call: the named reference kernels again (public + held-out, timed), the cheats the
   # static scan refuses judged with it off, the judge against do_bench / graph replays, one kernel judged 5 times.
   step refs 120 python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget 110 --only "$2"
-  step fixtures 45 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 7 --fixtures-only "scan off"
-  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  scan_off_cheats
   step timing 180 env KGB_ONLY_OPERATORS=$POINTWISE python3 scripts/gpu/judge_h200.py \
     --sections refs,dobench,repeat --refs-jobs 10 --dobench-ops 10 --dobench-cases 3
   echo; echo "== summaries"
@@ -67,14 +77,11 @@ elif [ "$PART" = recheck ]; then
   grep -A7 "^== repeatability" "$OUT/timing.log"
 elif [ "$PART" = final ]; then
   step refs 340 python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget 320
-  step fixtures 45 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 7 --fixtures-only "scan off"
-  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  scan_off_cheats
   step agreement 165 env KGB_ONLY_OPERATORS=$LONG python3 scripts/gpu/judge_h200.py --sections refs,dobench \
     --refs-jobs 14 --refs-tiers public --dobench-ops 14 --dobench-cases 3
   echo; echo "== summaries"
-  grep -v " passed " "$OUT/refs.log" | grep -v "UserWarning\|warnings.warn" | cut -c1-300 | head -30
-  echo "passed: $(grep -c ' passed ' "$OUT/refs.log")"
-  grep -h -E "^(TOTAL|summed)" "$OUT/refs.log" | cut -c1-1500
+  catalog_summary
   grep -E "^(cheats|fixtures with)" "$OUT/fixtures.log" | cut -c1-200
   grep -A18 "^== judge speedup" "$OUT/agreement.log"
 elif [ "$PART" = last ]; then
@@ -100,7 +107,5 @@ else
   step refs "$SECONDS_FOR_ALL" python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" \
     --budget $((SECONDS_FOR_ALL - 30))
   echo; echo "== summaries"
-  grep -v " passed " "$OUT/refs.log" | grep -v "UserWarning\|warnings.warn" | cut -c1-220 | head -40
-  echo "passed: $(grep -c ' passed ' "$OUT/refs.log")"
-  grep -h -E "^(TOTAL|summed)" "$OUT/refs.log" | cut -c1-700
+  catalog_summary
 fi
