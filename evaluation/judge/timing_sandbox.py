@@ -87,6 +87,8 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     # tail than the reference's (the trusted side compares the two).
     candidate_tail_ms: list[float] = []
     reference_tail_ms: list[float] = []
+    samples_ms = {"candidate": candidate_ms, "reference": reference_ms}
+    tails_ms = {"candidate": candidate_tail_ms, "reference": reference_tail_ms}
     host_ms_total = 0.0
     low_launch_calls = 0
     foreign_stream_calls = 0
@@ -133,13 +135,19 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                         returned = candidate(*call["args"], **call["kwargs"])
                 finally:
                     guard.STATE.watch_stream(None, None)
-                end.record()
-                if holds is not None:
-                    holds.enqueued(side, (time.perf_counter() - host_start) * 1000, counted=iteration >= warmup)
-                synchronize()
-                settled.record()
-                settled.synchronize()
-                host_ms_total += (time.perf_counter() - host_start) * 1000
+            else:
+                thunk = reference_thunks[iteration % len(reference_thunks)]
+                host_start = time.perf_counter()
+                start.record()
+                thunk()
+            end.record()
+            if holds is not None:
+                holds.enqueued(side, (time.perf_counter() - host_start) * 1000, counted=iteration >= warmup)
+            synchronize()
+            settled.record()
+            settled.synchronize()
+            host_ms_total += (time.perf_counter() - host_start) * 1000
+            if side == "candidate":
                 if guard.STATE.launches < min_launches:
                     low_launch_calls += 1
                 if guard.STATE.foreign_stream_work:
@@ -155,24 +163,9 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                                              "kwargs": call["kwargs"]})
                     spots.append({"value": value, "blob_offset": len(blobs), "blob_count": len(snapshot.blobs)})
                     blobs.extend(snapshot.blobs)
-                if iteration >= warmup:
-                    candidate_ms.append(start.elapsed_time(end))
-                    candidate_tail_ms.append(end.elapsed_time(settled))
-            else:
-                thunk = reference_thunks[iteration % len(reference_thunks)]
-                host_start = time.perf_counter()
-                start.record()
-                thunk()
-                end.record()
-                if holds is not None:
-                    holds.enqueued(side, (time.perf_counter() - host_start) * 1000, counted=iteration >= warmup)
-                synchronize()
-                settled.record()
-                settled.synchronize()
-                host_ms_total += (time.perf_counter() - host_start) * 1000
-                if iteration >= warmup:
-                    reference_ms.append(start.elapsed_time(end))
-                    reference_tail_ms.append(end.elapsed_time(settled))
+            if iteration >= warmup:
+                samples_ms[side].append(start.elapsed_time(end))
+                tails_ms[side].append(end.elapsed_time(settled))
         iteration += 1
         done = iteration - warmup
         if done >= max_iterations:
