@@ -10,6 +10,10 @@ starving the timing (flock itself queues nobody fairly). Time spent waiting move
 (JudgeJob.device_wait_limit_s).
 
 Locks are advisory and per host: every judge on the host must use them (the judge does, always).
+
+With ``KGB_DEVICE_LOCK_TRACE`` set to a file, every judge appends one line per wait, hold and release
+(``monotonic-seconds pid event kind``) to it: scripts/gpu/lock_timeline.py turns that into how much of a
+run's wall time the GPU was held alone, shared, or by nobody.
 """
 
 from __future__ import annotations
@@ -21,6 +25,18 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+
+
+def _trace(event: str, kind: str) -> None:
+    path = os.environ.get("KGB_DEVICE_LOCK_TRACE")
+    if not path:
+        return
+    # One short O_APPEND write per line: lines from many processes never interleave mid-line.
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        os.write(fd, f"{time.monotonic():.6f} {os.getpid()} {event} {kind}\n".encode())
+    finally:
+        os.close(fd)
 
 
 class DeviceBusy(TimeoutError):
@@ -82,12 +98,15 @@ class DeviceLock:
                 self.lent = False  # already given up
             else:
                 fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
+                _trace("release", "shared")
 
     def _take_shared(self, deadline: float) -> None:
         turnstile, device = self._fds()
+        _trace("wait", "shared")
         self._acquire(turnstile, fcntl.LOCK_EX, deadline)
         fcntl.flock(turnstile, fcntl.LOCK_UN)
         self._acquire(device, fcntl.LOCK_SH, deadline)
+        _trace("hold", "shared")
 
     def lend(self) -> bool:
         """Inside ``shared``: give the device up while this judge's sandbox does CPU-only work (Triton
@@ -95,6 +114,7 @@ class DeviceLock:
         if not self.shared_held or self.lent or self.exclusive_held:
             return False
         fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
+        _trace("release", "shared")
         self.lent = True
         return True
 
@@ -108,14 +128,17 @@ class DeviceLock:
     def exclusive(self, deadline: float) -> Iterator[None]:
         """Held around an operator's timed loops: no other judge's kernel runs on the device meanwhile."""
         turnstile, device = self._fds()
+        _trace("wait", "exclusive")
         self._acquire(turnstile, fcntl.LOCK_EX, deadline)
         try:
             self._acquire(device, fcntl.LOCK_EX, deadline)
+            _trace("hold", "exclusive")
             self.exclusive_held = True
             try:
                 yield
             finally:
                 self.exclusive_held = False
                 fcntl.flock(device, fcntl.LOCK_UN)
+                _trace("release", "exclusive")
         finally:
             fcntl.flock(turnstile, fcntl.LOCK_UN)

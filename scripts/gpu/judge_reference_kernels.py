@@ -29,20 +29,44 @@ from evaluation.judge.backends import detect_chip  # noqa: E402
 KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
 # Seconds per kernel from the last full H200 run: judging the slowest first keeps one late start from
 # setting the wall time of the whole batch (longest-processing-time-first scheduling).
-PAST_RUN = ROOT / "docs" / "measurements" / "h200-2026-11-29-reference-kernels.json"
+# The newer run's figures replace the older's for kernels judged in both.
+PAST_RUNS = [ROOT / "docs" / "measurements" / name for name in (
+    "h200-2026-11-29-reference-kernels.json", "h200-2026-11-30-reference-kernels.json")]
 
 
 def longest_first(paths: list[Path]) -> list[Path]:
     """Kernels ordered by their last measured judging time, slowest first; kernels never measured first of
     all (unknown may be long). Without a past run: the given order."""
-    try:
-        rows = json.loads(PAST_RUN.read_text())
-    except (OSError, ValueError):
+    seconds = past_seconds()
+    if not seconds:
         return paths
-    seconds = {}
-    for row in rows:  # later rows (rechecks) replace earlier ones
-        seconds[row["file"]] = float(row["seconds"])
     return sorted(paths, key=lambda path: -seconds.get(path.name, float("inf")))
+
+
+def past_seconds() -> dict[str, float]:
+    seconds: dict[str, float] = {}
+    for past in PAST_RUNS:
+        try:
+            rows = json.loads(past.read_text())
+        except (OSError, ValueError):
+            continue
+        for row in rows:  # later rows (rechecks, newer runs) replace earlier ones
+            seconds[row["file"]] = float(row["seconds"])
+    return seconds
+
+
+def filled_to(paths: list[Path], total: int) -> list[Path]:
+    """``paths`` and, up to ``total`` jobs, the kernels around the median past judging time again (judged
+    twice, as a submission's own kernels for the same operators would be): a workload of a given size made of
+    typical kernels, neither the slowest nor the quickest. The repeats go after the first pass."""
+    if total <= len(paths):
+        return paths
+    seconds = past_seconds()
+    by_time = sorted(paths, key=lambda path: seconds.get(path.name, 0.0))
+    middle = len(by_time) // 2
+    extra = total - len(paths)
+    start = max(0, middle - extra // 2)
+    return paths + by_time[start:start + extra]
 
 
 def operator_id_of(path: Path) -> str:
@@ -78,6 +102,8 @@ def main() -> int:
     parser.add_argument("--no-timing", action="store_true", help="correctness only (public + held-out on a GPU)")
     parser.add_argument("--order", choices=("name", "longest-first"), default="longest-first",
                         help="judging order (longest-first: by the last H200 run's seconds)")
+    parser.add_argument("--fill", type=int, default=0,
+                        help="judge this many kernels in all, repeating typical ones (a submission of that size)")
     parser.add_argument("--jobs", type=int, default=1,
                         help="judge this many kernels at once (timing still holds the GPU alone: device_lock)")
     args = parser.parse_args()
@@ -93,6 +119,7 @@ def main() -> int:
         paths = [p for p in paths if any(w in p.name for w in wanted)]
     if args.order == "longest-first":
         paths = longest_first(paths)
+    paths = filled_to(paths, args.fill)
 
     results = []
     started = time.monotonic()
@@ -100,7 +127,7 @@ def main() -> int:
           f"{args.jobs} at once", flush=True)
     jobs = [JudgeJob(operator_id=operator_id_of(path), source_code=path.read_text(), chip_slug=chip,
                      device_type=device_type, tiers=tiers, measure_timing=timing, time_budget_s=args.budget,
-                     run_id=path.stem) for path in paths]
+                     run_id=f"{path.stem}#{index}") for index, path in enumerate(paths)]
     if args.jobs > 1:
         from concurrent.futures import as_completed
 

@@ -3,8 +3,9 @@
 # step runs under its own time cap, so a slow step never hides the others. From the repository root:
 #
 #     bash scripts/gpu/run_all.sh judge            # fixtures and cheats, do_bench agreement, 5-repeat CV
-#     bash scripts/gpu/run_all.sh catalog [SECONDS] # every reference kernel, public + held-out, timed,
-#                                                   # $KGB_GPU_JOBS at once (wall time = submission throughput)
+#     bash scripts/gpu/run_all.sh catalog [SECONDS] [FILL] # every reference kernel, public + held-out,
+#                                   # timed, $KGB_GPU_JOBS at once (wall time = submission throughput); FILL:
+#                                   # that many kernels in all (typical ones judged twice), e.g. 110
 #     bash scripts/gpu/run_all.sh batch            # fork-server sandboxes against a fresh process per kernel
 #     bash scripts/gpu/run_all.sh recheck a,b,c    # those kernels, scan-off cheats, do_bench, CV (6 min)
 #     bash scripts/gpu/run_all.sh final            # every kernel (LPT order), scan-off cheats, do_bench on
@@ -43,6 +44,19 @@ catalog_summary() {  # what did not pass, the count that did, and the summed sta
   grep -v " passed " "$OUT/refs.log" | grep -v "UserWarning\|warnings.warn" | cut -c1-300 | head -40
   echo "passed: $(grep -c ' passed ' "$OUT/refs.log")"
   grep -h -E "^(TOTAL|summed)" "$OUT/refs.log" | cut -c1-1500
+  if [ -s "$OUT/lock.trace" ]; then
+    python3 scripts/gpu/lock_timeline.py "$OUT/lock.trace" --json "$OUT/lock_timeline.json"
+    gzip -f "$OUT/lock.trace"
+  fi
+  gzip -f "$OUT"/reference_kernels_*.json 2>/dev/null
+}
+
+catalog() {  # catalog SECONDS [FILL]: every reference kernel (FILL jobs in all), with the device lock traced
+  export KGB_DEVICE_LOCK_TRACE=$OUT/lock.trace
+  rm -f "$KGB_DEVICE_LOCK_TRACE"
+  step refs "$1" python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget $(($1 - 30)) \
+    --fill "${2:-0}"
+  unset KGB_DEVICE_LOCK_TRACE
 }
 
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
@@ -76,7 +90,7 @@ elif [ "$PART" = recheck ]; then
   grep -A12 "^== judge speedup" "$OUT/timing.log"
   grep -A7 "^== repeatability" "$OUT/timing.log"
 elif [ "$PART" = final ]; then
-  step refs 340 python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget 320
+  catalog 340
   scan_off_cheats
   step agreement 165 env KGB_ONLY_OPERATORS=$LONG python3 scripts/gpu/judge_h200.py --sections refs,dobench \
     --refs-jobs 14 --refs-tiers public --dobench-ops 14 --dobench-cases 3
@@ -103,9 +117,7 @@ elif [ "$PART" = repeat ]; then
     --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds ${2:-4}
   grep -A20 "^== repeatability" "$OUT/repeat.log"
 else
-  SECONDS_FOR_ALL=${2:-500}
-  step refs "$SECONDS_FOR_ALL" python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" \
-    --budget $((SECONDS_FOR_ALL - 30))
+  catalog "${2:-500}" "${3:-0}"
   echo; echo "== summaries"
   catalog_summary
 fi

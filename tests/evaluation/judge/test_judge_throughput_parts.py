@@ -128,6 +128,34 @@ def test_a_shared_hold_lent_out_lets_a_timer_in_and_is_taken_back_after_it(tmp_p
     assert not lock.lend()  # outside a shared hold there is nothing to lend
 
 
+def test_the_lock_trace_tells_exclusive_shared_and_idle_time_apart(tmp_path, monkeypatch):
+    """KGB_DEVICE_LOCK_TRACE: every hold and release is logged, and scripts/gpu/lock_timeline.py splits a
+    run's span into the GPU held alone, shared, and by nobody."""
+    import importlib.util
+    from pathlib import Path
+
+    trace = tmp_path / "lock.trace"
+    monkeypatch.setenv("KGB_DEVICE_LOCK_TRACE", str(trace))
+    lock = DeviceLock("cuda", str(tmp_path))
+    with lock.shared(time.monotonic() + 5):
+        time.sleep(0.05)
+    time.sleep(0.05)
+    with lock.exclusive(time.monotonic() + 5):
+        time.sleep(0.1)
+    events = [line.split()[2:] for line in trace.read_text().splitlines()]
+    assert events == [["wait", "shared"], ["hold", "shared"], ["release", "shared"],
+                      ["wait", "exclusive"], ["hold", "exclusive"], ["release", "exclusive"]]
+    script = Path(__file__).resolve().parents[3] / "scripts" / "gpu" / "lock_timeline.py"
+    module_spec = importlib.util.spec_from_file_location("lock_timeline", script)
+    lock_timeline = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(lock_timeline)
+    summary = lock_timeline.timeline(lock_timeline.read_trace(trace))
+    assert summary["exclusive_holds"] == 1 and 0.09 <= summary["exclusive_s"] <= 0.5
+    assert 0.04 <= summary["shared_s"] <= 0.3 and 0.04 <= summary["idle_no_waiters_s"] <= 0.3
+    assert summary["span_s"] == pytest.approx(sum(summary[key] for key in (
+        "exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s")))
+
+
 # Appended to good/cos_plain.py (its cos renamed _plain_cos): a cos that "compiles" the way Triton does on a
 # GPU (the interpreter never compiles): the pre-compile hook, CPU time, the post-compile hook; the second
 # call's compile "raises" (no post hook) before its launch.

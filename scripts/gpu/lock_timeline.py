@@ -1,0 +1,99 @@
+"""Where a many-judge run's wall time went, from the device lock's trace (``KGB_DEVICE_LOCK_TRACE``).
+
+    python3 scripts/gpu/lock_timeline.py TRACE [--json OUT]
+
+Prints, over the span from the first to the last traced event: the seconds the GPU was held alone (timed
+loops), held shared by at least one judge (correctness) with none alone, and held by nobody, split by
+whether anyone was waiting then (a handoff gap) or not (every judge busy on its CPU, or idle); the exclusive
+holds' count, total, median and longest; and how many judges on average waited while one held it alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+
+def read_trace(path: Path) -> list[tuple[float, int, str, str]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            rows.append((float(parts[0]), int(parts[1]), parts[2], parts[3]))
+    return sorted(rows)
+
+
+def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
+    if not rows:
+        return {}
+    shared_holders: set[int] = set()
+    exclusive_holder: int | None = None
+    waiting: dict[int, str] = {}
+    seconds = {"exclusive": 0.0, "shared": 0.0, "idle_with_waiters": 0.0, "idle_no_waiters": 0.0}
+    waiters_during_exclusive = 0.0
+    holds: list[float] = []
+    exclusive_from = 0.0
+    previous = rows[0][0]
+    for moment, pid, event, kind in rows:
+        span = moment - previous
+        if exclusive_holder is not None:
+            seconds["exclusive"] += span
+            waiters_during_exclusive += span * len(waiting)
+        elif shared_holders:
+            seconds["shared"] += span
+        elif waiting:
+            seconds["idle_with_waiters"] += span
+        else:
+            seconds["idle_no_waiters"] += span
+        previous = moment
+        if event == "wait":
+            waiting[pid] = kind
+        elif event == "hold":
+            waiting.pop(pid, None)
+            if kind == "exclusive":
+                exclusive_holder, exclusive_from = pid, moment
+            else:
+                shared_holders.add(pid)
+        elif event == "release":
+            if kind == "exclusive" and exclusive_holder == pid:
+                exclusive_holder = None
+                holds.append(moment - exclusive_from)
+            else:
+                shared_holders.discard(pid)
+    span = rows[-1][0] - rows[0][0]
+    return {
+        "span_s": span, **{f"{key}_s": value for key, value in seconds.items()},
+        "exclusive_holds": len(holds), "exclusive_median_s": statistics.median(holds) if holds else 0.0,
+        "exclusive_longest_s": max(holds, default=0.0),
+        "mean_waiters_during_exclusive": (waiters_during_exclusive / seconds["exclusive"]
+                                          if seconds["exclusive"] else 0.0),
+        "judging_processes": len({pid for _, pid, _, _ in rows}),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("trace", type=Path)
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    summary = timeline(read_trace(args.trace))
+    if not summary:
+        print("empty trace", file=sys.stderr)
+        return 1
+    span = summary["span_s"] or 1.0
+    print(f"lock timeline over {summary['span_s']:.1f} s, {summary['judging_processes']} processes: "
+          + ", ".join(f"{key[:-2]} {summary[key]:.1f} s ({100 * summary[key] / span:.0f}%)"
+                      for key in ("exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s"))
+          + f"; {summary['exclusive_holds']} exclusive holds, median {summary['exclusive_median_s']:.2f} s, "
+            f"longest {summary['exclusive_longest_s']:.2f} s; "
+            f"{summary['mean_waiters_during_exclusive']:.1f} judges waiting during them on average")
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
