@@ -105,6 +105,9 @@ class Worker:
         # Rotating input sets sent ahead of a timing stage (time_load), by key: moving them to the device is
         # done before the judge takes the GPU alone, so the exclusive hold covers the timed loops only.
         self.timing_sets: dict[str, tuple[list[Any], list[Any]]] = {}
+        # Spot-checked timed calls, copied on the device, by key: shipped by time_spots once the judge no
+        # longer holds the GPU alone (encoding them is host work the other judges need not wait for).
+        self.pending_spots: dict[str, list[Any]] = {}
 
     def reply(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
         wire.send(self.res_fd, dict(header, token=self.token), list(blobs))
@@ -122,6 +125,8 @@ class Worker:
                 self.load_timing_sets(header, blobs)
             elif op == "time":
                 self.time_case(header, blobs)
+            elif op == "time_spots":
+                self.send_spots(header)
             elif op == "exit":
                 self.reply({"event": "bye"})
                 return
@@ -298,8 +303,18 @@ class Worker:
         except BaseException:
             self.reply({"event": "timed", "ok": False, "error": _format_error()})
             return
-        spot_blobs = result.pop("_blobs")
-        self.reply(dict(result, event="timed", ok=True, integrity=self.integrity.violations()), spot_blobs)
+        self.pending_spots[str(header["sets_key"])] = result.pop("_spots")
+        self.reply(dict(result, event="timed", ok=True, integrity=self.integrity.violations()))
+
+    def send_spots(self, header: dict[str, Any]) -> None:
+        from evaluation.judge.timing_sandbox import encode_spots
+
+        try:
+            spots, blobs = encode_spots(self.pending_spots.pop(str(header["key"]), []))
+        except BaseException:
+            self.reply({"event": "spots", "ok": False, "error": _format_error()})
+            return
+        self.reply({"event": "spots", "ok": True, "spots": spots, "integrity": self.integrity.violations()}, blobs)
 
     def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
         from evaluation.judge.timing_sandbox import time_interleaved

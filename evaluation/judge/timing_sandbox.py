@@ -15,6 +15,7 @@ cross-checks the reported event totals against the host time it measured for the
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import time
@@ -28,13 +29,22 @@ from evaluation.judge.backends import HostClockEvent
 
 
 def relative_standard_error_of_median(samples: list[float]) -> float:
-    """Asymptotic RSE of the median: 1.2533 * stdev / sqrt(n) / median (normal approximation)."""
-    if len(samples) < 3:
+    """Standard error of the median over the median, from order statistics (McKean and Schrader, 1984):
+    the distance between the ranks n/2 -/+ z*sqrt(n)/2 over 2z, z = 1.96. Distribution-free: a few slow
+    outliers (a host hiccup, a clock step) barely move it, where the normal approximation through the
+    standard deviation (used before) made them decide when to stop: on the H200 with 16 judges at once a
+    16 us kernel with a 0.4 us IQR read an RSE of 40 % and ran to the time budget (2026-11-30)."""
+    count = len(samples)
+    if count < 3:
         return float("inf")
-    median = statistics.median(samples)
+    ordered = sorted(samples)
+    median = statistics.median(ordered)
     if median <= 0:
         return float("inf")
-    return 1.2533 * statistics.stdev(samples) / (len(samples) ** 0.5) / median
+    reach = 1.96 * math.sqrt(count) / 2
+    low = max(0, math.floor(count / 2 - reach))
+    high = min(count - 1, math.ceil(count / 2 + reach) - 1)
+    return (ordered[high] - ordered[low]) / (2 * 1.96) / median
 
 
 def _clone_call(call: dict[str, Any]) -> dict[str, Any]:
@@ -79,6 +89,8 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     pristine = [{key: _clone_value(_get(call, key)) for key in restore_keys}
                 for call in candidate_sets + reference_sets]
     all_sets = candidate_sets + reference_sets
+    # EXPLOITS 7: a candidate buffer never holds the same values twice in a row of rounds (see ValueRotation).
+    rotation = ValueRotation(candidate_sets, poison_keys)
     reference_thunks, reference_kind = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
@@ -94,10 +106,13 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     foreign_stream_calls = 0
     compute_calls = 0
     compute_ops: set[str] = set()
-    spot_iterations = set(rng.sample(range(min_iterations), k=min(spot_checks, min_iterations)))
-    blobs: list[bytes] = []
-    spots: list[Any] = []
     warmup = 3
+    # Spot-checked iterations come from the second round of sets on, where a result cached by buffer (the
+    # first round's) would be stale: see ValueRotation.
+    first_spot = max(warmup, len(candidate_sets) if rotation.active else warmup)
+    spot_range = range(first_spot, max(first_spot, warmup + min_iterations))
+    spot_iterations = set(rng.sample(spot_range, k=min(spot_checks, len(spot_range))))
+    spots: list[dict[str, Any]] = []
     stop_reason = ""
     warmup_s = CLOCK_WARMUP_S if clock_warmup_s is None else clock_warmup_s
     if flush_buffer is not None and not host_clock and warmup_s > 0:
@@ -112,6 +127,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
             for key, value in pristine[set_index].items():
                 _restore(_get(all_sets[set_index], key), value)
             if side == "candidate":
+                rotation.fill(index, iteration // len(candidate_sets))
                 # Out buffers hold the answer of this set's previous round: poison them (untimed).
                 for key in poison_keys:
                     guard.poison_tree(_get(candidate_sets[index], key))
@@ -123,7 +139,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                 holds.hold(side)
             if side == "candidate":
                 call = candidate_sets[index]
-                spot = iteration - warmup in spot_iterations
+                spot = iteration in spot_iterations
                 before = _clone_call(call) if spot else None
                 guard.STATE.reset(ghost=False)
                 if stream_of is not None:
@@ -157,12 +173,10 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                     compute_ops.update(guard.STATE.compute_ops)
                 if spot:
                     keep_alive.append(returned)
-                    # One encoder per snapshot: the same set's storage holds other bytes at other iterations.
-                    snapshot = wire.Encoder()
-                    value = snapshot.encode({"before": before, "returned": returned, "args": call["args"],
-                                             "kwargs": call["kwargs"]})
-                    spots.append({"value": value, "blob_offset": len(blobs), "blob_count": len(snapshot.blobs)})
-                    blobs.extend(snapshot.blobs)
+                    # A copy on the device now (the set's buffers hold other values later); encoding and
+                    # shipping it (encode_spots) waits until the GPU is no longer held alone.
+                    spots.append({"before": before, **device_snapshot(
+                        {"returned": returned, "args": call["args"], "kwargs": call["kwargs"]})})
             if iteration >= warmup:
                 samples_ms[side].append(start.elapsed_time(end))
                 tails_ms[side].append(end.elapsed_time(settled))
@@ -196,8 +210,9 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         "compute_calls": compute_calls,
         "compute_ops": sorted(compute_ops)[:10],
         "reference_kind": reference_kind,
-        "spots": spots,
-        "_blobs": blobs,
+        "spot_count": len(spots),
+        "_spots": spots,
+        "value_rotation": rotation.describe(),
         "finite": all(math_isfinite(value) for value in candidate_ms + reference_ms),
         "holds": holds.summary() if holds is not None else None,
     }
@@ -285,6 +300,100 @@ def spin_up(buffer: torch.Tensor, seconds: float, synchronize: Callable[[], None
     for _ in range(max(1, min(10_000, int(seconds / one_pass)))):
         buffer.zero_()
     synchronize()
+
+
+class ValueRotation:
+    """Fresh values for a candidate buffer in every round of the rotating sets (EXPLOITS 7).
+
+    The sets rotate, so no call sees the buffers its predecessor used; but the same buffers come back every
+    ``len(sets)`` calls, and a kernel that caches its result by address (``data_ptr``, ``id``) would return
+    it, right and nearly free, from the second round on. So every input of the candidate's sets is kept
+    pristine, and before each call the buffers of set ``i`` in round ``r`` are filled with the values of set
+    ``(i + r) mod k``: a buffer never holds the values it held the round before, and a cached answer is the
+    answer to other inputs (the spot checks, taken from round 1 on, see it). The copy is untimed device work
+    (two passes over the inputs). Whole sets move together, so values that must agree across arguments
+    (indices and the tensor they index) stay consistent; sets whose structure differs (shapes, strides,
+    dtypes, plain arguments drawn from the seed) are not rotated, which ``describe`` says."""
+
+    def __init__(self, sets: list[dict[str, Any]], poison_keys: list[int | str]) -> None:
+        self.sets = sets
+        keys = [*range(len(sets[0]["args"])), *sets[0]["kwargs"]] if sets else []
+        self.keys = [key for key in keys if key not in set(poison_keys)]
+        self.reason = ""
+        if len(sets) < 2:
+            self.reason = "a single set"
+        elif len({_structure([_get(call, key) for key in self.keys]) for call in sets}) != 1 or any(
+                len(call["args"]) != len(sets[0]["args"]) or set(call["kwargs"]) != set(sets[0]["kwargs"])
+                for call in sets):
+            self.reason = "the sets differ in structure"
+        self.active = not self.reason
+        self.pristine = [{key: _clone_value(_get(call, key)) for key in self.keys} for call in sets] \
+            if self.active else []
+        self.fills = 0
+
+    def fill(self, index: int, round_: int) -> None:
+        if not self.active or round_ == 0:
+            return  # the first round uses each set's own values, already in place
+        source = self.pristine[(index + round_) % len(self.sets)]
+        for key in self.keys:
+            _restore(_get(self.sets[index], key), source[key])
+        self.fills += 1
+
+    def describe(self) -> str:
+        return f"on: {self.fills} fills" if self.active else f"off: {self.reason}"
+
+
+def _structure(values: list[Any]) -> str:
+    """What must match for two sets' values to be swapped: tensor layouts, and every other value itself."""
+    def one(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return ("tensor", tuple(value.shape), tuple(value.stride()), str(value.dtype), value.storage_offset())
+        if isinstance(value, (list, tuple)):
+            return tuple(one(item) for item in value)
+        return repr(value)
+
+    return repr([one(value) for value in values])
+
+
+def device_snapshot(value: Any) -> Any:
+    """A copy of ``value``'s plain tensors on their device, one copy per storage, every view rebuilt on it
+    (aliases stay aliases, as the wire encoding keeps them). Anything else is kept as it is."""
+    copies: dict[int, torch.UntypedStorage] = {}
+
+    def copy(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        key = storage.data_ptr() if storage.nbytes() else -len(copies) - 1
+        if key not in copies:
+            raw = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+            copies[key] = raw.clone().untyped_storage()
+        return torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
+            copies[key], tensor.storage_offset(), tensor.size(), tensor.stride())
+
+    def walk(item: Any) -> Any:
+        if type(item) is torch.Tensor and item.layout == torch.strided:
+            return copy(item.detach())
+        if isinstance(item, list):
+            return [walk(element) for element in item]
+        if isinstance(item, tuple):
+            return tuple(walk(element) for element in item)
+        if isinstance(item, dict):
+            return {key: walk(element) for key, element in item.items()}
+        return item
+
+    return walk(value)
+
+
+def encode_spots(spots: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[bytes]]:
+    """The spot snapshots as wire values and blobs, for the trusted side's comparison."""
+    blobs: list[bytes] = []
+    encoded = []
+    for spot in spots:
+        # One encoder per snapshot: snapshots share no storage, and offsets stay per spot.
+        encoder = wire.Encoder()
+        value = encoder.encode(spot)
+        encoded.append({"value": value, "blob_offset": len(blobs), "blob_count": len(encoder.blobs)})
+        blobs.extend(encoder.blobs)
+    return encoded, blobs
 
 
 def _clone_value(value: Any) -> Any:

@@ -61,7 +61,7 @@ def run_timing(judgement: _Judgement) -> None:
         if not loaded.get("ok"):
             raise Verdict("error", f"timing case {case.case_id}: the sandbox could not load its input sets: "
                           f"{str(loaded.get('error', ''))[-500:]}")
-        prepared.append((tier, case, header, first_call, sent_bytes))
+        prepared.append((tier, case, header, first_call, (sent_bytes, len(load["candidate_sets"]))))
     judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
     started = time.perf_counter()
     judgement.environment["gpu_before"] = gpu_state(judgement.job.device_type)
@@ -71,17 +71,16 @@ def run_timing(judgement: _Judgement) -> None:
     with judgement._device_exclusive():
         if reniced:
             judgement.sandbox.set_priority(TIMING_NICE)  # the timed loops wait for no other judge's CPU work
-        for index, (tier, case, header, first_call, sent_bytes) in enumerate(prepared):
+        for index, (tier, case, header, first_call, (sent_bytes, sets)) in enumerate(prepared):
             # Only the first case spins the clocks up; the others follow it with the device still busy.
             header = dict(header, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
             host_started = time.perf_counter()
-            reply, blobs = judgement._request(header, [], case, tier,
-                                              reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
+            reply, _ = judgement._request(header, [], case, tier)
             host_ms = (time.perf_counter() - host_started) * 1000
-            replies.append((tier, case, first_call, reply, blobs, host_ms))
+            replies.append((tier, case, first_call, reply, (sent_bytes, sets), host_ms))
         if reniced:
             judgement.sandbox.set_priority(CORRECTNESS_NICE)
-    for tier, case, first_call, reply, blobs, host_ms in replies:
+    for tier, case, first_call, reply, (sent_bytes, sets), host_ms in replies:
         judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)
         loop_s = reply.get("loop_s")
         if isinstance(loop_s, (int, float)) and 0 <= loop_s < 1e6:
@@ -121,8 +120,9 @@ def run_timing(judgement: _Judgement) -> None:
         if int(reply.get("low_launch_calls", 0)):
             raise Verdict("rejected", f"timing case {case.case_id}: a timed call launched no Triton kernel",
                           check="triton_launched", case=case, tier=tier, message="timed call without a launch")
-        with judgement._device_shared():  # the reference runs on the GPU
-            _check_spots(judgement, case, tier, reply.get("spots", []), blobs)
+        if options.spot_checks > 0:
+            with judgement._device_shared():  # the sandbox reads its copies back, the reference runs on the GPU
+                _fetch_and_check_spots(judgement, case, tier, sent_bytes, sets)
         judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
         reference_kind = str(reply.get("reference_kind", "reference"))
         timed_against.add(reference_kind)
@@ -144,6 +144,7 @@ def run_timing(judgement: _Judgement) -> None:
                 "candidate_tail_ms": candidate_tail, "reference_tail_ms": reference_tail,
                 "reference_kind": reference_kind, "timed_against": reference_kind,
                 "holds": _numbers_only(reply.get("holds")),
+                "value_rotation": str(reply.get("value_rotation", ""))[:80],
             }
             result.roofline_floor_ms = floor
             result.below_roofline = floor is not None and candidate_median < floor
@@ -269,6 +270,29 @@ def _outputs_like(judgement: _Judgement, case: Any, call: Call) -> tuple[Any, ..
         return judgement._expected(case, judgement._make_call(case, 0))
     except Exception:
         return ()
+
+
+def _fetch_and_check_spots(judgement: _Judgement, case: Any, tier: str, sent_bytes: int, sets: int) -> None:
+    """Ask the sandbox for its copies of the spot-checked timed calls and compare them with the reference.
+    Fewer spots than the loop must have taken (from the second round of ``sets`` on) is a harness
+    violation: skipping them would hide a timed call's wrong answer."""
+    from evaluation.judge.runner import Verdict
+
+    options = judgement.options.timing
+    reply, blobs = judgement._request({"op": "time_spots", "key": case.case_id}, [], case, tier,
+                                      reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
+    if not reply.get("ok"):
+        raise Verdict("error", f"timing case {case.case_id}: the sandbox could not send its spot checks: "
+                      f"{str(reply.get('error', ''))[-500:]}")
+    judgement._integrity(list(reply.get("integrity", [])), case, tier)
+    spots = list(reply.get("spots", []))
+    warmup = 3  # timing_sandbox.time_interleaved's
+    expected = min(options.spot_checks, max(0, warmup + options.min_iterations - max(warmup, sets)))
+    if len(spots) < expected:
+        raise Verdict("rejected", f"harness integrity: timing case {case.case_id} sent {len(spots)} spot "
+                      f"checks of {expected}", check="harness_integrity", case=case, tier=tier,
+                      message="spot-checked timed calls missing")
+    _check_spots(judgement, case, tier, spots, blobs)
 
 
 def _check_spots(judgement: _Judgement, case: Any, tier: str, spots: list[Any], blobs: list[bytes]) -> None:

@@ -44,6 +44,8 @@ from evaluation.judge.timing_stats import geometric_mean  # noqa: E402
 KERNELS = ROOT / "tests/evaluation/kernels"
 REFERENCE_KERNELS = ROOT / "evaluation/catalog/reference_kernels"
 NAMESPACES = {"aten": "aten", "vllm13": "vllm13", "cublas": "cublas"}
+# Cheats that only show in the timed loop: judged with timing.
+TIMED_CHEATS = {"cache_by_address_in_timing.py", "compute_in_timing.py"}
 # What the fixtures must get on a GPU (cheats the static scan refuses are "rejected" too).
 EXPECTED_NOT_PASSED = {"wrong": None, "cheats": None}
 HARMLESS_CHEATS = {"cache_by_data_ptr.py"}  # fresh buffers every call: the cache never hits, it must pass
@@ -168,8 +170,9 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
                 continue  # a test-only cos_ record; aten::mm below
             tiers = ("public", "held_out") if path.name in SPECIAL_STATUSES else ("public",)
             must_pass = folder == "good" or path.name in HARMLESS_CHEATS
+            timed = folder == "good" or path.name in TIMED_CHEATS
             tasks.append((f"{folder}/{path.name}", make_job("aten::cos", path.read_text(), chip, device, tiers,
-                                                             folder == "good"), True, must_pass))
+                                                             timed), True, must_pass))
     for name in ("stream_hide.py", "spawn_thread.py", "torch_cos.py", "method_cos.py", "no_launch.py",
                  "patch_synchronize.py", "patch_timer.py"):
         path = KERNELS / "cheats" / name

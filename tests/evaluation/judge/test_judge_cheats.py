@@ -89,6 +89,23 @@ def test_compute_that_starts_only_in_timing_is_caught_by_the_timed_audit(warm_fo
     assert check_outcomes(result)["dispatch_audit"] == "failed"
 
 
+def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_it(warm_forkserver):
+    # EXPLOITS 7 in the timed loop: the rotating sets' buffers come back every few calls, but never with the
+    # values they held the round before (timing_sandbox.ValueRotation), and spot checks come from those
+    # rounds. Without the refill this kernel "passes" at a speedup its no-op launches make up.
+    spec = dataclasses.replace(small_cos_record(), smoke=(
+        Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),
+    ))
+    job = JudgeJob("aten::cos", kernel_source("cheats/cache_by_address_in_timing.py"), "cpu-interpreter", "cpu",
+                   measure_timing=True)
+    result = judge_with(job, JudgeOptions(spec=spec, timing_on_cpu_for_tests=True,
+                                          timing=TimingOptions(min_iterations=12, max_iterations=12)))
+
+    assert result.status == "rejected"
+    assert result.reason.startswith("timing case cos[") and "a timed call's output was wrong" in result.reason
+    assert check_outcomes(result)["timing_spot_check"] == "failed"
+
+
 def test_tensor_method_compute_is_caught_by_the_dispatch_audit(run_judge):
     result = _runtime(run_judge, "method_cos.py")
 

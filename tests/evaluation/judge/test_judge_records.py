@@ -112,13 +112,16 @@ def test_timed_rounds_poison_only_the_keys_they_are_given():
         return {"args": [[torch.rand(4, generator=generator) + 1], torch.rand(4, generator=generator)], "kwargs": {}}
 
     seen: list[bool] = []
+    values: list[torch.Tensor] = []
 
     def candidate(outs, x):
         seen.append(bool(torch.isnan(outs[0]).any()))
+        values.append(outs[0].clone())
         outs[0].add_(1)
 
     for poison_keys, restore_keys, expect_nan in (([], [0], False), ([0], [], True)):
         seen.clear()
+        values.clear()
         candidate_sets = [make(1), make(2)]
         originals = [call["args"][0][0].clone() for call in candidate_sets]
         time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=candidate_sets,
@@ -127,9 +130,52 @@ def test_timed_rounds_poison_only_the_keys_they_are_given():
                          min_launches=0, math_isfinite=lambda value: True, poison_keys=poison_keys,
                          restore_keys=restore_keys, host_clock=True)
         assert set(seen) == {expect_nan}
-        if not expect_nan:  # restored before every call: one add_ since the last restore
-            assert all(torch.equal(call["args"][0][0], original + 1)
-                       for call, original in zip(candidate_sets, originals, strict=True))
+        if not expect_nan:  # put back before every call (from some set's first values: ValueRotation)
+            assert all(any(torch.equal(value, original) for original in originals) for value in values)
+
+
+def test_a_candidate_buffer_never_holds_the_same_values_two_rounds_in_a_row():
+    # EXPLOITS 7: the rotating sets come back every k calls; each round refills set i's buffers with set
+    # (i + round) mod k's values, so a result cached by address is the answer to other inputs.
+    def make(seed: int) -> dict:
+        generator = torch.Generator().manual_seed(seed)
+        return {"args": [torch.rand(8, generator=generator)], "kwargs": {"out": torch.empty(8)}}
+
+    sets = [make(seed) for seed in range(4)]
+    originals = [call["args"][0].clone() for call in sets]
+    seen: list[tuple[int, int]] = []
+
+    def candidate(x, *, out):
+        source = next(index for index, original in enumerate(originals) if torch.equal(x, original))
+        seen.append((x.data_ptr(), source))
+        out.copy_(x)
+        return out
+
+    result = time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=sets,
+                              reference_sets=[make(9), make(10)], flush_buffer=None, budget_s=60.0, rse_target=0.0,
+                              min_iterations=13, max_iterations=13, spot_checks=4, rng=random.Random(0),
+                              keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
+                              poison_keys=["out"], host_clock=True)
+    assert result["value_rotation"] == "on: 12 fills"  # 16 calls, the first round (4) in place
+    by_buffer: dict[int, list[int]] = {}
+    for pointer, source in seen:
+        by_buffer.setdefault(pointer, []).append(source)
+    assert len(by_buffer) == 4
+    for sources in by_buffer.values():
+        assert len(sources) == 4 and all(a != b for a, b in zip(sources, sources[1:], strict=False))
+    # Spot checks come from the second round on (a cache can only hit there), copied on the device.
+    assert result["spot_count"] == 4 and len(result["_spots"]) == 4
+    for spot in result["_spots"]:
+        assert torch.equal(spot["returned"], spot["before"]["args"][0])
+        assert spot["returned"].data_ptr() == spot["kwargs"]["out"].data_ptr()  # aliases kept
+    # Sets that differ in structure (a plain argument drawn from the seed) are left alone, and say so.
+    uneven = [make(0), {"args": [torch.rand(8)], "kwargs": {"out": torch.empty(8), "n": 3}}]
+    left = time_interleaved(candidate=lambda x, *, out, n=0: out, reference=lambda args, kwargs: None,
+                            candidate_sets=uneven, reference_sets=[make(1)], flush_buffer=None, budget_s=60.0,
+                            rse_target=0.0, min_iterations=3, max_iterations=3, spot_checks=0,
+                            rng=random.Random(0), keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
+                            poison_keys=["out"], host_clock=True)
+    assert left["value_rotation"] == "off: the sets differ in structure"
 
 
 def test_scratch_arguments_may_change_and_are_never_judged(warm_forkserver):
