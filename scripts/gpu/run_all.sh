@@ -44,6 +44,7 @@ catalog_summary() {  # what did not pass, the count that did, and the summed sta
   grep -v " passed " "$OUT/refs.log" | grep -v "UserWarning\|warnings.warn" | cut -c1-300 | head -40
   echo "passed: $(grep -c ' passed ' "$OUT/refs.log")"
   grep -h -E "^(TOTAL|summed)" "$OUT/refs.log" | cut -c1-1500
+  [ -s "$OUT/load.csv" ] && python3 scripts/gpu/sample_load.py "$OUT/load.csv" --summary
   if [ -s "$OUT/lock.trace" ]; then
     python3 scripts/gpu/lock_timeline.py "$OUT/lock.trace" --json "$OUT/lock_timeline.json"
     gzip -f "$OUT/lock.trace"
@@ -54,8 +55,11 @@ catalog_summary() {  # what did not pass, the count that did, and the summed sta
 catalog() {  # catalog SECONDS [FILL]: every reference kernel (FILL jobs in all), with the device lock traced
   export KGB_DEVICE_LOCK_TRACE=$OUT/lock.trace
   rm -f "$KGB_DEVICE_LOCK_TRACE"
+  python3 scripts/gpu/sample_load.py "$OUT/load.csv" --seconds "$1" &
+  local sampler=$!
   step refs "$1" python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget $(($1 - 30)) \
     --fill "${2:-0}"
+  kill "$sampler" 2>/dev/null
   unset KGB_DEVICE_LOCK_TRACE
 }
 

@@ -100,6 +100,42 @@ def test_timing_holds_the_device_alone_and_correctness_shares_it(tmp_path):
         holder.join(30)
 
 
+def _queue_timer(directory: str, queued, held_at) -> None:
+    lock = DeviceLock("cuda", directory)
+    queued.set()
+    with lock.exclusive(time.monotonic() + 30):
+        held_at.value = time.monotonic()
+        time.sleep(0.3)
+
+
+def test_a_queued_timer_goes_before_correctness_when_the_running_timer_lets_go(tmp_path):
+    """Timers chain: with timer B queued behind timer A, a correctness case asking for the device stands
+    back until B has had its turn, so B never waits for a drain of holds that slipped in between."""
+    context = multiprocessing.get_context("fork")
+    ready, release, queued = context.Event(), context.Event(), context.Event()
+    held_at = context.Value("d", 0.0)
+    first = context.Process(target=_hold_exclusive, args=(str(tmp_path), ready, release))
+    first.start()
+    second = None
+    try:
+        assert ready.wait(30)
+        second = context.Process(target=_queue_timer, args=(str(tmp_path), queued, held_at))
+        second.start()
+        assert queued.wait(30)
+        time.sleep(0.2)  # B has declared its intent and waits behind A
+        lock = DeviceLock("cuda", str(tmp_path))
+        release.set()
+        with lock.shared(time.monotonic() + 10):
+            shared_at = time.monotonic()
+        assert 0 < held_at.value < shared_at  # B held the device first
+        assert shared_at - held_at.value >= 0.25  # and the case waited out B's hold
+    finally:
+        release.set()
+        first.join(30)
+        if second is not None:
+            second.join(30)
+
+
 def test_a_shared_hold_lent_out_lets_a_timer_in_and_is_taken_back_after_it(tmp_path):
     """While a sandbox compiles (CPU work) its judge lends the GPU out: a waiting timer may take it alone,
     and the judge holds it shared again only once the timer is done."""
