@@ -143,6 +143,17 @@ class Backend:
             if empty is not None:
                 empty()
 
+    def release_cached_memory_over(self, limit_bytes: int) -> bool:
+        """``release_cached_memory`` only when this process's allocator holds more than ``limit_bytes``
+        (emptying the cache costs a device synchronisation: not after every case, only when it has grown)."""
+        if not self.is_initialized():
+            return False
+        reserved = getattr(self.module(), "memory_reserved", None)
+        if reserved is None or reserved() <= limit_bytes:
+            return False
+        self.release_cached_memory()
+        return True
+
     def visible_devices(self) -> str:
         return os.environ.get(self.visible_devices_env, "0") if self.visible_devices_env else "-"
 

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import random
+import re
 import time
 import traceback
 from collections.abc import Callable
@@ -29,6 +30,11 @@ from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.static_scan import scan_source
+
+# The most device memory the trusted side's allocator may keep cached between correctness cases: several
+# judges share one GPU, and on the H200 sixteen of them holding their largest case's cache (up to 9 GiB each)
+# ran it out of memory (2026-11-30).
+TRUSTED_CACHE_BYTES = 2 * 1024**3
 
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
 # come first (see _start_sandbox and timing_trusted.run_timing).
@@ -437,6 +443,9 @@ class _Judgement:
         started = time.monotonic()
         for tier, case in self.cases:
             self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
+            if self.reference_device.type != "cpu":
+                # Sixteen judges' allocator caches (up to 9 GiB each seen) ran the H200 out of memory.
+                self.backend.release_cached_memory_over(TRUSTED_CACHE_BYTES)
         self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
         for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
                              ("triton_launched", "every call launched at least one Triton kernel"),
@@ -511,6 +520,9 @@ class _Judgement:
         real = reply.get("real", {})
         if real.get("error"):
             error = str(real["error"])
+            if device_was_full(error):
+                raise Verdict("error", f"case {case.case_id}: {DEVICE_FULL}", case=case, tier=tier,
+                              message=error[-2000:])
             memory = any(word in error for word in ("out of memory", "can't allocate memory", "MemoryError",
                                                     "DefaultCPUAllocator"))
             reason = "ran out of memory" if memory else "raised"
@@ -702,6 +714,25 @@ class _Judgement:
         started = time.monotonic()
         run_timing(self)  # takes the device alone for its timed loops (device_lock)
         self.stage_seconds["timing"] = round(time.monotonic() - started, 4)
+
+
+DEVICE_FULL = ("the GPU had no memory left for a modest allocation: other judgements held it, not this "
+               "kernel (judge again)")
+_OOM_FIGURES = re.compile(r"Tried to allocate ([\d.]+) (\w?i?B)\b.*? of which ([\d.]+) (\w?i?B) is free", re.S)
+_UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
+
+
+def device_was_full(error: str) -> bool:
+    """True for a CUDA out-of-memory error where the device as a whole was nearly exhausted (under 1 GiB
+    free, less than the allocation asked for): with several judges on one GPU that is the neighbours'
+    memory, not the kernel's (seen on the H200, 2026-11-30: 165 MiB free, 256 MiB asked for, 16 judges).
+    A kernel asking for more than the device has fails with plenty still free and stays ``failed_runtime``."""
+    found = _OOM_FIGURES.search(error)
+    if not found:
+        return False
+    asked = float(found.group(1)) * _UNITS.get(found.group(2), 1)
+    free = float(found.group(3)) * _UNITS.get(found.group(4), 1)
+    return free < asked and free < 1024**3
 
 
 def import_failure_reason(error: str) -> str:

@@ -307,52 +307,86 @@ class ValueRotation:
 
     The sets rotate, so no call sees the buffers its predecessor used; but the same buffers come back every
     ``len(sets)`` calls, and a kernel that caches its result by address (``data_ptr``, ``id``) would return
-    it, right and nearly free, from the second round on. So every input of the candidate's sets is kept
-    pristine, and before each call the buffers of set ``i`` in round ``r`` are filled with the values of set
-    ``(i + r) mod k``: a buffer never holds the values it held the round before, and a cached answer is the
-    answer to other inputs (the spot checks, taken from round 1 on, see it). The copy is untimed device work
-    (two passes over the inputs). Whole sets move together, so values that must agree across arguments
-    (indices and the tensor they index) stay consistent; sets whose structure differs (shapes, strides,
-    dtypes, plain arguments drawn from the seed) are not rotated, which ``describe`` says."""
+    it, right and nearly free, from the second round on. So the storages behind every input of the
+    candidate's sets are kept pristine, and before each call the storages of set ``i`` in round ``r`` are
+    filled with those of set ``(i + r) mod k``: a buffer never holds the values it held the round before, and
+    a cached answer is the answer to other inputs (the spot checks, taken from round 1 on, see it). Whole
+    storages are copied (byte for byte: broadcast views and aliases need no care) and whole sets move
+    together, so values that must agree across arguments (indices and the tensor they index) stay
+    consistent. Only sets laid out identically are rotated: every argument, the poisoned outputs included
+    (an output sized from the seed, such as a gather's destination, must fit the values it is given: on the
+    H200 a rotated gather wrote past a smaller destination), every plain argument equal. ``describe`` says
+    when a case is not rotated, and why. The copy is untimed device work (two passes over the inputs)."""
 
     def __init__(self, sets: list[dict[str, Any]], poison_keys: list[int | str]) -> None:
-        self.sets = sets
-        keys = [*range(len(sets[0]["args"])), *sets[0]["kwargs"]] if sets else []
-        self.keys = [key for key in keys if key not in set(poison_keys)]
         self.reason = ""
         if len(sets) < 2:
             self.reason = "a single set"
-        elif len({_structure([_get(call, key) for key in self.keys]) for call in sets}) != 1 or any(
-                len(call["args"]) != len(sets[0]["args"]) or set(call["kwargs"]) != set(sets[0]["kwargs"])
-                for call in sets):
+        elif len({_layout(call) for call in sets}) != 1:
             self.reason = "the sets differ in structure"
         self.active = not self.reason
-        self.pristine = [{key: _clone_value(_get(call, key)) for key in self.keys} for call in sets] \
-            if self.active else []
+        poisoned = set(poison_keys)
+        self.storages = [_input_storages(call, poisoned) for call in sets] if self.active else []
+        self.pristine = [[storage.clone() for storage in storages] for storages in self.storages]
         self.fills = 0
 
     def fill(self, index: int, round_: int) -> None:
         if not self.active or round_ == 0:
             return  # the first round uses each set's own values, already in place
-        source = self.pristine[(index + round_) % len(self.sets)]
-        for key in self.keys:
-            _restore(_get(self.sets[index], key), source[key])
+        source = self.pristine[(index + round_) % len(self.storages)]
+        for target, values in zip(self.storages[index], source, strict=True):
+            target.copy_(values)
         self.fills += 1
 
     def describe(self) -> str:
         return f"on: {self.fills} fills" if self.active else f"off: {self.reason}"
 
 
-def _structure(values: list[Any]) -> str:
-    """What must match for two sets' values to be swapped: tensor layouts, and every other value itself."""
+def _walk_tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [tensor for item in value for tensor in _walk_tensors(item)]
+    if isinstance(value, dict):
+        return [tensor for item in value.values() for tensor in _walk_tensors(item)]
+    return []
+
+
+def _keys(call: dict[str, Any]) -> list[int | str]:
+    return [*range(len(call["args"])), *sorted(call["kwargs"])]
+
+
+def _layout(call: dict[str, Any]) -> str:
+    """What must match for two sets' values to be swapped: every tensor's geometry and its storage (by order
+    of first use: the aliasing pattern, and the storage's size), and every other value itself."""
+    storages: dict[int, int] = {}
+
     def one(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
-            return ("tensor", tuple(value.shape), tuple(value.stride()), str(value.dtype), value.storage_offset())
+            storage = value.untyped_storage()
+            index = storages.setdefault(storage.data_ptr(), len(storages)) if storage.nbytes() else -1
+            return ("tensor", tuple(value.shape), tuple(value.stride()), str(value.dtype), value.storage_offset(),
+                    index, storage.nbytes())
         if isinstance(value, (list, tuple)):
-            return tuple(one(item) for item in value)
+            return (type(value).__name__, tuple(one(item) for item in value))
+        if isinstance(value, dict):
+            return ("dict", tuple((key, one(item)) for key, item in sorted(value.items())))
         return repr(value)
 
-    return repr([one(value) for value in values])
+    return repr([(key, one(_get(call, key))) for key in _keys(call)])
+
+
+def _input_storages(call: dict[str, Any], poisoned: set[Any]) -> list[torch.Tensor]:
+    """The distinct storages behind the call's non-poisoned arguments, as byte tensors, in a fixed order."""
+    seen: dict[int, torch.Tensor] = {}
+    for key in _keys(call):
+        if key in poisoned:
+            continue
+        for tensor in _walk_tensors(_get(call, key)):
+            storage = tensor.untyped_storage()
+            if storage.nbytes() and storage.data_ptr() not in seen:
+                seen[storage.data_ptr()] = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+    return list(seen.values())
 
 
 def device_snapshot(value: Any) -> Any:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 
 def run_timing(judgement: _Judgement) -> None:
-    from evaluation.judge.runner import CORRECTNESS_NICE, TIMING_NICE, Verdict, _seed
+    from evaluation.judge.runner import CORRECTNESS_NICE, DEVICE_FULL, TIMING_NICE, Verdict, _seed, device_was_full
 
     job, spec, options = judgement.job, judgement.spec, judgement.options.timing
     samples: list[tuple[list[float], list[float]]] = []
@@ -87,6 +87,9 @@ def run_timing(judgement: _Judgement) -> None:
             judgement.add_stage("sandbox.timing_loop", float(loop_s))
         checks_started = time.perf_counter()
         if not reply.get("ok"):
+            if device_was_full(str(reply.get("error", ""))):
+                raise Verdict("error", f"timing case {case.case_id}: {DEVICE_FULL}", case=case, tier=tier,
+                              message=str(reply.get("error", ""))[-2000:])
             raise Verdict("failed_runtime", f"timing case {case.case_id} raised: "
                           f"{str(reply.get('error', '')).strip().splitlines()[-1][:400]}", case=case, tier=tier,
                           message=str(reply.get("error", ""))[-2000:])

@@ -176,6 +176,21 @@ def test_a_candidate_buffer_never_holds_the_same_values_two_rounds_in_a_row():
                             rng=random.Random(0), keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
                             poison_keys=["out"], host_clock=True)
     assert left["value_rotation"] == "off: the sets differ in structure"
+    # So are sets whose poisoned output is sized from the seed (a gather's destination, on the H200: values
+    # rotated into a smaller one were written past its end).
+    sized = [{"args": [torch.rand(8), torch.empty(count)], "kwargs": {}} for count in (5, 7)]
+    assert time_interleaved(candidate=lambda x, out: out, reference=lambda args, kwargs: None, candidate_sets=sized,
+                            reference_sets=[make(1)], flush_buffer=None, budget_s=60.0, rse_target=0.0,
+                            min_iterations=3, max_iterations=3, spot_checks=0, rng=random.Random(0), keep_alive=[],
+                            min_launches=0, math_isfinite=lambda value: True, poison_keys=[1],
+                            host_clock=True)["value_rotation"] == "off: the sets differ in structure"
+    # Broadcast (stride-0) inputs are refilled storage by storage.
+    broadcast = [{"args": [torch.rand(1, 4).expand(3, 4)], "kwargs": {"out": torch.empty(3, 4)}} for _ in range(2)]
+    assert time_interleaved(candidate=lambda x, *, out: out, reference=lambda args, kwargs: None,
+                            candidate_sets=broadcast, reference_sets=[make(1)], flush_buffer=None, budget_s=60.0,
+                            rse_target=0.0, min_iterations=3, max_iterations=3, spot_checks=0,
+                            rng=random.Random(0), keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
+                            poison_keys=["out"], host_clock=True)["value_rotation"] == "on: 4 fills"
 
 
 def test_scratch_arguments_may_change_and_are_never_judged(warm_forkserver):
@@ -446,3 +461,17 @@ def test_ghost_replay_never_convicts_where_the_poison_is_the_right_answer(warm_f
 
     assert result.status == "passed", result.reason
     assert result.case_results[0].passed
+
+
+def test_an_out_of_memory_error_is_the_kernels_unless_the_whole_device_was_full():
+    # Sixteen judges on one H200 filled it (2026-11-30): a 256 MiB request failed with 165 MiB free. That is
+    # the neighbours' doing ("error", judge again); a kernel asking for more than the device has is its own.
+    from evaluation.judge.runner import device_was_full
+
+    full = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total "
+            "capacity of 139.80 GiB of which 164.75 MiB is free. Process 498 has 3.44 GiB memory in use.")
+    assert device_was_full(full)
+    assert not device_was_full(full.replace("164.75 MiB", "64.00 GiB"))
+    assert not device_was_full("CUDA out of memory. Tried to allocate 300.00 GiB. GPU 0 has a total capacity of "
+                               "139.80 GiB of which 130.10 GiB is free.")
+    assert not device_was_full("RuntimeError: DefaultCPUAllocator: can't allocate memory")
