@@ -7,6 +7,8 @@
 #                                   # timed, $KGB_GPU_JOBS at once (wall time = submission throughput); FILL:
 #                                   # that many kernels in all (typical ones judged twice), e.g. 110
 #     bash scripts/gpu/run_all.sh batch            # fork-server sandboxes against a fresh process per kernel
+#     bash scripts/gpu/run_all.sh throughput [S] [END] # 110 kernels in S seconds, then 20 operators
+#                                                   # against the naive design until END seconds (one call)
 #     bash scripts/gpu/run_all.sh recheck a,b,c    # those kernels, scan-off cheats, do_bench, CV (6 min)
 #     bash scripts/gpu/run_all.sh final            # every kernel (LPT order), scan-off cheats, do_bench on
 #                                                   # long kernels (9.5 min)
@@ -21,6 +23,8 @@ export OUT PYTHONPATH=$PWD PYTHONUNBUFFERED=1 OMP_NUM_THREADS=2
 PART=${1:-judge}
 JOBS=${KGB_GPU_JOBS:-12}
 POINTWISE=aten::cos,aten::cosh,aten::erfc,aten::floor,aten::hardsigmoid,aten::log10,aten::mish,aten::neg,aten::rsqrt,aten::sgn
+# A 20-operator submission for the batch comparison: ATen kernels that judged in 10-45 s each (16 at once).
+TWENTY=aten::arange,aten::zeros,aten::acosh,aten::mish,aten::cos,aten::rsqrt,aten::gather,aten::cosh,aten::index_select,aten::hardsigmoid,aten::floor,aten::sgn,aten::silu,aten::log10,aten::stack,aten::mul,aten::bitwise_not,aten::neg,aten::sin,aten::cat
 # Operators whose timed kernels run 20 us to 3 ms on the H200: do_bench's 40-60 us of host overhead per call
 # stays out of its median there, so its figures are a fair check of the judge's.
 LONG10=aten::linear,aten::softmax,aten::_softmax,aten::mm,aten::bmm,aten::matmul,vllm13::permute_cols,aten::embedding,aten::huber_loss,aten::cumsum
@@ -81,6 +85,14 @@ elif [ "$PART" = batch ]; then
   step batch 300 env KGB_ONLY_OPERATORS=$POINTWISE python3 scripts/gpu/judge_h200.py \
     --sections batch --batch 10 --naive-batch 3 --jobs "$JOBS"
   grep -A12 "^== summary" "$OUT/batch.log"
+elif [ "$PART" = throughput ]; then
+  # A 110-kernel submission (the catalog, typical kernels judged twice to make up 110) with the device lock
+  # traced and the load sampled, then a 20-operator submission against one fresh process per kernel.
+  catalog "${2:-420}" 110
+  catalog_summary
+  step batch $((${3:-560} - SECONDS)) env KGB_ONLY_OPERATORS=$TWENTY python3 scripts/gpu/judge_h200.py \
+    --sections batch --batch 20 --naive-batch 3 --jobs "$JOBS"
+  grep -E "^  (forkserver|popen)|^per operator" "$OUT/batch.log" | cut -c1-700
 elif [ "$PART" = recheck ]; then
   # After fixes, in one call: the named reference kernels again (public + held-out, timed), the cheats the
   # static scan refuses judged with it off, the judge against do_bench / graph replays, one kernel judged 5 times.
