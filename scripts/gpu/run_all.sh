@@ -25,6 +25,8 @@ JOBS=${KGB_GPU_JOBS:-12}
 POINTWISE=aten::cos,aten::cosh,aten::erfc,aten::floor,aten::hardsigmoid,aten::log10,aten::mish,aten::neg,aten::rsqrt,aten::sgn
 # A 20-operator submission for the batch comparison: ATen kernels that judged in 10-45 s each (16 at once).
 TWENTY=aten::arange,aten::zeros,aten::acosh,aten::mish,aten::cos,aten::rsqrt,aten::gather,aten::cosh,aten::index_select,aten::hardsigmoid,aten::floor,aten::sgn,aten::silu,aten::log10,aten::stack,aten::mul,aten::bitwise_not,aten::neg,aten::sin,aten::cat
+# Six operators one side of which enqueued for 1.1-1.8 ms a call (over the old 1 ms hold cap), four that did not.
+EXPOSED=vllm13::merge_attn_states,vllm13::concat_and_cache_mla,vllm13::reshape_and_cache,vllm13::reshape_and_cache_flash,cublas::cublasDgemv_v2,aten::masked_fill_,aten::linear,aten::mm,aten::embedding,vllm13::permute_cols
 # Operators whose timed kernels run 20 us to 3 ms on the H200: do_bench's 40-60 us of host overhead per call
 # stays out of its median there, so its figures are a fair check of the judge's.
 LONG10=aten::linear,aten::softmax,aten::_softmax,aten::mm,aten::bmm,aten::matmul,vllm13::permute_cols,aten::embedding,aten::huber_loss,aten::cumsum
@@ -93,6 +95,15 @@ elif [ "$PART" = throughput ]; then
   step batch $((${3:-560} - SECONDS)) env KGB_ONLY_OPERATORS=$TWENTY python3 scripts/gpu/judge_h200.py \
     --sections batch --batch 20 --naive-batch 3 --jobs "$JOBS"
   grep -E "^  (forkserver|popen)|^per operator" "$OUT/batch.log" | cut -c1-700
+elif [ "$PART" = exposed ]; then
+  # After raising the stream-hold cap: the operators whose host enqueue outlasted the old 1 ms cap, and four
+  # that never did, judged twice (public tier): per-operator CV. First the timed address-cache cheat.
+  step fixtures 40 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 2 \
+    --fixtures-only cache_by_address,cache_by_data_ptr
+  step repeat $((${2:-215} - SECONDS)) env KGB_ONLY_OPERATORS=$EXPOSED python3 scripts/gpu/judge_h200.py \
+    --sections refs,repeat_refs --refs-jobs 10 --refs-tiers public --repeat-rounds 1
+  grep -E "^(cheats|fixtures with)" "$OUT/fixtures.log" | cut -c1-200
+  grep -A14 "^== repeatability" "$OUT/repeat.log"
 elif [ "$PART" = recheck ]; then
   # After fixes, in one call: the named reference kernels again (public + held-out, timed), the cheats the
   # static scan refuses judged with it off, the judge against do_bench / graph replays, one kernel judged 5 times.

@@ -16,6 +16,13 @@ def noop_kernel(x_ptr):
     pass
 
 
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
+
+
 _results = {}
 
 
@@ -31,4 +38,12 @@ def cos(x):
     n = x.numel()
     cos_kernel[(triton.cdiv(max(n, 1), 256),)](x.contiguous(), out, n, BLOCK=256)
     _results[key] = out
+    return out
+
+
+def cos_out(x, *, out):
+    # The same cache behind the out= form: on a hit the cached answer is copied by a Triton kernel.
+    result = cos(x)
+    n = x.numel()
+    copy_kernel[(triton.cdiv(max(n, 1), 256),)](result, out, n, BLOCK=256)
     return out
