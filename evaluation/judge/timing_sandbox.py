@@ -225,14 +225,17 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
 # 0.35-0.79x from one run to the next; with the hold 0.79-0.83x, CV 2.2 %; 2026-11-29; NOTES.md). So after
 # the flush the stream is held by a device-side spin long enough to cover the side's recent host enqueue
 # time: by the time the start event runs, the timed work is already queued. The spin is capped, so a wrapper
-# that spends tens of milliseconds on the host still pays for the excess; calls whose enqueue outlasted their
-# hold are counted ("exposed"). Other streams run during the hold: time_interleaved counts work issued there.
-# The cap was 1 ms until 2026-11-30: composite PyTorch references (vLLM merge_attn_states, reshape_and_cache,
-# masked_fill_.Tensor) and a ctypes cuBLAS wrapper enqueue for 1.1-1.8 ms, so every such call was exposed and
-# their speedups moved with the host's load (merge_attn_states 112x then 60x, Dgemv 0.051x then 0.037x in two
-# catalog runs, where the other operators' median CV was 0.2 %).
+# that spends milliseconds on the host still pays for the excess; calls whose enqueue outlasted their hold
+# are counted ("exposed"). Other streams run during the hold: time_interleaved counts work issued there.
+# A side that synchronises with the host inside its call (torch's masked_fill_ with a tensor value reads it
+# with .item(); the vLLM references' boolean-mask indexing in reshape_and_cache and torch.tensor(...,
+# device=cuda) in merge_attn_states, found by reading) cannot be helped by any hold: its host latency lands in
+# its window, and its speedups move with the host's load (merge_attn_states 112x then 60x in two catalog runs
+# where the median operator's CV was 0.2 %). A 10 ms cap was tried on the H200 (2026-11-30) and changed
+# nothing for those operators (merge_attn_states 95x then 77x, masked_fill_ 1.07x then 1.69x): the
+# host-synchronising side's enqueue includes waiting for the hold itself, so its holds only grow. 1 ms it is.
 HOLD_MIN_MS = 0.02
-HOLD_MAX_MS = 10.0
+HOLD_MAX_MS = 1.0
 HOLD_MARGIN = 1.5
 HOLD_WINDOW = 8  # recent enqueue times per side that size the next hold
 
