@@ -32,7 +32,7 @@ KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
 # The newer run's figures replace the older's for kernels judged in both.
 PAST_RUNS = [ROOT / "docs" / "measurements" / name for name in (
     "h200-2026-11-29-reference-kernels.json", "h200-2026-11-30-reference-kernels.json",
-    "h200-2026-11-30b-reference-kernels.json")]
+    "h200-2026-11-30b-reference-kernels.json", "h200-2026-11-30c-reference-kernels.json")]
 
 
 def longest_first(paths: list[Path]) -> list[Path]:

@@ -2,8 +2,9 @@
 
     python3 scripts/gpu/summarise_reference_kernels.py RUN.json [LATER_RUN.json ...] [--compact OUT.json]
 
-A later file's verdict for a kernel replaces an earlier one's (a recheck after a fix); the table says which
-run each row comes from. ``--compact`` also writes the per-kernel figures and the timed cases' medians, small
+A later file's verdict for a kernel replaces an earlier one's (a recheck after a fix), except that an
+``error`` (the judge's failure, not a verdict) never replaces a verdict; the table says which run each row
+comes from. ``--compact`` also writes the per-kernel figures and the timed cases' medians, small
 enough to keep in the repository (the raw files hold every case's evidence: megabytes).
 """
 
@@ -34,7 +35,11 @@ def main() -> int:
     rows: dict[str, dict] = {}
     for index, path in enumerate(args.runs, start=1):
         for entry in json.loads(path.read_text())["results"]:
-            rows[entry["file"]] = compact_row(entry, f"run {index}")
+            row = compact_row(entry, f"run {index}")
+            earlier = rows.get(entry["file"])
+            if row["status"] == "error" and earlier is not None and earlier["status"] != "error":
+                continue  # the judge's own failure says nothing about the kernel: keep the earlier verdict
+            rows[entry["file"]] = row
     print("| kernel | verdict | cases | speedup (95% CI) | timed against | s | run |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in sorted(rows, key=lambda name: (name.split("__")[0], name)):
