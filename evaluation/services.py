@@ -264,6 +264,23 @@ def worker_heartbeat(*, hostname: str, chip_slug: str, software: dict[str, Any] 
     return worker
 
 
+def run_retry_later(*, run: Run, lease: str, reason: str) -> str:
+    """A judge ``error`` marked retryable (JudgeResult.retryable: the GPU's memory full of other judgements',
+    its lock held past the wait limit) goes back to its chip's queue instead of being recorded, while the
+    run has claims left. Returns "requeued", "exhausted" (record the error) or "stale" (the claim was
+    superseded: record nothing)."""
+    if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
+        return "exhausted"
+    try:
+        with transaction.atomic():
+            run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=lease, lease="",
+                           reason=f"re-queued after a judge error: {reason[:300]}")
+            run_enqueue(run=run)
+    except IllegalRunTransition:
+        return "stale"
+    return "requeued"
+
+
 def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
     """Re-queue runs whose worker stopped heartbeating; after KGB_MAX_RUN_ATTEMPTS claims, mark them error.
 

@@ -67,6 +67,11 @@ def judge_run(run_id: int) -> str:
     except Exception:  # the judge promises never to raise for a kernel's faults: this is ours
         logger.exception("judge failed on run %s", run_id)
         result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
+    if result.status == "error" and result.retryable:
+        outcome = with_database_retries(
+            lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))
+        if outcome != "exhausted":
+            return outcome  # "requeued", or "stale": another claim owns the run now
     # A verdict can take minutes to make: a database hiccup at the end must not throw it away.
     recorded = with_database_retries(lambda: services.run_record_result(run=run, lease=lease, result=result))
     return result.status if recorded else "stale"

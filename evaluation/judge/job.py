@@ -97,6 +97,9 @@ class JudgeResult:
     checks: list[CheckOutcome] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)  # device, driver, versions, clocks, sandbox
     stage_seconds: dict[str, float] = field(default_factory=dict)  # process start, compile, correctness, timing
+    # An ``error`` that says nothing about the kernel and may not recur (the GPU's memory full of other
+    # judgements', its lock held past the wait limit): the worker queues the run again, within its attempts.
+    retryable: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

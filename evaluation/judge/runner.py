@@ -87,10 +87,11 @@ class Verdict(Exception):
     """Raised inside a judgement to stop it with a verdict."""
 
     def __init__(self, status: str, reason: str, *, check: str = "", case: Case | None = None,
-                 tier: str = "", message: str = "") -> None:
+                 tier: str = "", message: str = "", retryable: bool = False) -> None:
         super().__init__(reason)
         self.status, self.reason, self.check, self.case, self.tier = status, reason, check, case, tier
         self.message = message or reason
+        self.retryable = retryable  # see JudgeResult.retryable
 
 
 def judge(job: JudgeJob) -> JudgeResult:
@@ -187,7 +188,8 @@ class _Judgement:
     def check(self, name: str, outcome: str, detail: str = "") -> None:
         self.checks[name] = CheckOutcome(name, outcome, detail)
 
-    def result(self, status: str, reason: str, failed_case: dict[str, Any] | None = None) -> JudgeResult:
+    def result(self, status: str, reason: str, failed_case: dict[str, Any] | None = None,
+               retryable: bool = False) -> JudgeResult:
         passed = sum(1 for case in self.case_results if case.passed)
         return JudgeResult(
             status=status, reason=reason, cases_total=len(self.cases) if hasattr(self, "cases") else 0,
@@ -195,6 +197,7 @@ class _Judgement:
             speedup=self.speedup if status == "passed" else None,
             speedup_ci95=self.speedup_ci95 if status == "passed" else None, flagged=self.flagged,
             checks=list(self.checks.values()), environment=self.environment, stage_seconds=self.stage_seconds,
+            retryable=retryable,
         )
 
     # ------------------------------------------------------------------ the run
@@ -232,11 +235,11 @@ class _Judgement:
             if verdict.check:
                 self.check(verdict.check, "failed", verdict.message if verdict.case is None
                            else f"{verdict.case.case_id}: {verdict.message}")
-            return self.result(verdict.status, verdict.reason, failed_case)
+            return self.result(verdict.status, verdict.reason, failed_case, retryable=verdict.retryable)
         except DeviceBusy:
             return self.result("error", f"other judgements on this host held the GPU for over "
                                         f"{self.job.device_wait_limit_s:g} s in all (raise the worker's "
-                                        "KGB_DEVICE_WAIT_LIMIT_S or lower its --concurrency)")
+                                        "KGB_DEVICE_WAIT_LIMIT_S or lower its --concurrency)", retryable=True)
         finally:
             self._stop_sandbox()
             if self.reference_device.type != "cpu":
@@ -522,7 +525,7 @@ class _Judgement:
             error = str(real["error"])
             if device_was_full(error):
                 raise Verdict("error", f"case {case.case_id}: {DEVICE_FULL}", case=case, tier=tier,
-                              message=error[-2000:])
+                              message=error[-2000:], retryable=True)
             memory = any(word in error for word in ("out of memory", "can't allocate memory", "MemoryError",
                                                     "DefaultCPUAllocator"))
             reason = "ran out of memory" if memory else "raised"

@@ -89,7 +89,7 @@ def run_timing(judgement: _Judgement) -> None:
         if not reply.get("ok"):
             if device_was_full(str(reply.get("error", ""))):
                 raise Verdict("error", f"timing case {case.case_id}: {DEVICE_FULL}", case=case, tier=tier,
-                              message=str(reply.get("error", ""))[-2000:])
+                              message=str(reply.get("error", ""))[-2000:], retryable=True)
             raise Verdict("failed_runtime", f"timing case {case.case_id} raised: "
                           f"{str(reply.get('error', '')).strip().splitlines()[-1][:400]}", case=case, tier=tier,
                           message=str(reply.get("error", ""))[-2000:])

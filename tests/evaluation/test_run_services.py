@@ -79,6 +79,28 @@ def test_requeue_gives_up_after_the_attempt_bound(run, settings):
     assert "gave up after 1 attempts" in final.reason
 
 
+def test_a_retryable_judge_error_goes_back_to_the_queue_until_the_attempts_are_used(
+        run, settings, django_capture_on_commit_callbacks):
+    # A judge error that says nothing about the kernel (the GPU's memory full of other judgements') is not a
+    # result: the run is queued again, and only once its claims are used up is the error recorded.
+    settings.KGB_MAX_RUN_ATTEMPTS = 2
+    claimed, lease = services.run_claim(run_id=run.pk, worker="w1")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        assert services.run_retry_later(run=claimed, lease=lease, reason="the GPU was full") == "requeued"
+    assert len(callbacks) == 1  # re-sent to the chip's queue after commit
+    queued = Run.objects.get(pk=run.pk)
+    assert (queued.status, queued.lease, queued.attempts) == (RunStatus.QUEUED, "", 1)
+    assert "re-queued after a judge error: the GPU was full" in queued.reason
+    # The first claim is gone: retrying or recording under it does nothing.
+    assert services.run_retry_later(run=claimed, lease=lease, reason="again") == "stale"
+    second, second_lease = services.run_claim(run_id=run.pk, worker="w2")
+    assert second.attempts == 2
+    assert services.run_retry_later(run=second, lease=second_lease, reason="full again") == "exhausted"
+    assert services.run_record_result(run=second, lease=second_lease, result=JudgeResult(
+        status="error", reason="full again", retryable=True)) is True
+    assert Run.objects.get(pk=run.pk).status == RunStatus.ERROR
+
+
 def test_runs_of_a_live_worker_are_left_alone(run):
     claimed, _ = services.run_claim(run_id=run.pk, worker="alive")
     services.worker_heartbeat(hostname="alive", chip_slug="cpu-interpreter")

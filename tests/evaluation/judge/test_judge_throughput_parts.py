@@ -66,8 +66,8 @@ def test_timed_cases_are_the_largest_per_entry_point_and_dtype_then_the_largest_
     assert select_timed_cases(cases[:3], sizes, 4) == cases[:3]
 
 
-def _hold_exclusive(directory: str, ready, release) -> None:
-    lock = DeviceLock("cuda", directory)
+def _hold_exclusive(directory: str, ready, release, device_type: str = "cuda") -> None:
+    lock = DeviceLock(device_type, directory)
     with lock.exclusive(time.monotonic() + 30):
         ready.set()
         release.wait(30)
@@ -233,6 +233,32 @@ def test_correctness_lends_the_gpu_while_the_sandbox_compiles(warm_forkserver, t
     assert "device_lock.shared_held" in breakdown
     with DeviceLock("cpu", str(tmp_path)).exclusive(time.monotonic() + 1):
         pass  # nothing left held
+
+
+def test_a_gpu_held_past_the_wait_limit_is_a_retryable_judge_error(warm_forkserver, tmp_path, monkeypatch):
+    # Other judgements kept the device (here: a timer that never lets go) past the judgement's wait limit:
+    # nothing is known about the kernel, so the result is an error the worker may queue again.
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, judge_with
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    context = multiprocessing.get_context("fork")
+    ready, release = context.Event(), context.Event()
+    holder = context.Process(target=_hold_exclusive, args=(str(tmp_path), ready, release, "cpu"))
+    holder.start()
+    try:
+        assert ready.wait(30)
+        job = JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
+                       chip_slug="cpu-interpreter", device_type="cpu", tiers=("smoke",), time_budget_s=60,
+                       device_wait_limit_s=0.5)
+        result = judge_with(job, JudgeOptions(spec=small_cos_record(), device_lock_on_cpu_for_tests=True))
+    finally:
+        release.set()
+        holder.join(30)
+    assert (result.status, result.retryable) == ("error", True)
+    assert "held the GPU for over 0.5 s" in result.reason
 
 
 def test_values_drawn_on_a_generation_device_come_back_on_the_cpu_and_follow_the_seed():
