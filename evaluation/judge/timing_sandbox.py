@@ -26,6 +26,7 @@ import torch
 
 from evaluation.judge import guard, wire
 from evaluation.judge.backends import HostClockEvent
+from evaluation.judge.compare import flat_tensors
 
 
 def relative_standard_error_of_median(samples: list[float]) -> float:
@@ -349,16 +350,6 @@ class ValueRotation:
         return f"on: {self.fills} fills" if self.active else f"off: {self.reason}"
 
 
-def _walk_tensors(value: Any) -> list[torch.Tensor]:
-    if isinstance(value, torch.Tensor):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [tensor for item in value for tensor in _walk_tensors(item)]
-    if isinstance(value, dict):
-        return [tensor for item in value.values() for tensor in _walk_tensors(item)]
-    return []
-
-
 def _keys(call: dict[str, Any]) -> list[int | str]:
     return [*range(len(call["args"])), *sorted(call["kwargs"])]
 
@@ -389,7 +380,7 @@ def _input_storages(call: dict[str, Any], poisoned: set[Any]) -> list[torch.Tens
     for key in _keys(call):
         if key in poisoned:
             continue
-        for tensor in _walk_tensors(_get(call, key)):
+        for tensor in flat_tensors(_get(call, key)):
             storage = tensor.untyped_storage()
             if storage.nbytes() and storage.data_ptr() not in seen:
                 seen[storage.data_ptr()] = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
