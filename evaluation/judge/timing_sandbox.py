@@ -28,6 +28,9 @@ from evaluation.judge import guard, wire
 from evaluation.judge.backends import HostClockEvent
 from evaluation.judge.compare import flat_tensors
 
+# Untimed rounds before the first sample, run exactly like timed ones (EXPLOITS 8: no way to tell them apart).
+WARMUP_CALLS = 3
+
 
 def relative_standard_error_of_median(samples: list[float]) -> float:
     """Standard error of the median over the median, from order statistics (McKean and Schrader, 1984):
@@ -107,7 +110,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     foreign_stream_calls = 0
     compute_calls = 0
     compute_ops: set[str] = set()
-    warmup = 3
+    warmup = WARMUP_CALLS
     # Spot-checked iterations come from the second round of sets on, where a result cached by buffer (the
     # first round's) would be stale: see ValueRotation.
     first_spot = max(warmup, len(candidate_sets) if rotation.active else warmup)

@@ -18,7 +18,7 @@ from evaluation.catalog.spec import Call
 from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.compare import compare_outputs
-from evaluation.judge.timing_sandbox import CLOCK_WARMUP_S, relative_standard_error_of_median
+from evaluation.judge.timing_sandbox import CLOCK_WARMUP_S, WARMUP_CALLS, relative_standard_error_of_median
 from evaluation.judge.timing_stats import (
     bootstrap_speedup_ci,
     geometric_mean,
@@ -289,8 +289,8 @@ def _fetch_and_check_spots(judgement: _Judgement, case: Any, tier: str, sent_byt
                       f"{str(reply.get('error', ''))[-500:]}")
     judgement._integrity(list(reply.get("integrity", [])), case, tier)
     spots = list(reply.get("spots", []))
-    warmup = 3  # timing_sandbox.time_interleaved's
-    expected = min(options.spot_checks, max(0, warmup + options.min_iterations - max(warmup, sets)))
+    expected = min(options.spot_checks,
+                   max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
     if len(spots) < expected:
         raise Verdict("rejected", f"harness integrity: timing case {case.case_id} sent {len(spots)} spot "
                       f"checks of {expected}", check="harness_integrity", case=case, tier=tier,
