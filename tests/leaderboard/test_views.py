@@ -274,6 +274,16 @@ def test_public_run_page_shows_highlighted_code_to_everyone(world, as_role, role
     assert "<td><code>c0</code></td>" in html
 
 
+def test_a_run_with_host_bound_timing_says_so(world, client):
+    run = world.runs["fast_saxpy"]
+    assert 'id="host-bound"' not in client.get(f"/runs/{run.pk}/").content.decode()
+    run.environment = dict(run.environment or {}, timing_host_bound={"reference": ["c0", "c1"]})
+    run.save(update_fields=["environment"])
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "the reference's host latency was inside its timed window in 2 cases" in html
+    assert "this speedup moves with the host's load" in html
+
+
 @pytest.mark.parametrize("role", ROLES)
 def test_public_submission_status_json(world, as_role, role):
     submission = world.submissions["slow"]

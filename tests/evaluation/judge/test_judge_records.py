@@ -475,3 +475,15 @@ def test_an_out_of_memory_error_is_the_kernels_unless_the_whole_device_was_full(
     assert not device_was_full("CUDA out of memory. Tried to allocate 300.00 GiB. GPU 0 has a total capacity of "
                                "139.80 GiB of which 130.10 GiB is free.")
     assert not device_was_full("RuntimeError: DefaultCPUAllocator: can't allocate memory")
+
+
+def test_a_side_whose_host_latency_outlasts_its_holds_is_marked_host_bound():
+    # On the H200 the references that synchronise with the host (merge_attn_states, masked_fill_.Tensor)
+    # had every call exposed, and their speedups moved 20-90 % between runs: the evidence says so.
+    from evaluation.judge.timing_trusted import host_bound_sides
+
+    holds = {"reference_exposed_calls": 20.0, "candidate_exposed_calls": 1.0}
+    assert host_bound_sides(holds, 20) == ["reference"]
+    assert host_bound_sides(dict(holds, candidate_exposed_calls=10.0), 20) == ["reference", "candidate"]
+    assert host_bound_sides({"reference_exposed_calls": 9.0}, 20) == []
+    assert host_bound_sides(None, 20) == [] and host_bound_sides(holds, 0) == []
