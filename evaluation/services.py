@@ -272,13 +272,18 @@ def run_retry_later(*, run: Run, lease: str, reason: str) -> str:
     if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
         return "exhausted"
     try:
-        with transaction.atomic():
-            run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=lease, lease="",
-                           reason=f"re-queued after a judge error: {reason[:300]}")
-            run_enqueue(run=run)
+        _requeue(run=run, lease=lease, reason=f"re-queued after a judge error: {reason[:300]}")
     except IllegalRunTransition:
         return "stale"
     return "requeued"
+
+
+def _requeue(*, run: Run, lease: str, reason: str) -> None:
+    """Back to the chip's queue, only while ``lease`` still holds the run (IllegalRunTransition otherwise);
+    the message is sent once the transaction commits."""
+    with transaction.atomic():
+        run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=lease, lease="", reason=reason)
+        run_enqueue(run=run)
 
 
 def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
@@ -309,10 +314,7 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
                                reason=f"gave up after {run.attempts} attempts: the worker stopped each time")
                 counts["gave_up"] += 1
             else:
-                with transaction.atomic():
-                    run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=run.lease,
-                                   lease="", reason=f"re-queued: worker {run.worker} stopped heartbeating")
-                    run_enqueue(run=run)
+                _requeue(run=run, lease=run.lease, reason=f"re-queued: worker {run.worker} stopped heartbeating")
                 counts["requeued"] += 1
         except IllegalRunTransition:
             continue
