@@ -6,6 +6,7 @@ message naming the first output that does not and why.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -24,6 +25,31 @@ def flat_tensors(value: Any) -> list[torch.Tensor]:
     if isinstance(value, dict):
         return [tensor for item in value.values() for tensor in flat_tensors(item)]
     return []
+
+
+def storage_bytes(tensor: torch.Tensor) -> torch.Tensor:
+    """The whole storage behind ``tensor`` as a flat uint8 tensor on its device (a view: no copy)."""
+    return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(tensor.untyped_storage())
+
+
+def storage_copier(device: torch.device | None = None) -> Callable[[torch.Tensor], torch.Tensor]:
+    """``copy(tensor)``: ``tensor`` rebuilt (sizes, strides, offset) on a copy of its storage on ``device``
+    (None: the tensor's own). Each distinct storage is copied once per copier, straight device to device,
+    so views sharing a storage share its copy: aliases stay aliases. The sources are kept alive as long as
+    the copier, so no address is reused (and taken for an earlier storage) while it works."""
+    copies: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+
+    def copy(tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        key = storage.data_ptr() if storage.nbytes() else -len(copies) - 1
+        if key not in copies:
+            target = tensor.device if device is None else device
+            copies[key] = (storage, storage_bytes(tensor).to(target, copy=True).untyped_storage())
+        copied = copies[key][1]
+        return torch.empty(0, dtype=tensor.dtype, device=copied.device).set_(
+            copied, tensor.storage_offset(), tensor.size(), tensor.stride())
+
+    return copy
 
 
 def _tensor_message(label: str, out: torch.Tensor, ref: torch.Tensor, case: Case, judgement: str,

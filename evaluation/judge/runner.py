@@ -24,7 +24,13 @@ from evaluation.catalog.inputs import generate_on
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.judge import wire
 from evaluation.judge.backends import backend_for
-from evaluation.judge.compare import bit_identical, compare_outputs, flat_tensors, fp64_relative_error
+from evaluation.judge.compare import (
+    bit_identical,
+    compare_outputs,
+    flat_tensors,
+    fp64_relative_error,
+    storage_copier,
+)
 from evaluation.judge.device_lock import DeviceBusy, DeviceLock
 from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
@@ -127,16 +133,7 @@ def _to_device(call: Call, device: torch.device) -> Call:
     """A private copy of a call's tensors on ``device`` keeping sizes, strides, offsets and aliasing: each
     distinct storage is copied once, straight to the device (no trip through bytes), and every view is rebuilt
     on its copy. Always a copy, on the CPU too: the caller may poison and send the original afterwards."""
-    copies: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}  # the source kept alive too
-
-    def move(tensor: torch.Tensor) -> torch.Tensor:
-        storage = tensor.untyped_storage()
-        key = storage.data_ptr() if storage.nbytes() else -len(copies) - 1
-        if key not in copies:
-            raw = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
-            copies[key] = (storage, raw.to(device, copy=True).untyped_storage())
-        return torch.empty(0, dtype=tensor.dtype, device=device).set_(
-            copies[key][1], tensor.storage_offset(), tensor.size(), tensor.stride())
+    move = storage_copier(device)
 
     def place(value: Any) -> Any:
         # A device argument (creation ops' ``device=``) means the device under test, like the tensors.

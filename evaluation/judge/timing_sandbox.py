@@ -26,7 +26,7 @@ import torch
 
 from evaluation.judge import guard, wire
 from evaluation.judge.backends import HostClockEvent
-from evaluation.judge.compare import flat_tensors
+from evaluation.judge.compare import flat_tensors, storage_bytes, storage_copier
 
 # Untimed rounds before the first sample, run exactly like timed ones (EXPLOITS 8: no way to tell them apart).
 WARMUP_CALLS = 3
@@ -386,23 +386,14 @@ def _input_storages(call: dict[str, Any], poisoned: set[Any]) -> list[torch.Tens
         for tensor in flat_tensors(_get(call, key)):
             storage = tensor.untyped_storage()
             if storage.nbytes() and storage.data_ptr() not in seen:
-                seen[storage.data_ptr()] = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
+                seen[storage.data_ptr()] = storage_bytes(tensor)
     return list(seen.values())
 
 
 def device_snapshot(value: Any) -> Any:
     """A copy of ``value``'s plain tensors on their device, one copy per storage, every view rebuilt on it
     (aliases stay aliases, as the wire encoding keeps them). Anything else is kept as it is."""
-    copies: dict[int, torch.UntypedStorage] = {}
-
-    def copy(tensor: torch.Tensor) -> torch.Tensor:
-        storage = tensor.untyped_storage()
-        key = storage.data_ptr() if storage.nbytes() else -len(copies) - 1
-        if key not in copies:
-            raw = torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage)
-            copies[key] = raw.clone().untyped_storage()
-        return torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
-            copies[key], tensor.storage_offset(), tensor.size(), tensor.stride())
+    copy = storage_copier()
 
     def walk(item: Any) -> Any:
         if type(item) is torch.Tensor and item.layout == torch.strided:
