@@ -88,13 +88,16 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         event_class, synchronize, spin = HostClockEvent, (lambda: None), None
     event_class = event_class or torch.cuda.Event
     synchronize = synchronize or torch.cuda.synchronize
-    # In-out arguments (in-place self, BLAS y) are put back before every call, so repeated calls do not
-    # drift (overflow) and every call does the same work; pure output buffers are poisoned instead.
-    pristine = [{key: _clone_value(_get(call, key)) for key in restore_keys}
-                for call in candidate_sets + reference_sets]
-    all_sets = candidate_sets + reference_sets
     # EXPLOITS 7: a candidate buffer never holds the same values twice in a row of rounds (see ValueRotation).
     rotation = ValueRotation(candidate_sets, poison_keys)
+    # In-out arguments (in-place self, BLAS y) are put back before every call, so repeated calls do not
+    # drift (overflow) and every call does the same work; pure output buffers are poisoned instead. A
+    # rotated candidate set has every input refilled before its calls, the in-out ones included: nothing to
+    # put back there.
+    all_sets = candidate_sets + reference_sets
+    pristine = [{} if rotation.active and index < len(candidate_sets)
+                else {key: _clone_value(_get(call, key)) for key in restore_keys}
+                for index, call in enumerate(all_sets)]
     reference_thunks, reference_kind = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
