@@ -218,6 +218,8 @@ def run_build_job(*, run: Run) -> JudgeJob:
         measure_timing=chip.timings_meaningful and chip.device_type != DeviceType.CPU,
         time_budget_s=settings.KGB_JUDGE_BUDGET_S,
         device_wait_limit_s=settings.KGB_DEVICE_WAIT_LIMIT_S,
+        # Set by `manage.py worker --concurrency N` in the worker's environment (read here, at judging time).
+        judges_sharing_device=max(1, int(os.environ.get("KGB_JUDGES_PER_DEVICE", "1") or 1)),
         run_id=str(run.pk),
         peak_bandwidth_bytes_per_s=bandwidth,
         peak_flops_by_dtype=flops,

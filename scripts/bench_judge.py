@@ -74,7 +74,8 @@ def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, c
     tiers = tiers or (("public",) if on_gpu else ("smoke",))
     batch = [JudgeJob(operator_id=operator, source_code=source, chip_slug=chip, device_type=device, tiers=tiers,
                       measure_timing=on_gpu, time_budget_s=600, peak_bandwidth_bytes_per_s=bandwidth,
-                      peak_flops_by_dtype=flops) for source, operator in zip(sources, operators, strict=True)]
+                      peak_flops_by_dtype=flops, judges_sharing_device=jobs)
+             for source, operator in zip(sources, operators, strict=True)]
     rows = []
     pool_start = 0.0
     if jobs > 1:

@@ -104,6 +104,14 @@ class Backend:
             return "CPU (Triton interpreter)"
         return str(module.get_device_name(index))
 
+    def total_memory(self, index: int = 0) -> int | None:
+        """The device's memory in bytes (None for the CPU or where the family cannot say)."""
+        module = self.module()
+        try:
+            return int(module.get_device_properties(index).total_memory) if module is not None else None
+        except Exception:
+            return None
+
     def synchronize(self) -> None:
         """Wait for all work on the current device, every stream."""
         module = self.module()

@@ -39,6 +39,9 @@ class JudgeJob:
     # Time spent queueing for a GPU that other judgements on the host hold (device_lock) does not count
     # against time_budget_s, up to this much in all; beyond it the run ends in ``error`` (not the kernel's fault).
     device_wait_limit_s: float = 300.0
+    # Judgements that share this GPU at once (the worker's --concurrency): sizes how much device memory each
+    # judge's processes may keep cached between cases (runner.device_memory_budget).
+    judges_sharing_device: int = 1
     run_id: str = ""  # for logs and evidence only
     # Roofline peaks of the chip (None: no roofline check). Bytes/s and FLOP/s per dtype name.
     peak_bandwidth_bytes_per_s: float | None = None

@@ -37,10 +37,26 @@ from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.static_scan import scan_source
 
-# The most device memory the trusted side's allocator may keep cached between correctness cases: several
-# judges share one GPU, and on the H200 sixteen of them holding their largest case's cache (up to 9 GiB each)
-# ran it out of memory (2026-11-30).
+# The most device memory the trusted side's allocator may keep cached between correctness cases, and the
+# sandbox's earlier cases' tensors may hold (sandbox_worker.Worker._trim_keep_alive), when the GPU is not
+# shared: several judges share one GPU, and on the H200 sixteen of them holding their largest case's cache
+# (up to 9 GiB each) ran it out of memory (2026-11-30). With more judges, device_memory_budget shrinks both.
 TRUSTED_CACHE_BYTES = 2 * 1024**3
+SANDBOX_KEEP_ALIVE_BYTES = 4 * 1024**3
+# Per judge: a trusted and a sandbox process (and the warm spare for the next judgement) each hold a device
+# context of about 0.5 GiB on the H200; what is left of its share goes a quarter to the trusted side's
+# cache and a third to the sandbox's kept tensors, the rest to the case at hand.
+CONTEXTS_PER_JUDGE_BYTES = 3 * 512 * 1024**2
+
+
+def device_memory_budget(device_total_bytes: int | None, judges: int) -> tuple[int, int]:
+    """(trusted cache, sandbox keep-alive) in bytes for one of ``judges`` judgements sharing a device of
+    ``device_total_bytes``: the defaults when unknown or alone, never under 256 / 512 MiB."""
+    if not device_total_bytes or judges <= 1:
+        return TRUSTED_CACHE_BYTES, SANDBOX_KEEP_ALIVE_BYTES
+    share = max(0, device_total_bytes // judges - CONTEXTS_PER_JUDGE_BYTES)
+    return (min(TRUSTED_CACHE_BYTES, max(256 * 1024**2, share // 4)),
+            min(SANDBOX_KEEP_ALIVE_BYTES, max(512 * 1024**2, share // 3)))
 
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
 # come first (see _start_sandbox and timing_trusted.run_timing).
@@ -209,6 +225,9 @@ class _Judgement:
         if self.job.device_type != "cpu" and self.backend.is_available():
             self.reference_device = torch.device(self.job.device_type)
         self.environment["reference_device"] = str(self.reference_device)
+        self.trusted_cache_bytes, self.sandbox_keep_alive_bytes = device_memory_budget(
+            self.backend.total_memory() if self.reference_device.type != "cpu" else None,
+            self.job.judges_sharing_device)
         self.cases = self._collect_cases()
         try:
             self._scan()
@@ -301,7 +320,8 @@ class _Judgement:
         entry_points = sorted({case.entry_point for _, case in self.cases})
         path = self.sandbox.write_candidate(self.job.source_code)
         reply = self._request({"op": "start", "token": self.sandbox.token, "device": self._sandbox_device(),
-                               "memory_fraction": self.job.device_memory_fraction, "source_path": path,
+                               "memory_fraction": self.job.device_memory_fraction,
+                               "keep_alive_bytes": self.sandbox_keep_alive_bytes, "source_path": path,
                                "entry_points": entry_points, "timing": self.job.measure_timing}, [], None)[0]
         self.environment.update(reply.get("environment", {}))
         self.stage_seconds["compile"] = round(time.monotonic() - started, 4)
@@ -445,7 +465,7 @@ class _Judgement:
             self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
             if self.reference_device.type != "cpu":
                 # Sixteen judges' allocator caches (up to 9 GiB each seen) ran the H200 out of memory.
-                self.backend.release_cached_memory_over(TRUSTED_CACHE_BYTES)
+                self.backend.release_cached_memory_over(self.trusted_cache_bytes)
         self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
         for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
                              ("triton_launched", "every call launched at least one Triton kernel"),

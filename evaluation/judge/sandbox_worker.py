@@ -20,7 +20,9 @@ from evaluation.judge import guard, wire
 from evaluation.judge.backends import backend_for
 
 PLAIN_TENSOR = torch.Tensor
-KEEP_ALIVE_BYTES = 4 << 30  # device memory earlier cases' inputs and outputs may hold (Worker._trim_keep_alive)
+# Device memory earlier cases' inputs and outputs may hold (Worker._trim_keep_alive), unless the judge says
+# less (start's keep_alive_bytes: runner.device_memory_budget, from the judges sharing the GPU).
+KEEP_ALIVE_BYTES = 4 << 30
 
 
 def _format_error(limit: int = 6000) -> str:
@@ -101,6 +103,7 @@ class Worker:
         self.flush_buffer: torch.Tensor | None = None
         self.backend = backend_for("cpu")  # replaced at start by the device's family
         self.memory_cap = "address-space rlimit (host memory)"
+        self.keep_alive_bytes = KEEP_ALIVE_BYTES
         self.compile_windows = CompileWindows(self)
         # Rotating input sets sent ahead of a timing stage (time_load), by key: moving them to the device is
         # done before the judge takes the GPU alone, so the exclusive hold covers the timed loops only.
@@ -143,6 +146,7 @@ class Worker:
         torch.set_float32_matmul_precision("highest")
         if self.device.type != "cpu":
             self.backend.init()
+            self.keep_alive_bytes = min(KEEP_ALIVE_BYTES, int(header.get("keep_alive_bytes", KEEP_ALIVE_BYTES)))
             fraction = float(header["memory_fraction"])
             capped = self.backend.set_memory_fraction(fraction, self.device)
             self.memory_cap = f"{fraction:g} of device memory" if capped else "none: the family has no such cap"
@@ -241,12 +245,18 @@ class Worker:
         Within a case (real call, ghost replays, repeat) nothing is freed, so a ghost's fresh buffers can
         never be the real call's old ones. Across cases a recycled address holds another case's answer to
         other inputs: useless to a kernel that reads stale memory. Keeping everything alive, sandboxes grew to
-        several GiB (9.1 GiB seen) and 16 judges at once ran an H200 out of memory."""
+        several GiB (9.1 GiB seen) and 16 judges at once ran an H200 out of memory. The allocator's cache is
+        handed back too once it outgrows the allowance: freed tensors alone leave their blocks reserved."""
         if self.device.type == "cpu":
             return
-        allocated = getattr(self.backend.module(), "memory_allocated", None)
-        if allocated is not None and allocated(self.device) > KEEP_ALIVE_BYTES:
+        module = self.backend.module()
+        allocated, reserved = getattr(module, "memory_allocated", None), getattr(module, "memory_reserved", None)
+        if allocated is None or reserved is None:
+            return
+        if allocated(self.device) > self.keep_alive_bytes:
             self.keep_alive.clear()
+        if reserved(self.device) - allocated(self.device) > self.keep_alive_bytes // 2:
+            self.backend.release_cached_memory()
 
     def call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         self._trim_keep_alive()

@@ -84,6 +84,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     Timed candidate calls run under the same dispatch audit as correctness calls, and every launch or tensor
     op they issue on a stream other than the timed one is counted: while the stream is held, other streams
     run freely, so work hidden there would finish before the start event and never be timed."""
+    entered = time.perf_counter()
     if host_clock:
         event_class, synchronize, spin = HostClockEvent, (lambda: None), None
     event_class = event_class or torch.cuda.Event
@@ -126,6 +127,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         spin_up(flush_buffer, warmup_s, synchronize)
     holds = StreamHolds(spin, event_class, synchronize) if spin is not None and not host_clock else None
     started = time.perf_counter()
+    prep_s = started - entered  # set-up under the exclusive hold: copies, clock warm-up, spin calibration
     iteration = 0
     while True:
         index = iteration % len(candidate_sets)
@@ -212,6 +214,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
         "iterations": len(candidate_ms),
         "stop_reason": stop_reason,
         "loop_s": time.perf_counter() - started,
+        "prep_s": prep_s,
         "low_launch_calls": low_launch_calls,
         "foreign_stream_calls": foreign_stream_calls,
         "compute_calls": compute_calls,

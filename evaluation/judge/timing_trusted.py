@@ -82,9 +82,10 @@ def run_timing(judgement: _Judgement) -> None:
             judgement.sandbox.set_priority(CORRECTNESS_NICE)
     for tier, case, first_call, reply, (sent_bytes, sets), host_ms in replies:
         judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)
-        loop_s = reply.get("loop_s")
-        if isinstance(loop_s, (int, float)) and 0 <= loop_s < 1e6:
-            judgement.add_stage("sandbox.timing_loop", float(loop_s))
+        for key, stage in (("loop_s", "sandbox.timing_loop"), ("prep_s", "sandbox.timing_prep")):
+            seconds = reply.get(key)
+            if isinstance(seconds, (int, float)) and 0 <= seconds < 1e6:
+                judgement.add_stage(stage, float(seconds))
         checks_started = time.perf_counter()
         if not reply.get("ok"):
             if device_was_full(str(reply.get("error", ""))):

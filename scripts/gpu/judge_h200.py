@@ -65,7 +65,8 @@ def make_job(operator_id: str, source: str, chip: str, device: str, tiers: tuple
     bandwidth, flops = peaks_for(chip)
     return JudgeJob(operator_id=operator_id, source_code=source, chip_slug=chip, device_type=device, tiers=tiers,
                     measure_timing=timing, time_budget_s=budget_s, peak_bandwidth_bytes_per_s=bandwidth,
-                    peak_flops_by_dtype=flops)
+                    peak_flops_by_dtype=flops,
+                    judges_sharing_device=max(1, int(os.environ.get("KGB_JUDGES_PER_DEVICE", "1") or 1)))
 
 
 def summarise(result: JudgeResult) -> dict:

@@ -35,6 +35,10 @@ PAST_RUNS = [ROOT / "docs" / "measurements" / name for name in (
     "h200-2026-11-30b-reference-kernels.json", "h200-2026-11-30c-reference-kernels.json")]
 
 
+# Claims a run gets, as settings.KGB_MAX_RUN_ATTEMPTS gives a worker's runs.
+RETRY_ATTEMPTS = 3
+
+
 def longest_first(paths: list[Path]) -> list[Path]:
     """Kernels ordered by their last measured judging time, slowest first; kernels never measured first of
     all (unknown may be long). Without a past run: the given order."""
@@ -128,14 +132,24 @@ def main() -> int:
           f"{args.jobs} at once", flush=True)
     jobs = [JudgeJob(operator_id=operator_id_of(path), source_code=path.read_text(), chip_slug=chip,
                      device_type=device_type, tiers=tiers, measure_timing=timing, time_budget_s=args.budget,
-                     run_id=f"{path.stem}#{index}") for index, path in enumerate(paths)]
+                     run_id=f"{path.stem}#{index}", judges_sharing_device=args.jobs)
+            for index, path in enumerate(paths)]
     if args.jobs > 1:
-        from concurrent.futures import as_completed
+        from concurrent.futures import FIRST_COMPLETED, wait
 
         with judge_pool(args.jobs, device_type) as pool:
-            futures = {pool.submit(timed_judge, job): (path, job) for path, job in zip(paths, jobs, strict=True)}
-            for future in as_completed(futures):  # as they finish: a cut-off run still reports what it judged
-                report(*futures[future], *future.result(), results)
+            pending = {pool.submit(timed_judge, job): (path, job, 1) for path, job in zip(paths, jobs, strict=True)}
+            while pending:  # as they finish: a cut-off run still reports what it judged
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    path, job, attempt = pending.pop(future)
+                    result, seconds = future.result()
+                    if result.retryable and attempt < RETRY_ATTEMPTS:
+                        # What a worker does with the judge's own errors (a full GPU): queue the run again.
+                        print(f"{path.stem:45s} retry ({result.reason[:120]!r})", flush=True)
+                        pending[pool.submit(timed_judge, job)] = (path, job, attempt + 1)
+                        continue
+                    report(path, job, result, seconds, results)
     else:
         for path, job in zip(paths, jobs, strict=True):
             report(path, job, *timed_judge(job), results)

@@ -4,7 +4,8 @@
 
 Prints, over the span from the first to the last traced event: the seconds the GPU was held alone (timed
 loops), held shared by at least one judge (correctness) with none alone, and held by nobody, split by
-whether anyone was waiting then (a handoff gap) or not (every judge busy on its CPU, or idle); the exclusive
+whether anyone was waiting then (a handoff gap) or not (every judge busy on its CPU, or idle); the shared
+time a timer spent waiting for shared holds to end (draining); the shared holds' count and lengths; the exclusive
 holds' count, total, median and longest; and how many judges on average waited while one held it alone.
 """
 
@@ -32,7 +33,10 @@ def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
     shared_holders: set[int] = set()
     exclusive_holder: int | None = None
     waiting: dict[int, str] = {}
-    seconds = {"exclusive": 0.0, "shared": 0.0, "idle_with_waiters": 0.0, "idle_no_waiters": 0.0}
+    seconds = {"exclusive": 0.0, "shared": 0.0, "draining": 0.0, "idle_with_waiters": 0.0, "idle_no_waiters": 0.0}
+    drain_holders = 0.0
+    shared_from: dict[int, float] = {}
+    shared_holds: list[float] = []
     waiters_during_exclusive = 0.0
     holds: list[float] = []
     exclusive_from = 0.0
@@ -44,6 +48,10 @@ def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
             waiters_during_exclusive += span * len(waiting)
         elif shared_holders:
             seconds["shared"] += span
+            if "exclusive" in waiting.values():
+                # A timer waits for these shared holds to end while the turnstile keeps new ones out.
+                seconds["draining"] += span
+                drain_holders += span * len(shared_holders)
         elif waiting:
             seconds["idle_with_waiters"] += span
         else:
@@ -57,12 +65,15 @@ def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
                 exclusive_holder, exclusive_from = pid, moment
             else:
                 shared_holders.add(pid)
+                shared_from[pid] = moment
         elif event == "release":
             if kind == "exclusive" and exclusive_holder == pid:
                 exclusive_holder = None
                 holds.append(moment - exclusive_from)
             else:
                 shared_holders.discard(pid)
+                if pid in shared_from:
+                    shared_holds.append(moment - shared_from.pop(pid))
     span = rows[-1][0] - rows[0][0]
     return {
         "span_s": span, **{f"{key}_s": value for key, value in seconds.items()},
@@ -71,6 +82,11 @@ def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
         "mean_waiters_during_exclusive": (waiters_during_exclusive / seconds["exclusive"]
                                           if seconds["exclusive"] else 0.0),
         "judging_processes": len({pid for _, pid, _, _ in rows}),
+        "mean_holders_while_draining": drain_holders / seconds["draining"] if seconds["draining"] else 0.0,
+        "shared_holds": len(shared_holds), "shared_hold_total_s": sum(shared_holds),
+        "shared_hold_median_ms": 1000 * statistics.median(shared_holds) if shared_holds else 0.0,
+        "shared_hold_p99_ms": 1000 * (statistics.quantiles(shared_holds, n=100)[-1] if len(shared_holds) > 1
+                                      else sum(shared_holds)),
     }
 
 
@@ -89,7 +105,11 @@ def main() -> int:
                       for key in ("exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s"))
           + f"; {summary['exclusive_holds']} exclusive holds, median {summary['exclusive_median_s']:.2f} s, "
             f"longest {summary['exclusive_longest_s']:.2f} s; "
-            f"{summary['mean_waiters_during_exclusive']:.1f} judges waiting during them on average")
+            f"{summary['mean_waiters_during_exclusive']:.1f} judges waiting during them on average; "
+            f"draining for a timer {summary['draining_s']:.1f} s ({summary['mean_holders_while_draining']:.1f} "
+            f"holders on average); {summary['shared_holds']} shared holds, {summary['shared_hold_total_s']:.0f} s "
+            f"in all, median {summary['shared_hold_median_ms']:.1f} ms, 99th percentile "
+            f"{summary['shared_hold_p99_ms']:.0f} ms")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
     return 0

@@ -27,6 +27,8 @@ class Command(BaseCommand):
         # would be unusable in every child. The answer is handed down, so nobody here touches the device.
         chip_slug, device_type = detect_chip_isolated()
         os.environ["KGB_CHIP"], os.environ["KGB_DEVICE_TYPE"] = chip_slug, device_type
+        # Judgements at once on this worker's GPU: each keeps less device memory cached when there are many.
+        os.environ.setdefault("KGB_JUDGES_PER_DEVICE", str(options["concurrency"]))
         name = options["name"] or f"{chip_slug}@{os.uname().nodename}-{os.getpid()}"
         argv = [
             "celery", "-A", "kgbweb", "worker", "-Q", f"chip.{chip_slug}", "-n", name,

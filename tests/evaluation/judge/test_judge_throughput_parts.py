@@ -190,6 +190,14 @@ def test_the_lock_trace_tells_exclusive_shared_and_idle_time_apart(tmp_path, mon
     assert 0.04 <= summary["shared_s"] <= 0.3 and 0.04 <= summary["idle_no_waiters_s"] <= 0.3
     assert summary["span_s"] == pytest.approx(sum(summary[key] for key in (
         "exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s")))
+    assert summary["shared_holds"] == 1 and 40 <= summary["shared_hold_median_ms"] <= 300
+    # A timer that waits while two correctness holds finish: that wait is "draining", with its holders.
+    rows = [(0.0, 1, "hold", "shared"), (0.0, 2, "hold", "shared"), (1.0, 3, "wait", "exclusive"),
+            (2.0, 1, "release", "shared"), (3.0, 2, "release", "shared"), (3.0, 3, "hold", "exclusive"),
+            (4.0, 3, "release", "exclusive")]
+    drained = lock_timeline.timeline(rows)
+    assert drained["draining_s"] == 2.0 and drained["mean_holders_while_draining"] == 1.5
+    assert drained["shared_s"] == 3.0 and drained["exclusive_s"] == 1.0 and drained["shared_holds"] == 2
 
 
 # Appended to good/cos_plain.py (its cos renamed _plain_cos): a cos that "compiles" the way Triton does on a
@@ -351,3 +359,21 @@ def test_a_sandbox_runs_niced_and_its_timed_loops_ahead(warm_forkserver):
         assert os.getpriority(os.PRIO_PROCESS, sandbox.process.pid) == TIMING_NICE
     finally:
         sandbox.close()
+
+
+def test_each_judge_keeps_less_device_memory_cached_the_more_share_the_gpu():
+    from evaluation.judge.runner import SANDBOX_KEEP_ALIVE_BYTES, TRUSTED_CACHE_BYTES, device_memory_budget
+
+    gib = 1024**3
+    # Alone, or on a device that cannot say its size: the defaults.
+    assert device_memory_budget(None, 24) == (TRUSTED_CACHE_BYTES, SANDBOX_KEEP_ALIVE_BYTES)
+    assert device_memory_budget(140 * gib, 1) == (TRUSTED_CACHE_BYTES, SANDBOX_KEEP_ALIVE_BYTES)
+    # 16 judges on an H200: a little under the defaults (2 and 4 GiB).
+    trusted16, sandbox16 = device_memory_budget(140 * gib, 16)
+    assert 1.5 * gib < trusted16 < 2 * gib and 2 * gib < sandbox16 < 4 * gib
+    # 24 judges: both shrink, and every judge's allowance (contexts included) fits the device together.
+    trusted24, sandbox24 = device_memory_budget(140 * gib, 24)
+    assert trusted24 < trusted16 and sandbox24 < sandbox16
+    assert 24 * (trusted24 + sandbox24 + 3 * 512 * 1024**2) < 140 * gib
+    # Never below a floor a single large case needs.
+    assert device_memory_budget(16 * gib, 64) == (256 * 1024**2, 512 * 1024**2)
