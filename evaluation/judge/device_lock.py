@@ -133,6 +133,25 @@ class DeviceLock:
             break
         self._acquire(device, fcntl.LOCK_SH, deadline)
 
+    @contextlib.contextmanager
+    def gated(self) -> Iterator[None]:
+        """A shared hold that starts lent: ``take_back`` when the sandbox asks for the GPU (after the request
+        has crossed the pipe), ``lend`` when it says its device work is done (before the reply crosses it),
+        so pipe transfers and host-side encoding never keep a waiting timer out. A no-op inside a hold."""
+        if self.exclusive_held or self.shared_held:
+            yield
+            return
+        self.shared_held, self.lent = True, True
+        try:
+            yield
+        finally:
+            self.shared_held = False
+            if self.lent:
+                self.lent = False
+            else:
+                fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
+                _trace("release", "shared")
+
     def lend(self) -> bool:
         """Inside ``shared``: give the device up while this judge's sandbox does CPU-only work (Triton
         compiling), so a waiting timer need not wait for it. False (nothing done) outside a shared hold."""

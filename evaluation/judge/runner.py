@@ -186,7 +186,8 @@ class _Judgement:
         # Correctness shares the GPU with other judges on this host; timing holds it alone (device_lock).
         self.device_lock = DeviceLock(job.device_type) if (
             job.device_type != "cpu" or options.device_lock_on_cpu_for_tests) else None
-        self._lent_at = 0.0  # when the GPU was last lent out during a sandbox compilation
+        self._lent_at = 0.0  # when a gated request last gave the GPU up (compiling, or its device work done)
+        self._held_at = 0.0  # when a gated request last got the GPU
         self.speedup: float | None = None
         self.speedup_ci95: tuple[float, float] | None = None
 
@@ -360,14 +361,19 @@ class _Judgement:
         self.sandbox.close()
 
     def _request(self, header: dict[str, Any], blobs: list[bytes], case: Case | None, tier: str = "",
-                 reply_cap: int = wire.MAX_BLOB_BYTES, lend_gpu: bool = False) -> tuple[dict[str, Any], list[bytes]]:
-        """``lend_gpu``: inside a shared device hold, give the GPU up while the sandbox compiles."""
+                 reply_cap: int = wire.MAX_BLOB_BYTES, gpu: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+        """``gpu``: the request uses the GPU outside timing (the sandbox's calls, loading timing sets, its spot
+        copies): it holds the GPU shared, but only from the sandbox's ``want_gpu`` to its ``gpu_done`` (not
+        while the request and the reply cross the pipe), and lends it out while the sandbox compiles."""
         assert self.sandbox is not None
         where = f" in case {case.case_id}" if case else " while loading"
-        lending = lend_gpu and self.device_lock is not None
+        lock = self.device_lock
+        gated = gpu and lock is not None and not (lock.exclusive_held or lock.shared_held)
         try:
-            return self.sandbox.request(dict(header, lend_gpu=True) if lending else header, blobs, self.deadline,
-                                        reply_cap, on_compile=self._lend_while_compiling if lending else None)
+            with lock.gated() if gated else contextlib.nullcontext():
+                return self.sandbox.request(dict(header, lend_gpu=True, gate_gpu=True) if gated else header, blobs,
+                                            lambda: self.deadline, reply_cap,
+                                            on_event=self._gate_event if gated else None)
         except wire.ChannelTimeout:
             self.sandbox.kill()
             raise Verdict("timeout", f"the wall-clock budget of {self.job.time_budget_s:g} s ran out{where}",
@@ -394,18 +400,27 @@ class _Judgement:
         except HarnessError as error:
             raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
 
-    def _lend_while_compiling(self, event: str) -> None:
-        """The sandbox compiles (CPU work): other judges may use the GPU, a waiting timer first. It gets the
-        GPU back (queueing like any reader, the deadline moved by the wait) before it may launch again."""
+    def _gate_event(self, event: str) -> None:
+        """The sandbox's account of its GPU use inside a gated request (``_request(gpu=True)``).
+
+        ``want_gpu`` / ``compiled``: it is about to use the GPU; it gets it back (queueing like any reader,
+        the deadline moved by the wait) before it is told to resume. ``compiling``: Triton compiles (CPU
+        work), other judges may use the GPU meanwhile, a waiting timer first. ``gpu_done``: its device work
+        for this request is over; encoding and shipping the reply need no GPU. Untrusted: a sandbox that
+        lies only holds the GPU longer, or uses it unheld as any process could (docs/judge.md)."""
         lock = self.device_lock
         assert lock is not None
-        if event == "compiling":
+        if event in ("compiling", "gpu_done"):
             if lock.lend():
-                self._lent_at = time.perf_counter()
+                now = time.perf_counter()
+                self.add_stage("device_lock.shared_held", now - self._held_at)
+                self._lent_at = now
             return
         if lock.lent:
-            self.add_stage("device_lock.lent_while_compiling", time.perf_counter() - self._lent_at)
+            if event == "compiled":
+                self.add_stage("device_lock.lent_while_compiling", time.perf_counter() - self._lent_at)
             self._queue_for_device("shared", lock.take_back)
+            self._held_at = time.perf_counter()
 
     def _queue_for_device(self, kind: str, take: Callable[[float], Any]) -> Any:
         """``take(give_up_at)`` the device lock, within what is left of the judgement's device-wait allowance.
@@ -526,15 +541,14 @@ class _Judgement:
         wants_repeat = self.spec.judgement == "statistical" and any(item.numel() > 1 for item in expected_tensors)
         # Integers and bools have no never-right poison: two variants, convicted only if right under both.
         variants = 1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors) else 2
-        with self._device_shared():
-            asked = time.perf_counter()
-            # Ghost replays send back only what is compared (the return value, mutated arguments).
-            reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
-                                          "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys,
-                                          "ghost_keep": list(entry.mutates), "repeat": wants_repeat},
-                                         encoder.blobs, case, tier,
-                                         reply_cap=_reply_cap(encoder.blobs, expected, variants), lend_gpu=True)
-            answered = time.perf_counter()
+        asked = time.perf_counter()
+        # Ghost replays send back only what is compared (the return value, mutated arguments).
+        reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
+                                      "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys,
+                                      "ghost_keep": list(entry.mutates), "repeat": wants_repeat},
+                                     encoder.blobs, case, tier,
+                                     reply_cap=_reply_cap(encoder.blobs, expected, variants), gpu=True)
+        answered = time.perf_counter()
         self.add_stage("correctness.sandbox_round_trip", answered - asked)
         self._note_sandbox_phases(reply)
         real = reply.get("real", {})

@@ -113,6 +113,10 @@ def isolation_prefix(isolate: bool) -> list[str]:
     return prefix
 
 
+# What a sandbox may report about its use of the GPU before its reply (see Sandbox.request).
+SANDBOX_GPU_EVENTS = ("compiling", "compiled", "want_gpu", "gpu_done")
+
+
 class Sandbox:
     """One sandbox process. Create, ``request`` messages, ``close``.
 
@@ -206,26 +210,30 @@ class Sandbox:
         self.ready_seconds = time.monotonic() - self.started_at
         return header
 
-    def request(self, header: dict[str, Any], blobs: list[bytes], deadline: float,
+    def request(self, header: dict[str, Any], blobs: list[bytes], deadline: float | Callable[[], float],
                 max_blob_bytes: int = wire.MAX_BLOB_BYTES,
-                on_compile: Callable[[str], None] | None = None) -> tuple[dict[str, Any], list[bytes]]:
-        """Send a command and read its reply; the reply must carry this run's token.
+                on_event: Callable[[str], None] | None = None) -> tuple[dict[str, Any], list[bytes]]:
+        """Send a command and read its reply; the reply must carry this run's token. ``deadline``: a
+        monotonic time, or a function giving it (read again after each event: waiting for the GPU moves it).
 
-        Before its reply a call may report Triton compilations (sandbox_worker.CompileWindows):
-        ``on_compile("compiling")`` may lend the GPU out, ``on_compile("compiled")`` must take it back before
-        returning; then the sandbox is told to resume. Without ``on_compile`` it resumes at once."""
-        wire.send(self.cmd_write, header, blobs, deadline)
+        Before its reply the sandbox may report on its use of the GPU (sandbox_worker.GpuGate and
+        CompileWindows): ``want_gpu`` (a gated request: nothing touched the device yet), ``gpu_done`` (its
+        device work is over), ``compiling`` and ``compiled`` (Triton compiles: CPU work). ``on_event`` sees
+        each; after ``want_gpu`` and ``compiled`` it must return holding the GPU, and the sandbox is told to
+        resume. Without ``on_event`` the sandbox resumes at once."""
+        deadline_of = deadline if callable(deadline) else (lambda: deadline)
+        wire.send(self.cmd_write, header, blobs, deadline_of())
         while True:
-            reply, reply_blobs = wire.receive(self.res_read, deadline, max_blob_bytes)
+            reply, reply_blobs = wire.receive(self.res_read, deadline_of(), max_blob_bytes)
             if reply.get("token") != self.token:
                 raise wire.WireError("reply without this run's token")
             event = reply.get("event")
-            if event not in ("compiling", "compiled"):
+            if event not in SANDBOX_GPU_EVENTS:
                 break
-            if on_compile is not None:
-                on_compile(event)
-            if event == "compiled":
-                wire.send(self.cmd_write, {"op": "resume"}, [], deadline)
+            if on_event is not None:
+                on_event(event)
+            if event in ("compiled", "want_gpu"):
+                wire.send(self.cmd_write, {"op": "resume"}, [], deadline_of())
         if reply.get("event") == "harness_error":
             raise HarnessError(str(reply.get("error", "")))
         return reply, reply_blobs

@@ -70,6 +70,9 @@ class CompileWindows:
 
     def before(self, *args: Any, **kwargs: Any) -> bool:
         if self.enabled and not self.lent:
+            # Kernels this call launched before the compilation must not run on into another judge's timed
+            # loop once the GPU is lent out.
+            self.worker.backend.synchronize()
             self.worker.reply({"event": "compiling"})
             self.lent = True
         return False  # falsy: Triton goes on and compiles
@@ -89,6 +92,38 @@ class CompileWindows:
             raise RuntimeError(f"harness: expected resume, got {header.get('op')!r}")
 
 
+class GpuGate:
+    """The device part of a gated request (``gate_gpu``: correctness calls, loading timing sets, spot copies).
+
+    The trusted side holds the GPU shared for such requests, but only while this process uses it: ``open``
+    says ``want_gpu`` and waits for ``resume`` before the first device copy, ``close`` waits for this
+    process's device work to end and says ``gpu_done`` before the reply is written, so a large request or
+    reply crossing the pipe, and the host-side encoding, never keep another judge's timer waiting."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.open_now = False
+
+    def open(self, header: dict[str, Any]) -> None:
+        if not header.get("gate_gpu") or self.open_now:
+            return
+        self.worker.reply({"event": "want_gpu"})
+        resumed, _ = wire.receive(self.worker.cmd_fd)
+        if resumed.get("op") != "resume":
+            raise RuntimeError(f"harness: expected resume, got {resumed.get('op')!r}")
+        self.open_now = True
+
+    def close(self) -> None:
+        if not self.open_now:
+            return
+        self.open_now = False
+        try:
+            self.worker.backend.synchronize()  # every stream: nothing of ours still runs once we say so
+        except BaseException:  # a device the kernel broke: the reply says so; the hold ends anyway
+            pass
+        self.worker.reply({"event": "gpu_done"})
+
+
 class Worker:
     def __init__(self, cmd_fd: int, res_fd: int, hooks: dict[str, Any]) -> None:
         self.cmd_fd = cmd_fd
@@ -105,6 +140,7 @@ class Worker:
         self.memory_cap = "address-space rlimit (host memory)"
         self.keep_alive_bytes = KEEP_ALIVE_BYTES
         self.compile_windows = CompileWindows(self)
+        self.gate = GpuGate(self)
         # Rotating input sets sent ahead of a timing stage (time_load), by key: moving them to the device is
         # done before the judge takes the GPU alone, so the exclusive hold covers the timed loops only.
         self.timing_sets: dict[str, tuple[list[Any], list[Any]]] = {}
@@ -114,6 +150,11 @@ class Worker:
 
     def reply(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
         wire.send(self.res_fd, dict(header, token=self.token), list(blobs))
+
+    def answer(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
+        """The reply that ends a request: a gated request's device work is declared over first."""
+        self.gate.close()
+        self.reply(header, blobs)
 
     def serve(self) -> None:
         while True:
@@ -259,12 +300,14 @@ class Worker:
             self.backend.release_cached_memory()
 
     def call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
+        self.gate.open(header)
         self._trim_keep_alive()
         self.compile_windows.enabled = bool(header.get("lend_gpu"))
         try:
             self._call(header, blobs)
         finally:
             self.compile_windows.enabled = False
+            self.gate.close()
 
     def _call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         real = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False)
@@ -289,22 +332,23 @@ class Worker:
                 reply["ghosts"].append(ghost)
         reply["integrity"] = sorted(set(integrity))
         reply["native_threads"] = guard.native_thread_count()
-        self.reply(reply, out_blobs)
+        self.answer(reply, out_blobs)
 
     # ------------------------------------------------------------------ timing (GPU)
 
     def load_timing_sets(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         try:
+            self.gate.open(header)
             decoder = wire.Decoder(blobs, self.device)
             sets = ([decoder.decode(item) for item in header["candidate_sets"]],
                     [decoder.decode(item) for item in header["reference_sets"]])
             self._sync()
         except BaseException:
-            self.reply({"event": "sets_loaded", "ok": False, "error": _format_error()})
+            self.answer({"event": "sets_loaded", "ok": False, "error": _format_error()})
             return
         self.timing_sets[str(header["key"])] = sets
         self.keep_alive.extend(sets[0] + sets[1])
-        self.reply({"event": "sets_loaded", "ok": True})
+        self.answer({"event": "sets_loaded", "ok": True})
 
     def time_case(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         """Interleaved candidate / reference timing with CUDA events, L2 flush and rotating input sets."""
@@ -320,11 +364,12 @@ class Worker:
         from evaluation.judge.timing_sandbox import encode_spots
 
         try:
+            self.gate.open(header)
             spots, blobs = encode_spots(self.pending_spots.pop(str(header["key"]), []))
         except BaseException:
-            self.reply({"event": "spots", "ok": False, "error": _format_error()})
+            self.answer({"event": "spots", "ok": False, "error": _format_error()})
             return
-        self.reply({"event": "spots", "ok": True, "spots": spots, "integrity": self.integrity.violations()}, blobs)
+        self.answer({"event": "spots", "ok": True, "spots": spots, "integrity": self.integrity.violations()}, blobs)
 
     def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
         from evaluation.judge.timing_sandbox import time_interleaved

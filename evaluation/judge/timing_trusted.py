@@ -56,8 +56,7 @@ def run_timing(judgement: _Judgement) -> None:
         load, blobs_out, header, first_call = _prepare_case(judgement, case)
         sent_bytes = sum(len(blob) for blob in blobs_out)
         # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
-        with judgement._device_shared():
-            loaded, _ = judgement._request(load, blobs_out, case, tier)
+        loaded, _ = judgement._request(load, blobs_out, case, tier, gpu=True)
         if not loaded.get("ok"):
             raise Verdict("error", f"timing case {case.case_id}: the sandbox could not load its input sets: "
                           f"{str(loaded.get('error', ''))[-500:]}")
@@ -125,8 +124,7 @@ def run_timing(judgement: _Judgement) -> None:
             raise Verdict("rejected", f"timing case {case.case_id}: a timed call launched no Triton kernel",
                           check="triton_launched", case=case, tier=tier, message="timed call without a launch")
         if options.spot_checks > 0:
-            with judgement._device_shared():  # the sandbox reads its copies back, the reference runs on the GPU
-                _fetch_and_check_spots(judgement, case, tier, sent_bytes, sets)
+            _fetch_and_check_spots(judgement, case, tier, sent_bytes, sets)
         judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
         reference_kind = str(reply.get("reference_kind", "reference"))
         timed_against.add(reference_kind)
@@ -300,8 +298,10 @@ def _fetch_and_check_spots(judgement: _Judgement, case: Any, tier: str, sent_byt
     from evaluation.judge.runner import Verdict
 
     options = judgement.options.timing
+    # The sandbox reads its device copies back (GPU held shared, gated); the reference runs on the GPU after.
     reply, blobs = judgement._request({"op": "time_spots", "key": case.case_id}, [], case, tier,
-                                      reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes)
+                                      reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sent_bytes,
+                                      gpu=True)
     if not reply.get("ok"):
         raise Verdict("error", f"timing case {case.case_id}: the sandbox could not send its spot checks: "
                       f"{str(reply.get('error', ''))[-500:]}")
@@ -313,7 +313,8 @@ def _fetch_and_check_spots(judgement: _Judgement, case: Any, tier: str, sent_byt
         raise Verdict("rejected", f"harness integrity: timing case {case.case_id} sent {len(spots)} spot "
                       f"checks of {expected}", check="harness_integrity", case=case, tier=tier,
                       message="spot-checked timed calls missing")
-    _check_spots(judgement, case, tier, spots, blobs)
+    with judgement._device_shared():
+        _check_spots(judgement, case, tier, spots, blobs)
 
 
 def _check_spots(judgement: _Judgement, case: Any, tier: str, spots: list[Any], blobs: list[bytes]) -> None:

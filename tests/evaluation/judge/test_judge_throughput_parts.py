@@ -243,6 +243,64 @@ def test_correctness_lends_the_gpu_while_the_sandbox_compiles(warm_forkserver, t
         pass  # nothing left held
 
 
+def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_forkserver, tmp_path, monkeypatch):
+    """Gated requests: the request crosses the pipe before the judge queues for the GPU, and the reply after
+    it let go, so large inputs and outputs in transit never keep a waiting timer out."""
+    import fcntl
+
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob
+    from evaluation.judge.forkserver import shared_forkserver
+    from evaluation.judge.runner import JudgeOptions, judge_with
+    from evaluation.judge.sandbox import Sandbox
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    probe = DeviceLock("cpu", str(tmp_path))
+
+    def device_free() -> bool:
+        try:
+            fcntl.flock(probe._fds()[1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        fcntl.flock(probe._fds()[1], fcntl.LOCK_UN)
+        return True
+
+    requests = []
+
+    def recording_sandbox(device_type):
+        sandbox = Sandbox(device_type, forkserver=shared_forkserver("cpu"))
+        request = sandbox.request
+
+        def recording(header, blobs, deadline, *args, on_event=None, **kwargs):
+            events = []
+
+            def on(event):
+                if on_event is not None:
+                    on_event(event)
+                events.append((event, device_free()))
+
+            free_when_sent = device_free()
+            reply = request(header, blobs, deadline, *args, on_event=on if on_event else None, **kwargs)
+            requests.append((header["op"], free_when_sent, events, device_free()))
+            return reply
+
+        sandbox.request = recording
+        return sandbox
+
+    job = JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
+                   chip_slug="cpu-interpreter", device_type="cpu", tiers=("smoke",), time_budget_s=120)
+    result = judge_with(job, JudgeOptions(spec=small_cos_record(), sandbox_factory=recording_sandbox,
+                                          device_lock_on_cpu_for_tests=True))
+
+    assert result.status == "passed", result.reason
+    calls = [request for request in requests if request[0] == "call"]
+    assert len(calls) == result.cases_total
+    # Free when sent, held from want_gpu until gpu_done, free again when the reply has been read.
+    assert all(call[1:] == (True, [("want_gpu", False), ("gpu_done", True)], True) for call in calls), calls
+    assert result.environment["stage_breakdown"]["device_lock.shared_held"] > 0
+
+
 def test_a_gpu_held_past_the_wait_limit_is_a_retryable_judge_error(warm_forkserver, tmp_path, monkeypatch):
     # Other judgements kept the device (here: a timer that never lets go) past the judgement's wait limit:
     # nothing is known about the kernel, so the result is an error the worker may queue again.
