@@ -105,6 +105,26 @@ class JudgeOptions:
     device_lock_on_cpu_for_tests: bool = False
 
 
+@dataclass
+class _CaseInFlight:
+    """One correctness case between its steps (_prepare_case, _call_sandbox, _judge_outputs)."""
+
+    tier: str
+    case: Case
+    entry: Any
+    sent: Call | None  # the inputs as drawn (pure outputs poisoned before sending); dropped once sent
+    expected: tuple[Any, ...]
+    wants_ghost: bool
+    wants_repeat: bool
+    variants: int
+    before: Call | None = None  # an untouched copy of what was sent
+    outputs: tuple[Any, ...] = ()
+    reply: dict[str, Any] = field(default_factory=dict)
+    repeat_blobs: list[bytes] = field(default_factory=list)
+    ghost_outputs: list[tuple[Any, ...] | None] = field(default_factory=list)
+    answered_at: float = 0.0
+
+
 class Verdict(Exception):
     """Raised inside a judgement to stop it with a verdict."""
 
@@ -475,12 +495,25 @@ class _Judgement:
             return self.spec.make_inputs(case, generator)
 
     def _correctness(self) -> None:
+        """Every case, in order. Each takes the GPU twice: one case's comparisons and the next case's inputs
+        and reference share a hold (every hold taken is a chance to queue behind a timer: on the H200 with 24
+        judges the 40,658 shared holds of a 110-kernel submission waited 3,233 s in all)."""
         started = time.monotonic()
+        previous: _CaseInFlight | None = None
         for tier, case in self.cases:
-            self._check_case(tier, case, _seed(self.secret, tier, case.case_id, 0), record=True)
+            with self._device_shared():
+                if previous is not None:
+                    self._judge_outputs(previous, record=True)
+                pending = self._prepare_case(tier, case, _seed(self.secret, tier, case.case_id, 0))
+            previous = None
             if self.reference_device.type != "cpu":
                 # Sixteen judges' allocator caches (up to 9 GiB each seen) ran the H200 out of memory.
                 self.backend.release_cached_memory_over(self.trusted_cache_bytes)
+            self._call_sandbox(pending)
+            previous = pending
+        if previous is not None:
+            with self._device_shared():
+                self._judge_outputs(previous, record=True)
         self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
         for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
                              ("triton_launched", "every call launched at least one Triton kernel"),
@@ -511,44 +544,61 @@ class _Judgement:
         return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
 
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
-        """One case, real call and ghost replays. The GPU is held shared (device_lock) only for the three
-        parts that use it (inputs and reference, the sandbox's calls, the comparisons); encoding and
-        decoding run outside, so a waiting timed case gets the device sooner."""
-        entry = self.spec.entry_point(case.entry_point)
+        """One case, real call and ghost replays, on its own (the post-timing recheck). ``_correctness``
+        runs the same three steps, with one case's comparisons and the next case's inputs in one hold."""
         with self._device_shared():
-            started = time.perf_counter()
-            sent = self._make_call(case, seed)  # built once: the reference works on a private copy of it
-            built = time.perf_counter()
-            self.add_stage("correctness.inputs", built - started)
-            expected = self._expected(case, sent)
-            if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
-                self.poison_keys[case.case_id] = self._pure_output_keys(case, sent, entry, expected)
-                self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
-                self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
-                    item.numel() * item.element_size() for item in flat_tensors(expected))
-            self.add_stage("correctness.reference", time.perf_counter() - built)
+            pending = self._prepare_case(tier, case, seed, ghost)
+        self._call_sandbox(pending)
+        with self._device_shared():
+            self._judge_outputs(pending, record)
+
+    def _prepare_case(self, tier: str, case: Case, seed: int, ghost: bool = True) -> _CaseInFlight:
+        """Inputs, reference and the request for one case. Uses the GPU: the caller holds it shared."""
+        entry = self.spec.entry_point(case.entry_point)
+        started = time.perf_counter()
+        sent = self._make_call(case, seed)  # built once: the reference works on a private copy of it
+        built = time.perf_counter()
+        self.add_stage("correctness.inputs", built - started)
+        expected = self._expected(case, sent)
+        if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
+            self.poison_keys[case.case_id] = self._pure_output_keys(case, sent, entry, expected)
+            self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
+            self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
+                item.numel() * item.element_size() for item in flat_tensors(expected))
+        self.add_stage("correctness.reference", time.perf_counter() - built)
+        expected_tensors = flat_tensors(expected)
+        return _CaseInFlight(
+            tier=tier, case=case, entry=entry, sent=sent, expected=expected,
+            wants_ghost=ghost and self.options.ghost_replay and self.spec.judgement != "metadata" and any(
+                item.numel() > 0 for item in expected_tensors),
+            # Random operators are called twice on the same inputs: two draws must differ (when the
+            # reference's do).
+            wants_repeat=self.spec.judgement == "statistical" and any(item.numel() > 1 for item in expected_tensors),
+            # Integers and bools have no never-right poison: two variants, convicted only if right under both.
+            variants=1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors)
+            else 2)
+
+    def _call_sandbox(self, pending: _CaseInFlight) -> None:
+        """Send the case, check what the sandbox says about the call, decode its outputs (ghosts' included).
+        Host work and a gated request: the caller holds no device lock."""
+        case, tier, entry = pending.case, pending.tier, pending.entry
         poison_keys = self.poison_keys[case.case_id]
         for key in poison_keys:
-            poison_tree(sent.get(key))
-        before = Call(args=_map_tensors(sent.args, lambda t: t.clone()),
-                      kwargs=_map_tensors(sent.kwargs, lambda t: t.clone()))
+            poison_tree(pending.sent.get(key))
+        before = pending.before = Call(args=_map_tensors(pending.sent.args, lambda t: t.clone()),
+                                       kwargs=_map_tensors(pending.sent.kwargs, lambda t: t.clone()))
         encoder = wire.Encoder()
-        payload = encoder.encode({"args": sent.args, "kwargs": sent.kwargs})
-        expected_tensors = flat_tensors(expected)
-        wants_ghost = ghost and self.options.ghost_replay and self.spec.judgement != "metadata" and any(
-            item.numel() > 0 for item in expected_tensors)
-        # Random operators are called twice on the same inputs: two draws must differ (when the reference's do).
-        wants_repeat = self.spec.judgement == "statistical" and any(item.numel() > 1 for item in expected_tensors)
-        # Integers and bools have no never-right poison: two variants, convicted only if right under both.
-        variants = 1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors) else 2
+        payload = encoder.encode({"args": pending.sent.args, "kwargs": pending.sent.kwargs})
+        pending.sent = None  # the sandbox has its copy, ``before`` the untouched one
         asked = time.perf_counter()
         # Ghost replays send back only what is compared (the return value, mutated arguments).
         reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
-                                      "ghost": wants_ghost, "ghost_variants": variants, "poison_keys": poison_keys,
-                                      "ghost_keep": list(entry.mutates), "repeat": wants_repeat},
+                                      "ghost": pending.wants_ghost, "ghost_variants": pending.variants,
+                                      "poison_keys": poison_keys, "ghost_keep": list(entry.mutates),
+                                      "repeat": pending.wants_repeat},
                                      encoder.blobs, case, tier,
-                                     reply_cap=_reply_cap(encoder.blobs, expected, variants), gpu=True)
-        answered = time.perf_counter()
+                                     reply_cap=_reply_cap(encoder.blobs, pending.expected, pending.variants), gpu=True)
+        answered = pending.answered_at = time.perf_counter()
         self.add_stage("correctness.sandbox_round_trip", answered - asked)
         self._note_sandbox_phases(reply)
         real = reply.get("real", {})
@@ -575,29 +625,37 @@ class _Judgement:
         self._integrity(list(reply.get("integrity", [])), case, tier)
         offsets = [int(item) for item in reply.get("ghost_blob_offsets", [])]
         offset = offsets[0] if offsets else len(blobs)
-        repeat_offset = int(reply.get("repeat_blob_offset", offset)) if wants_repeat else offset
+        repeat_offset = int(reply.get("repeat_blob_offset", offset)) if pending.wants_repeat else offset
         decoded = wire.Decoder(blobs[:repeat_offset]).decode(real.get("value"))
         after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
         changed = self._mutated_inputs(entry, before, after)
         if changed:
             raise Verdict("rejected", f"the call modified input {changed}", check="inputs_unchanged", case=case,
                           tier=tier, message=f"input {changed} is not in the operator's mutates list but changed")
-        outputs = self.spec.outputs_of(case, after, decoded["returned"])
-        with self._device_shared():  # comparisons and the float64 reference run on the GPU
-            message = compare_outputs(self.spec, case, before, outputs, expected)
-            if message:
-                raise Verdict("failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier,
-                              message=message)
-            if self.spec.fp64_relative_bound is not None:
-                self._fp64_opinion(case, tier, before, outputs)
-            if wants_repeat:
-                self._draws_differ(reply, blobs[repeat_offset:offset], case, tier, before, outputs, expected)
-            if wants_ghost:
-                self._ghost(reply, blobs, offsets, case, tier, before, expected)
+        pending.outputs = self.spec.outputs_of(case, after, decoded["returned"])
+        pending.reply, pending.repeat_blobs = reply, blobs[repeat_offset:offset]
+        if pending.wants_ghost:
+            pending.ghost_outputs = self._decode_ghosts(reply, blobs, offsets, case)
+
+    def _judge_outputs(self, pending: _CaseInFlight, record: bool) -> None:
+        """Compare the case's outputs (and ghosts', and a random operator's second draw) with the reference
+        on the GPU: the caller holds it shared."""
+        case, tier, before, outputs, expected = (pending.case, pending.tier, pending.before, pending.outputs,
+                                                 pending.expected)
+        message = compare_outputs(self.spec, case, before, outputs, expected)
+        if message:
+            raise Verdict("failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier,
+                          message=message)
+        if self.spec.fp64_relative_bound is not None:
+            self._fp64_opinion(case, tier, before, outputs)
+        if pending.wants_repeat:
+            self._draws_differ(pending.reply, pending.repeat_blobs, case, tier, before, outputs, expected)
+        if pending.wants_ghost:
+            self._ghost(pending.ghost_outputs, case, tier, before, expected)
         if record:
             self.case_results.append(CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params),
                                                 passed=True))
-        self.add_stage("correctness.checks", time.perf_counter() - answered)
+        self.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
 
     def _note_sandbox_phases(self, reply: dict[str, Any]) -> None:
         """The sandbox's own account of a call (decode, call, encode; ghosts apart; Triton compilations).
@@ -699,23 +757,36 @@ class _Judgement:
                 keys.append(key)
         return keys
 
-    def _ghost(self, reply: dict[str, Any], blobs: list[bytes], offsets: list[int], case: Case, tier: str,
-               before: Call, expected: tuple[Any, ...]) -> None:
+    def _decode_ghosts(self, reply: dict[str, Any], blobs: list[bytes], offsets: list[int],
+                       case: Case) -> list[tuple[Any, ...] | None]:
+        """Each ghost replay's compared outputs, in order; None for a replay that raised or returned something
+        other than plain tensors (its launches mattered). Empty when the reply holds no usable replays."""
         ghosts = reply.get("ghosts", [])
         if not ghosts or len(ghosts) != len(offsets):
-            return
+            return []
         bounds = [*offsets, len(blobs)]
+        decoded_outputs: list[tuple[Any, ...] | None] = []
         for index, ghost in enumerate(ghosts):
             if ghost.get("error") or ghost.get("not_plain"):
-                return  # no output, or an exception: the launches mattered
+                decoded_outputs.append(None)
+                continue
             decoded = wire.Decoder(blobs[bounds[index]:bounds[index + 1]]).decode(ghost.get("value"))
-            outputs = self.spec.outputs_of(case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])),
-                                           decoded["returned"])
+            decoded_outputs.append(self.spec.outputs_of(
+                case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]))
+        return decoded_outputs
+
+    def _ghost(self, ghost_outputs: list[tuple[Any, ...] | None], case: Case, tier: str, before: Call,
+               expected: tuple[Any, ...]) -> None:
+        if not ghost_outputs:
+            return
+        for outputs in ghost_outputs:
+            if outputs is None:
+                return  # no output, or an exception: the launches mattered
             if compare_outputs(self.spec, case, before, outputs, expected, explain=False) is not None:
                 return  # wrong without launches: the launches did the work
         if self._doing_nothing_is_correct(case, before, expected):
             return  # e.g. x.add_(y, alpha=0.001) in bfloat16 leaves x as it was: the replay proves nothing
-        if self._poison_is_correct(case, before, expected, len(ghosts)):
+        if self._poison_is_correct(case, before, expected, len(ghost_outputs)):
             return  # e.g. fmax(NaN, NaN) where NaN is allowed: poisoned fresh memory is the right answer
         raise Verdict("rejected", f"case {case.case_id}: the output is still correct with every Triton launch "
                       "turned into a no-op", check="ghost_replay", case=case, tier=tier,

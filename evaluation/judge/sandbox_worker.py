@@ -6,6 +6,7 @@ first; replies hold raw outputs and observations, never verdicts.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import random
@@ -117,10 +118,10 @@ class GpuGate:
         if not self.open_now:
             return
         self.open_now = False
-        try:
-            self.worker.backend.synchronize()  # every stream: nothing of ours still runs once we say so
-        except BaseException:  # a device the kernel broke: the reply says so; the hold ends anyway
-            pass
+        # Every stream: nothing of ours still runs once we say so. A device the kernel broke raises here: the
+        # reply says so, and the hold ends anyway.
+        with contextlib.suppress(Exception):
+            self.worker.backend.synchronize()
         self.worker.reply({"event": "gpu_done"})
 
 
@@ -365,11 +366,17 @@ class Worker:
 
         try:
             self.gate.open(header)
-            spots, blobs = encode_spots(self.pending_spots.pop(str(header["key"]), []))
+            by_key, blobs = {}, []
+            for key in [str(key) for key in header["keys"]]:
+                spots, spot_blobs = encode_spots(self.pending_spots.pop(key, []))
+                for spot in spots:
+                    spot["blob_offset"] += len(blobs)
+                by_key[key] = spots
+                blobs += spot_blobs
         except BaseException:
             self.answer({"event": "spots", "ok": False, "error": _format_error()})
             return
-        self.answer({"event": "spots", "ok": True, "spots": spots, "integrity": self.integrity.violations()}, blobs)
+        self.answer({"event": "spots", "ok": True, "spots": by_key, "integrity": self.integrity.violations()}, blobs)
 
     def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
         from evaluation.judge.timing_sandbox import time_interleaved

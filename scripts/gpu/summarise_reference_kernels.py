@@ -11,6 +11,7 @@ enough to keep in the repository (the raw files hold every case's evidence: mega
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 from pathlib import Path
 
@@ -24,7 +25,10 @@ def compact_row(entry: dict, run: str) -> dict:
             "cases_total": result["cases_total"], "speedup": result.get("speedup"),
             "speedup_ci95": result.get("speedup_ci95"), "seconds": round(entry["seconds"], 1),
             "timing_baseline": result.get("environment", {}).get("timing_baseline", ""),
-            "reason": "" if result["status"] == "passed" else result["reason"][:300], "timed_cases": timed}
+            "reason": "" if result["status"] == "passed" else result["reason"][:300], "timed_cases": timed,
+            "stage_seconds": result.get("stage_seconds", {}),
+            "stage_breakdown": result.get("environment", {}).get("stage_breakdown", {}),
+            "triton_compilations": result.get("environment", {}).get("triton_compilations", 0)}
 
 
 def main() -> int:
@@ -34,7 +38,8 @@ def main() -> int:
     args = parser.parse_args()
     rows: dict[str, dict] = {}
     for index, path in enumerate(args.runs, start=1):
-        for entry in json.loads(path.read_text())["results"]:
+        text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+        for entry in json.loads(text)["results"]:
             row = compact_row(entry, f"run {index}")
             earlier = rows.get(entry["file"])
             if row["status"] == "error" and earlier is not None and earlier["status"] != "error":
