@@ -18,8 +18,9 @@ judges, 110 timers waited 120 s in all for such drains, while most other judges 
 Locks are advisory and per host: every judge on the host must use them (the judge does, always).
 
 With ``KGB_DEVICE_LOCK_TRACE`` set to a file, every judge appends one line per wait, hold and release
-(``monotonic-seconds pid event kind``) to it: scripts/gpu/lock_timeline.py turns that into how much of a
-run's wall time the GPU was held alone, shared, or by nobody.
+(``monotonic-seconds pid event kind [label]``; the label says what a shared hold was for) to it:
+scripts/gpu/lock_timeline.py turns that into how much of a run's wall time the GPU was held alone, shared,
+or by nobody, and which holds kept timers waiting.
 """
 
 from __future__ import annotations
@@ -33,14 +34,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 
-def _trace(event: str, kind: str) -> None:
+def _trace(event: str, kind: str, label: str = "") -> None:
     path = os.environ.get("KGB_DEVICE_LOCK_TRACE")
     if not path:
         return
     # One short O_APPEND write per line: lines from many processes never interleave mid-line.
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
-        os.write(fd, f"{time.monotonic():.6f} {os.getpid()} {event} {kind}\n".encode())
+        line = f"{time.monotonic():.6f} {os.getpid()} {event} {kind}" + (f" {label}" if label else "")
+        os.write(fd, (line + "\n").encode())
     finally:
         os.close(fd)
 
@@ -89,12 +91,12 @@ class DeviceLock:
                 time.sleep(0.002)
 
     @contextlib.contextmanager
-    def shared(self, deadline: float) -> Iterator[None]:
+    def shared(self, deadline: float, label: str = "") -> Iterator[None]:
         """Held around one correctness case. A no-op inside ``exclusive`` (the post-timing recheck)."""
         if self.exclusive_held or self.shared_held:
             yield
             return
-        self._take_shared(deadline)
+        self._take_shared(deadline, label)
         self.shared_held = True
         try:
             yield
@@ -106,15 +108,15 @@ class DeviceLock:
                 fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
                 _trace("release", "shared")
 
-    def _take_shared(self, deadline: float) -> None:
+    def _take_shared(self, deadline: float, label: str = "") -> None:
         turnstile, device, timers = self._fds()
-        _trace("wait", "shared")
+        _trace("wait", "shared", label)
         started, waited_before = time.monotonic(), self.waited_s
         try:
             self._stand_back_then_share(turnstile, device, timers, deadline)
         finally:
             self.waited_s = waited_before + (time.monotonic() - started)  # turnstile, standing back, device
-        _trace("hold", "shared")
+        _trace("hold", "shared", label)
 
     def _stand_back_then_share(self, turnstile: int, device: int, timers: int, deadline: float) -> None:
         while True:
@@ -162,11 +164,31 @@ class DeviceLock:
         self.lent = True
         return True
 
-    def take_back(self, deadline: float) -> None:
+    def take_back(self, deadline: float, label: str = "") -> None:
         """Hold the device shared again after ``lend`` (queueing behind a waiting timer like any reader)."""
         if self.lent:
-            self._take_shared(deadline)
+            self._take_shared(deadline, label)
             self.lent = False
+
+    def timer_waiting(self) -> bool:
+        """Whether a timer has declared its intent (it waits for this judge's shared hold to end)."""
+        timers = self._fds()[2]
+        try:
+            fcntl.flock(timers, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(timers, fcntl.LOCK_UN)
+        return False
+
+    def yield_to_timer(self, deadline: float, label: str = "") -> bool:
+        """Inside ``shared``, between two GPU steps: when a timer waits, let go and queue again behind it, so
+        a hold made of many steps keeps the timer waiting for one step only. True when it yielded."""
+        if not self.shared_held or self.lent or self.exclusive_held or not self.timer_waiting():
+            return False
+        fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
+        _trace("release", "shared")
+        self._take_shared(deadline, label)
+        return True
 
     @contextlib.contextmanager
     def exclusive(self, deadline: float) -> Iterator[None]:

@@ -8,6 +8,7 @@ expected output, the comparison or the seed. See docs/judge.md for the whole des
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import random
@@ -208,6 +209,7 @@ class _Judgement:
             job.device_type != "cpu" or options.device_lock_on_cpu_for_tests) else None
         self._lent_at = 0.0  # when a gated request last gave the GPU up (compiling, or its device work done)
         self._held_at = 0.0  # when a gated request last got the GPU
+        self._gate_label = ""  # the gated request's op, for the lock trace
         self.speedup: float | None = None
         self.speedup_ci95: tuple[float, float] | None = None
 
@@ -389,6 +391,7 @@ class _Judgement:
         where = f" in case {case.case_id}" if case else " while loading"
         lock = self.device_lock
         gated = gpu and lock is not None and not (lock.exclusive_held or lock.shared_held)
+        self._gate_label = str(header.get("op", ""))
         try:
             with lock.gated() if gated else contextlib.nullcontext():
                 return self.sandbox.request(dict(header, lend_gpu=True, gate_gpu=True) if gated else header, blobs,
@@ -439,7 +442,8 @@ class _Judgement:
         if lock.lent:
             if event == "compiled":
                 self.add_stage("device_lock.lent_while_compiling", time.perf_counter() - self._lent_at)
-            self._queue_for_device("shared", lock.take_back)
+            label = self._gate_label + (".compiled" if event == "compiled" else "")
+            self._queue_for_device("shared", lambda give_up_at: lock.take_back(give_up_at, label))
             self._held_at = time.perf_counter()
 
     def _queue_for_device(self, kind: str, take: Callable[[float], Any]) -> Any:
@@ -453,22 +457,28 @@ class _Judgement:
         self.add_stage(f"device_lock.{kind}_wait", waited)
         return taken
 
-    def _device_shared(self) -> contextlib.AbstractContextManager[None]:
+    def _device_shared(self, label: str = "") -> contextlib.AbstractContextManager[None]:
         """Around GPU work outside timing (inputs, references, the sandbox's calls, comparisons): the GPU
-        shared with other judges' such work, never with their timed loops."""
-        return self._device(exclusive=False)
+        shared with other judges' such work, never with their timed loops. ``label``: for the lock trace."""
+        return self._device(exclusive=False, label=label)
 
     def _device_exclusive(self) -> contextlib.AbstractContextManager[None]:
         """Around an operator's timed loops: no other judge's kernel runs on the GPU meanwhile."""
         return self._device(exclusive=True)
 
+    def _yield_to_timer(self, label: str = "") -> None:
+        """Between two GPU steps of one shared hold: let a waiting timer in (see DeviceLock.yield_to_timer)."""
+        lock = self.device_lock
+        if lock is not None and lock.shared_held and not lock.lent and lock.timer_waiting():
+            self._queue_for_device("shared", lambda give_up_at: lock.yield_to_timer(give_up_at, label))
+
     @contextlib.contextmanager
-    def _device(self, exclusive: bool) -> Any:
+    def _device(self, exclusive: bool, label: str = "") -> Any:
         lock = self.device_lock
         if lock is None or (not exclusive and (lock.exclusive_held or lock.shared_held)):
             yield  # a shared hold inside a hold: the lock does nothing, and nothing is counted twice
             return
-        hold = lock.exclusive if exclusive else lock.shared
+        hold = lock.exclusive if exclusive else functools.partial(lock.shared, label=label)
         kind = "exclusive" if exclusive else "shared"
         with contextlib.ExitStack() as stack:
             self._queue_for_device(kind, lambda give_up_at: stack.enter_context(hold(give_up_at)))
@@ -501,9 +511,10 @@ class _Judgement:
         started = time.monotonic()
         previous: _CaseInFlight | None = None
         for tier, case in self.cases:
-            with self._device_shared():
+            with self._device_shared("checks+inputs" if previous is not None else "inputs"):
                 if previous is not None:
                     self._judge_outputs(previous, record=True)
+                    self._yield_to_timer("inputs")
                 pending = self._prepare_case(tier, case, _seed(self.secret, tier, case.case_id, 0))
             previous = None
             if self.reference_device.type != "cpu":
@@ -512,7 +523,7 @@ class _Judgement:
             self._call_sandbox(pending)
             previous = pending
         if previous is not None:
-            with self._device_shared():
+            with self._device_shared("checks"):
                 self._judge_outputs(previous, record=True)
         self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
         for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
@@ -546,10 +557,10 @@ class _Judgement:
     def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
         """One case, real call and ghost replays, on its own (the post-timing recheck). ``_correctness``
         runs the same three steps, with one case's comparisons and the next case's inputs in one hold."""
-        with self._device_shared():
+        with self._device_shared("inputs"):
             pending = self._prepare_case(tier, case, seed, ghost)
         self._call_sandbox(pending)
-        with self._device_shared():
+        with self._device_shared("checks"):
             self._judge_outputs(pending, record)
 
     def _prepare_case(self, tier: str, case: Case, seed: int, ghost: bool = True) -> _CaseInFlight:

@@ -29,6 +29,9 @@ from evaluation.judge.timing_stats import (
     roofline_floor_ms,
 )
 
+# Room for the spot checks' reply beyond what its cases' bytes account for (headers, small tensors).
+SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024
+
 # How much longer than the reference's the candidate's end->settled tail may be (host jitter).
 TAIL_SLACK_MS = 0.05
 
@@ -206,9 +209,11 @@ def _prepare_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any], lis
     index = 0
     # Every set in one shared hold (the bulk values are drawn on the GPU): a hold taken per set queued behind
     # other judges' timers up to eight times per case.
-    with judgement._device_shared():
+    with judgement._device_shared("timing_sets"):
         while index < sets:
             for side in ("candidate", "reference"):
+                if first_call is not None:
+                    judgement._yield_to_timer("timing_sets")  # a large case's draws take a while
                 call = judgement._make_call(case, _seed(judgement.secret, "timing", side, case.case_id, index))
                 if first_call is None:
                     first_call = call
@@ -333,7 +338,10 @@ def _fetch_and_check_spots(judgement: _Judgement, cases: list[tuple[str, Any, in
     tier, first = cases[0][0], cases[0][1]
     reply, blobs = judgement._request(
         {"op": "time_spots", "keys": [case.case_id for _, case, _, _ in cases]}, [], first, tier,
-        reply_cap=64 * 1024 * 1024 + 8 * (1 + options.spot_checks) * sum(sent for _, _, sent, _ in cases),
+        # Each spot holds a call's inputs before and after and its outputs: the case's input and output bytes
+        # (case_bytes) bound it; a creation op's outputs dwarf its inputs (zeros: 16 MB from 3 ints).
+        reply_cap=SPOT_REPLY_SLACK_BYTES + 8 * (1 + options.spot_checks) * sum(
+            sent + judgement.case_bytes.get(case.case_id, 0) for _, case, sent, _ in cases),
         gpu=True)  # the sandbox reads its device copies back (GPU held shared, gated)
     if not reply.get("ok"):
         raise Verdict("error", f"timing: the sandbox could not send its spot checks: "
@@ -353,8 +361,10 @@ def _fetch_and_check_spots(judgement: _Judgement, cases: list[tuple[str, Any, in
                           f"checks of {expected}", check="harness_integrity", case=case, tier=tier,
                           message="spot-checked timed calls missing")
         checked.append((tier, case, spots))
-    with judgement._device_shared():  # the reference runs on the GPU
-        for tier, case, spots in checked:
+    with judgement._device_shared("spot_checks"):  # the reference runs on the GPU
+        for index, (tier, case, spots) in enumerate(checked):
+            if index:
+                judgement._yield_to_timer("spot_checks")
             _check_spots(judgement, case, tier, spots, blobs)
 
 

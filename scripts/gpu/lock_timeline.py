@@ -12,36 +12,43 @@ holds' count, total, median and longest; and how many judges on average waited w
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 
-def read_trace(path: Path) -> list[tuple[float, int, str, str]]:
+def read_trace(path: Path) -> list[tuple[float, int, str, str, str]]:
+    """(seconds, pid, event, kind, label) rows in time order; the label ("" when none) says what a shared
+    hold was for (runner: inputs, checks+inputs, call, time_load, timing_sets, ...)."""
     rows = []
-    for line in path.read_text().splitlines():
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    for line in text.splitlines():
         parts = line.split()
-        if len(parts) == 4:
-            rows.append((float(parts[0]), int(parts[1]), parts[2], parts[3]))
+        if len(parts) in (4, 5):
+            rows.append((float(parts[0]), int(parts[1]), parts[2], parts[3], parts[4] if len(parts) == 5 else ""))
     return sorted(rows)
 
 
-def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
+def timeline(rows: list[tuple[float, int, str, str, str]] | list[tuple[float, int, str, str]]) -> dict[str, Any]:
     if not rows:
         return {}
-    shared_holders: set[int] = set()
+    rows = [(*row, "")[:5] for row in rows]  # type: ignore[assignment]
+    shared_holders: dict[int, str] = {}  # pid -> label
     exclusive_holder: int | None = None
     waiting: dict[int, str] = {}
     seconds = {"exclusive": 0.0, "shared": 0.0, "draining": 0.0, "idle_with_waiters": 0.0, "idle_no_waiters": 0.0}
     drain_holders = 0.0
     shared_from: dict[int, float] = {}
     shared_holds: list[float] = []
+    by_label: dict[str, dict[str, float]] = {}  # label -> holds, seconds, seconds kept a timer waiting
     waiters_during_exclusive = 0.0
     holds: list[float] = []
     exclusive_from = 0.0
     previous = rows[0][0]
-    for moment, pid, event, kind in rows:
+    for moment, pid, event, kind, label in rows:
         span = moment - previous
         if exclusive_holder is not None:
             seconds["exclusive"] += span
@@ -52,6 +59,9 @@ def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
                 # A timer waits for these shared holds to end while the turnstile keeps new ones out.
                 seconds["draining"] += span
                 drain_holders += span * len(shared_holders)
+                for holder_label in shared_holders.values():
+                    entry = by_label.setdefault(holder_label or "-", {"holds": 0, "seconds": 0.0, "draining": 0.0})
+                    entry["draining"] += span
         elif waiting:
             seconds["idle_with_waiters"] += span
         else:
@@ -64,16 +74,20 @@ def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
             if kind == "exclusive":
                 exclusive_holder, exclusive_from = pid, moment
             else:
-                shared_holders.add(pid)
+                shared_holders[pid] = label
                 shared_from[pid] = moment
         elif event == "release":
             if kind == "exclusive" and exclusive_holder == pid:
                 exclusive_holder = None
                 holds.append(moment - exclusive_from)
             else:
-                shared_holders.discard(pid)
+                held_label = shared_holders.pop(pid, "")
                 if pid in shared_from:
-                    shared_holds.append(moment - shared_from.pop(pid))
+                    length = moment - shared_from.pop(pid)
+                    shared_holds.append(length)
+                    entry = by_label.setdefault(held_label or "-", {"holds": 0, "seconds": 0.0, "draining": 0.0})
+                    entry["holds"] += 1
+                    entry["seconds"] += length
     span = rows[-1][0] - rows[0][0]
     return {
         "span_s": span, **{f"{key}_s": value for key, value in seconds.items()},
@@ -81,7 +95,8 @@ def timeline(rows: list[tuple[float, int, str, str]]) -> dict[str, float]:
         "exclusive_longest_s": max(holds, default=0.0),
         "mean_waiters_during_exclusive": (waiters_during_exclusive / seconds["exclusive"]
                                           if seconds["exclusive"] else 0.0),
-        "judging_processes": len({pid for _, pid, _, _ in rows}),
+        "judging_processes": len({row[1] for row in rows}),
+        "shared_by_label": by_label,
         "mean_holders_while_draining": drain_holders / seconds["draining"] if seconds["draining"] else 0.0,
         "shared_holds": len(shared_holds), "shared_hold_total_s": sum(shared_holds),
         "shared_hold_median_ms": 1000 * statistics.median(shared_holds) if shared_holds else 0.0,
@@ -110,6 +125,11 @@ def main() -> int:
             f"holders on average); {summary['shared_holds']} shared holds, {summary['shared_hold_total_s']:.0f} s "
             f"in all, median {summary['shared_hold_median_ms']:.1f} ms, 99th percentile "
             f"{summary['shared_hold_p99_ms']:.0f} ms")
+    labels = sorted(summary["shared_by_label"].items(), key=lambda item: -item[1]["draining"])
+    if labels and any(label != "-" for label, _ in labels):
+        print("shared holds by label (holds, seconds held, holder-seconds a timer waited for them): " + "; ".join(
+            f"{label} {entry['holds']:.0f} / {entry['seconds']:.0f} s / {entry['draining']:.1f} s"
+            for label, entry in labels))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
     return 0

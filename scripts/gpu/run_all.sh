@@ -10,6 +10,7 @@
 #     bash scripts/gpu/run_all.sh throughput [S] [END] # 110 kernels in S seconds, then 20 operators
 #                                                   # against the naive design until END seconds (one call)
 #     bash scripts/gpu/run_all.sh submission [S]   # the 110-kernel submission alone, in S seconds
+#     bash scripts/gpu/run_all.sh closing [S] [END] # the submission, then do_bench agreement (LONG10)
 #     bash scripts/gpu/run_all.sh recheck a,b,c    # those kernels, scan-off cheats, do_bench, CV (6 min)
 #     bash scripts/gpu/run_all.sh final            # every kernel (LPT order), scan-off cheats, do_bench on
 #                                                   # long kernels (9.5 min)
@@ -101,6 +102,14 @@ elif [ "$PART" = submission ]; then
   # The 110-kernel submission alone (lock traced, load sampled by role): the throughput figure.
   catalog "${2:-420}" 110
   catalog_summary
+elif [ "$PART" = closing ]; then
+  # One call for a closing note: the 110-kernel submission (lock traced, load sampled), then the ten
+  # long-kernel operators (public tier) judged against do_bench in the same call, until END seconds.
+  catalog "${2:-410}" 110
+  catalog_summary
+  step agreement $((${3:-585} - SECONDS)) env KGB_ONLY_OPERATORS=$LONG10 python3 scripts/gpu/judge_h200.py \
+    --sections refs,dobench --refs-jobs 10 --refs-tiers public --dobench-ops 10 --dobench-cases 3
+  grep -A14 "^== judge speedup" "$OUT/agreement.log"
 elif [ "$PART" = exposed ]; then
   # After raising the stream-hold cap: the operators whose host enqueue outlasted the old 1 ms cap, and four
   # that never did, judged twice (public tier): per-operator CV. First the timed address-cache cheat.

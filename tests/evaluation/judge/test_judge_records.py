@@ -284,6 +284,27 @@ def test_zero_dim_cases_pass_the_timing_spot_checks(warm_forkserver):
     assert all(case.spread["reference_kind"] == "reference" for case in result.case_results)
 
 
+def test_the_spot_checks_of_a_creation_op_fit_their_reply_cap(warm_forkserver, monkeypatch):
+    # A creation op's outputs dwarf its inputs (on the H200 aten::zeros sent 165 MB of spot copies for 16 B
+    # of sizes once an operator's spots travelled in one reply): the cap counts the cases' output bytes.
+    from pathlib import Path
+
+    from evaluation.judge import timing_trusted
+    from evaluation.judge.records import find_operator
+
+    monkeypatch.setattr(timing_trusted, "SPOT_REPLY_SLACK_BYTES", 0)  # only what the cases account for
+    spec = dataclasses.replace(find_operator("aten::zeros"), smoke=tuple(
+        Case("zeros", {"size": [rows, 64], "dtype": "float32"}) for rows in (32, 48, 64)))
+    source = (Path(__file__).resolve().parents[3] / "evaluation" / "catalog" / "reference_kernels"
+              / "aten__zeros.py").read_text()
+    job = JudgeJob("aten::zeros", source, "cpu-interpreter", "cpu", measure_timing=True)
+    result = judge_with(job, JudgeOptions(spec=spec, timing_on_cpu_for_tests=True, timing=TimingOptions(
+        sets_per_side=2, min_iterations=4, max_iterations=4, spot_checks=1)))
+
+    assert (result.status, result.reason) == ("passed", "all 3 cases passed")
+    assert check_outcomes(result)["timing_spot_check"] == "passed"
+
+
 def test_encoder_never_confuses_a_freed_storage_with_a_new_one_at_the_same_address():
     # The timing spot-check bug on the H200: 0-dim clones freed and reallocated at the same address were
     # taken for the earlier storage, so a later spot decoded an earlier iteration's inputs.
