@@ -26,6 +26,13 @@ PLAIN_TENSOR = torch.Tensor
 KEEP_ALIVE_BYTES = 4 << 30
 
 
+def host_snapshot(value: Any) -> Any:
+    """``value`` with its plain tensors copied to the host (aliases kept: timing_sandbox.device_snapshot)."""
+    from evaluation.judge.timing_sandbox import device_snapshot
+
+    return device_snapshot(value, torch.device("cpu"))
+
+
 def _format_error(limit: int = 6000) -> str:
     return traceback.format_exc()[-limit:]
 
@@ -268,18 +275,27 @@ class Worker:
         outcome["launches"] = guard.STATE.launches
         outcome["compute_ops"] = sorted(set(guard.STATE.compute_ops))
         outcome["not_plain"] = _not_plain(returned)
-        encoder = wire.Encoder()
         safe_return = None if outcome["not_plain"] else returned
         if keep is not None:  # a ghost replay: only the compared outputs travel back
             args = [value if index in keep else None for index, value in enumerate(args)]
             kwargs = {key: value for key, value in kwargs.items() if key in keep}
-        outcome["value"] = encoder.encode({"returned": safe_return, "args": args, "kwargs": kwargs})
-        outcome["_blobs"] = encoder.blobs
+        # Copied to the host now (device work: inside the GPU hold); turned into bytes by _encode_outcome once
+        # the hold is given up (host work: a waiting timer need not wait for it).
+        outcome["_host"] = host_snapshot({"returned": safe_return, "args": args, "kwargs": kwargs})
         # Where the sandbox's time went (reported by untrusted code: for the stage breakdown, never a verdict).
         outcome["phase_s"] = {"decode": decoded_at - started, "call": called_at - decoded_at,
                               "encode": time.perf_counter() - called_at}
         outcome["compiles"] = _COMPILES[0] - compiles
         return outcome
+
+    @staticmethod
+    def _encode_outcome(outcome: dict[str, Any]) -> list[bytes]:
+        """A run's host copies as a wire value (into ``outcome``) and its blobs (returned)."""
+        started = time.perf_counter()
+        encoder = wire.Encoder()
+        outcome["value"] = encoder.encode(outcome.pop("_host"))
+        outcome["phase_s"]["encode"] += time.perf_counter() - started
+        return encoder.blobs
 
     def _trim_keep_alive(self) -> None:
         """Between cases, let earlier cases' tensors go once they hold over KEEP_ALIVE_BYTES of the device.
@@ -313,24 +329,28 @@ class Worker:
     def _call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
         real = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False)
         integrity = self.integrity.violations() if self.integrity else []
-        out_blobs = real.pop("_blobs")
         reply: dict[str, Any] = {"event": "called", "real": real, "ghosts": [], "ghost_blob_offsets": []}
         keep = header.get("ghost_keep")
         keep = list(keep) if isinstance(keep, list) else None
+        repeat = None
         if header.get("repeat") and "error" not in real:
             # Random operators: the same inputs once more, in fresh buffers; the outputs must differ.
-            repeat = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False, keep=keep)
-            reply["repeat_blob_offset"] = len(out_blobs)
-            out_blobs = out_blobs + repeat.pop("_blobs")
-            reply["repeat"] = repeat
+            repeat = reply["repeat"] = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False,
+                                                      keep=keep)
         if header.get("ghost") and "error" not in real:
             for variant in range(int(header.get("ghost_variants", 1))):
                 ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True, variant=variant,
                                        poison_keys=list(header.get("poison_keys", [])), keep=keep)
                 integrity += self.integrity.violations() if self.integrity else []
-                reply["ghost_blob_offsets"].append(len(out_blobs))
-                out_blobs = out_blobs + ghost.pop("_blobs")
                 reply["ghosts"].append(ghost)
+        self.gate.close()  # every output is on the host: the rest is host work
+        out_blobs = self._encode_outcome(real)
+        if repeat is not None:
+            reply["repeat_blob_offset"] = len(out_blobs)
+            out_blobs = out_blobs + self._encode_outcome(repeat)
+        for ghost in reply["ghosts"]:
+            reply["ghost_blob_offsets"].append(len(out_blobs))
+            out_blobs = out_blobs + self._encode_outcome(ghost)
         reply["integrity"] = sorted(set(integrity))
         reply["native_threads"] = guard.native_thread_count()
         self.answer(reply, out_blobs)
@@ -366,9 +386,13 @@ class Worker:
 
         try:
             self.gate.open(header)
+            # Copied to the host under the GPU hold, turned into bytes after it.
+            on_host = {str(key): [host_snapshot(spot) for spot in self.pending_spots.pop(str(key), [])]
+                       for key in header["keys"]}
+            self.gate.close()
             by_key, blobs = {}, []
-            for key in [str(key) for key in header["keys"]]:
-                spots, spot_blobs = encode_spots(self.pending_spots.pop(key, []))
+            for key, pending in on_host.items():
+                spots, spot_blobs = encode_spots(pending)
                 for spot in spots:
                     spot["blob_offset"] += len(blobs)
                 by_key[key] = spots

@@ -396,10 +396,10 @@ def _input_storages(call: dict[str, Any], poisoned: set[Any]) -> list[torch.Tens
     return list(seen.values())
 
 
-def device_snapshot(value: Any) -> Any:
-    """A copy of ``value``'s plain tensors on their device, one copy per storage, every view rebuilt on it
-    (aliases stay aliases, as the wire encoding keeps them). Anything else is kept as it is."""
-    copy = storage_copier()
+def device_snapshot(value: Any, device: torch.device | None = None) -> Any:
+    """A copy of ``value``'s plain tensors on their device (or on ``device``), one copy per storage, every view
+    rebuilt on it (aliases stay aliases, as the wire encoding keeps them). Anything else is kept as it is."""
+    copy = storage_copier(device)
 
     def walk(item: Any) -> Any:
         if type(item) is torch.Tensor and item.layout == torch.strided:
