@@ -29,7 +29,9 @@ from evaluation.judge.backends import detect_chip  # noqa: E402
 KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
 # Seconds per kernel from the last full H200 run: judging the slowest first keeps one late start from
 # setting the wall time of the whole batch (longest-processing-time-first scheduling).
-# The newer run's figures replace the older's for kernels judged in both.
+# The newer run's figures replace the older's for kernels judged in both. Kept at the fifth session's runs
+# on purpose: they also pick the seven kernels judged twice (filled_to), so the 110-kernel workload whose wall
+# time NOTES.md compares across sessions stays the same submission, in the same order.
 PAST_RUNS = [ROOT / "docs" / "measurements" / name for name in (
     "h200-2026-11-29-reference-kernels.json", "h200-2026-11-30-reference-kernels.json",
     "h200-2026-11-30b-reference-kernels.json", "h200-2026-11-30c-reference-kernels.json")]
