@@ -3,6 +3,9 @@
 The trusted side draws a secret seed, builds every case's inputs from it, computes references on private
 copies, sends the inputs to a fresh sandbox, and compares what comes back. The sandbox never holds an
 expected output, the comparison or the seed. See docs/judge.md for the whole design.
+
+This module holds the judgement itself (its sandbox, the device lock, the verdict); its two stages live
+beside it: correctness.py (every case, and what the outputs mean) and timing_trusted.py (GPU timing).
 """
 
 from __future__ import annotations
@@ -26,14 +29,10 @@ from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.judge import wire
 from evaluation.judge.backends import backend_for
 from evaluation.judge.compare import (
-    bit_identical,
-    compare_outputs,
     flat_tensors,
-    fp64_relative_error,
     storage_copier,
 )
 from evaluation.judge.device_lock import DeviceBusy, DeviceLock
-from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.static_scan import scan_source
@@ -104,26 +103,6 @@ class JudgeOptions:
     # Tests only: take the host's device lock on the CPU too (GPU judgements always do), to show on the
     # interpreter how correctness shares it and lends it out while the sandbox compiles.
     device_lock_on_cpu_for_tests: bool = False
-
-
-@dataclass
-class _CaseInFlight:
-    """One correctness case between its steps (_prepare_case, _call_sandbox, _judge_outputs)."""
-
-    tier: str
-    case: Case
-    entry: Any
-    sent: Call | None  # the inputs as drawn (pure outputs poisoned before sending); dropped once sent
-    expected: tuple[Any, ...]
-    wants_ghost: bool
-    wants_repeat: bool
-    variants: int
-    before: Call | None = None  # an untouched copy of what was sent
-    outputs: tuple[Any, ...] = ()
-    reply: dict[str, Any] = field(default_factory=dict)
-    repeat_blobs: list[bytes] = field(default_factory=list)
-    ghost_outputs: list[tuple[Any, ...] | None] = field(default_factory=list)
-    answered_at: float = 0.0
 
 
 class Verdict(Exception):
@@ -495,7 +474,7 @@ class _Judgement:
             raise Verdict("rejected", f"harness integrity: {violations[0]}", check="harness_integrity", case=case,
                           tier=tier, message="; ".join(violations))
 
-    # ------------------------------------------------------------------ correctness
+    # ------------------------------------------------------------------ cases: inputs and references
 
     def _make_call(self, case: Case, seed: int) -> Call:
         generator = torch.Generator().manual_seed(seed)
@@ -503,41 +482,6 @@ class _Judgement:
         # longer than judging the case); the call still comes back on the CPU, as records expect.
         with generate_on(self.reference_device if self.reference_device.type != "cpu" else None):
             return self.spec.make_inputs(case, generator)
-
-    def _correctness(self) -> None:
-        """Every case, in order. Each takes the GPU twice: one case's comparisons and the next case's inputs
-        and reference share a hold (every hold taken is a chance to queue behind a timer: on the H200 with 24
-        judges the 40,658 shared holds of a 110-kernel submission waited 3,233 s in all)."""
-        started = time.monotonic()
-        previous: _CaseInFlight | None = None
-        for tier, case in self.cases:
-            with self._device_shared("checks+inputs" if previous is not None else "inputs"):
-                if previous is not None:
-                    self._judge_outputs(previous, record=True)
-                    self._yield_to_timer("inputs")
-                pending = self._prepare_case(tier, case, _seed(self.secret, tier, case.case_id, 0))
-            previous = None
-            if self.reference_device.type != "cpu":
-                # Sixteen judges' allocator caches (up to 9 GiB each seen) ran the H200 out of memory.
-                self.backend.release_cached_memory_over(self.trusted_cache_bytes)
-            self._call_sandbox(pending)
-            previous = pending
-        if previous is not None:
-            with self._device_shared("checks"):
-                self._judge_outputs(previous, record=True)
-        self.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
-        for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
-                             ("triton_launched", "every call launched at least one Triton kernel"),
-                             ("plain_tensor_outputs", "every output was a plain dense torch.Tensor"),
-                             ("inputs_unchanged", "inputs not in the mutates list kept their bits"),
-                             ("harness_integrity", "timers, synchronize, launch hooks and dispatch mode "
-                                                   "unchanged; no new threads"),
-                             ("result_channel", "every reply carried the run token on the private pipe")):
-            self.check(name, "passed", detail)
-        if "ghost_replay" not in self.checks:
-            self.check("ghost_replay", "passed" if self.options.ghost_replay else "skipped",
-                       "with launches disabled every case's output was wrong" if self.options.ghost_replay
-                       else "switched off")
 
     def _expected(self, case: Case, call: Call) -> tuple[Any, ...]:
         """The reference's outputs for ``call`` (left untouched), kept on the reference device: the
@@ -554,275 +498,12 @@ class _Judgement:
             self.backend.synchronize()
         return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
 
-    def _check_case(self, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
-        """One case, real call and ghost replays, on its own (the post-timing recheck). ``_correctness``
-        runs the same three steps, with one case's comparisons and the next case's inputs in one hold."""
-        with self._device_shared("inputs"):
-            pending = self._prepare_case(tier, case, seed, ghost)
-        self._call_sandbox(pending)
-        with self._device_shared("checks"):
-            self._judge_outputs(pending, record)
+    # ------------------------------------------------------------------ the stages
 
-    def _prepare_case(self, tier: str, case: Case, seed: int, ghost: bool = True) -> _CaseInFlight:
-        """Inputs, reference and the request for one case. Uses the GPU: the caller holds it shared."""
-        entry = self.spec.entry_point(case.entry_point)
-        started = time.perf_counter()
-        sent = self._make_call(case, seed)  # built once: the reference works on a private copy of it
-        built = time.perf_counter()
-        self.add_stage("correctness.inputs", built - started)
-        expected = self._expected(case, sent)
-        if case.case_id not in self.poison_keys:  # a property of the case, not of the seed: once per case
-            self.poison_keys[case.case_id] = self._pure_output_keys(case, sent, entry, expected)
-            self.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
-            self.case_bytes[case.case_id] = _call_bytes(sent) + sum(
-                item.numel() * item.element_size() for item in flat_tensors(expected))
-        self.add_stage("correctness.reference", time.perf_counter() - built)
-        expected_tensors = flat_tensors(expected)
-        return _CaseInFlight(
-            tier=tier, case=case, entry=entry, sent=sent, expected=expected,
-            wants_ghost=ghost and self.options.ghost_replay and self.spec.judgement != "metadata" and any(
-                item.numel() > 0 for item in expected_tensors),
-            # Random operators are called twice on the same inputs: two draws must differ (when the
-            # reference's do).
-            wants_repeat=self.spec.judgement == "statistical" and any(item.numel() > 1 for item in expected_tensors),
-            # Integers and bools have no never-right poison: two variants, convicted only if right under both.
-            variants=1 if all(item.dtype.is_floating_point or item.dtype.is_complex for item in expected_tensors)
-            else 2)
+    def _correctness(self) -> None:
+        from evaluation.judge.correctness import run_correctness
 
-    def _call_sandbox(self, pending: _CaseInFlight) -> None:
-        """Send the case, check what the sandbox says about the call, decode its outputs (ghosts' included).
-        Host work and a gated request: the caller holds no device lock."""
-        case, tier, entry = pending.case, pending.tier, pending.entry
-        poison_keys = self.poison_keys[case.case_id]
-        for key in poison_keys:
-            poison_tree(pending.sent.get(key))
-        before = pending.before = Call(args=_map_tensors(pending.sent.args, lambda t: t.clone()),
-                                       kwargs=_map_tensors(pending.sent.kwargs, lambda t: t.clone()))
-        encoder = wire.Encoder()
-        payload = encoder.encode({"args": pending.sent.args, "kwargs": pending.sent.kwargs})
-        pending.sent = None  # the sandbox has its copy, ``before`` the untouched one
-        asked = time.perf_counter()
-        # Ghost replays send back only what is compared (the return value, mutated arguments).
-        reply, blobs = self._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
-                                      "ghost": pending.wants_ghost, "ghost_variants": pending.variants,
-                                      "poison_keys": poison_keys, "ghost_keep": list(entry.mutates),
-                                      "repeat": pending.wants_repeat},
-                                     encoder.blobs, case, tier,
-                                     reply_cap=_reply_cap(encoder.blobs, pending.expected, pending.variants), gpu=True)
-        answered = pending.answered_at = time.perf_counter()
-        self.add_stage("correctness.sandbox_round_trip", answered - asked)
-        self._note_sandbox_phases(reply)
-        real = reply.get("real", {})
-        if real.get("error"):
-            error = str(real["error"])
-            if device_was_full(error):
-                raise Verdict("error", f"case {case.case_id}: {DEVICE_FULL}", case=case, tier=tier,
-                              message=error[-2000:], retryable=True)
-            memory = any(word in error for word in ("out of memory", "can't allocate memory", "MemoryError",
-                                                    "DefaultCPUAllocator"))
-            reason = "ran out of memory" if memory else "raised"
-            raise Verdict("failed_runtime", f"case {case.case_id} {reason}: {error.strip().splitlines()[-1][:500]}",
-                          case=case, tier=tier, message=error[-2000:])
-        if real.get("not_plain"):
-            raise Verdict("rejected", f"output is not a plain tensor: {real['not_plain'][0]}",
-                          check="plain_tensor_outputs", case=case, tier=tier, message="; ".join(real["not_plain"]))
-        if real.get("compute_ops"):
-            ops = ", ".join(real["compute_ops"])
-            raise Verdict("rejected", f"computed outside Triton: {ops}", check="dispatch_audit", case=case,
-                          tier=tier, message=f"aten ops outside Triton: {ops}")
-        if int(real.get("launches", 0)) < 1:
-            raise Verdict("rejected", "no Triton kernel was launched", check="triton_launched", case=case,
-                          tier=tier, message="the call launched no Triton kernel")
-        self._integrity(list(reply.get("integrity", [])), case, tier)
-        offsets = [int(item) for item in reply.get("ghost_blob_offsets", [])]
-        offset = offsets[0] if offsets else len(blobs)
-        repeat_offset = int(reply.get("repeat_blob_offset", offset)) if pending.wants_repeat else offset
-        decoded = wire.Decoder(blobs[:repeat_offset]).decode(real.get("value"))
-        after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
-        changed = self._mutated_inputs(entry, before, after)
-        if changed:
-            raise Verdict("rejected", f"the call modified input {changed}", check="inputs_unchanged", case=case,
-                          tier=tier, message=f"input {changed} is not in the operator's mutates list but changed")
-        pending.outputs = self.spec.outputs_of(case, after, decoded["returned"])
-        pending.reply, pending.repeat_blobs = reply, blobs[repeat_offset:offset]
-        if pending.wants_ghost:
-            pending.ghost_outputs = self._decode_ghosts(reply, blobs, offsets, case)
-
-    def _judge_outputs(self, pending: _CaseInFlight, record: bool) -> None:
-        """Compare the case's outputs (and ghosts', and a random operator's second draw) with the reference
-        on the GPU: the caller holds it shared."""
-        case, tier, before, outputs, expected = (pending.case, pending.tier, pending.before, pending.outputs,
-                                                 pending.expected)
-        message = compare_outputs(self.spec, case, before, outputs, expected)
-        if message:
-            raise Verdict("failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier,
-                          message=message)
-        if self.spec.fp64_relative_bound is not None:
-            self._fp64_opinion(case, tier, before, outputs)
-        if pending.wants_repeat:
-            self._draws_differ(pending.reply, pending.repeat_blobs, case, tier, before, outputs, expected)
-        if pending.wants_ghost:
-            self._ghost(pending.ghost_outputs, case, tier, before, expected)
-        if record:
-            self.case_results.append(CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params),
-                                                passed=True))
-        self.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
-
-    def _note_sandbox_phases(self, reply: dict[str, Any]) -> None:
-        """The sandbox's own account of a call (decode, call, encode; ghosts apart; Triton compilations).
-        Untrusted numbers, used only to show where time goes; malformed ones are ignored."""
-        for kind, outcomes in (("sandbox", [reply.get("real", {})]), ("sandbox.ghost", reply.get("ghosts", []))):
-            for outcome in outcomes if isinstance(outcomes, list) else []:
-                phases = outcome.get("phase_s") if isinstance(outcome, dict) else None
-                if not isinstance(phases, dict):
-                    continue
-                for phase in ("decode", "call", "encode"):
-                    value = phases.get(phase)
-                    if isinstance(value, (int, float)) and 0 <= value < 1e6:
-                        self.add_stage(f"{kind}.{phase}", float(value))
-                compiles = outcome.get("compiles")
-                if kind == "sandbox" and isinstance(compiles, int) and 0 <= compiles < 1e6:
-                    self.environment["triton_compilations"] = self.environment.get("triton_compilations", 0) + compiles
-                    call_s = phases.get("call")
-                    if compiles and isinstance(call_s, (int, float)) and 0 <= call_s < 1e6:
-                        # Calls that compiled: mostly Triton compilation, done while the GPU is held shared.
-                        self.add_stage("sandbox.call_compiling", float(call_s))
-
-    def _draws_differ(self, reply: dict[str, Any], blobs: list[bytes], case: Case, tier: str, before: Call,
-                      outputs: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
-        """A random operator's second call on the same inputs must also pass its statistical check and must
-        not repeat the first call's draws (a fixed seed, or a pattern derived from the inputs), unless the
-        reference itself repeats them (rrelu in eval mode is deterministic)."""
-        repeat = reply.get("repeat")
-        if not isinstance(repeat, dict):
-            raise Verdict("error", f"case {case.case_id}: the sandbox did not make the second call")
-        if repeat.get("error"):
-            raise Verdict("failed_runtime", f"case {case.case_id}: the second call raised: "
-                          f"{str(repeat['error']).strip().splitlines()[-1][:500]}", case=case, tier=tier,
-                          message=str(repeat["error"])[-2000:])
-        if repeat.get("compute_ops") or int(repeat.get("launches", 0)) < 1 or repeat.get("not_plain"):
-            raise Verdict("rejected", f"case {case.case_id}: the second call computed outside Triton or launched "
-                          "nothing", check="dispatch_audit", case=case, tier=tier,
-                          message=f"second call: ops {repeat.get('compute_ops')}, launches {repeat.get('launches')}")
-        decoded = wire.Decoder(blobs).decode(repeat.get("value"))
-        second = self.spec.outputs_of(case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])),
-                                      decoded["returned"])
-        message = compare_outputs(self.spec, case, before, second, expected)
-        if message:
-            raise Verdict("failed_correctness", f"case {case.case_id}, second call: {message}", case=case,
-                          tier=tier, message=message)
-        if not bit_identical(list(outputs), list(second)):
-            self.check("random_draws_differ", "passed", "two calls on the same inputs drew different values")
-            return
-        # Two reference draws on the very inputs the candidate got (pure outputs poisoned alike).
-        first, again = self._expected(case, before), self._expected(case, before)
-        if bit_identical(list(flat_tensors(first)), list(flat_tensors(again))):
-            return  # the reference repeats itself here too: nothing random to demand
-        raise Verdict("failed_correctness", f"case {case.case_id}: two calls on the same inputs returned identical "
-                      "draws (a fixed seed, or values derived from the inputs)", check="random_draws_differ",
-                      case=case, tier=tier, message="identical outputs from two calls of a random operator")
-
-    def _mutated_inputs(self, entry: Any, before: Call, after: Call) -> str:
-        # Scratch arguments (workspaces such as paged_attention_v2's tmp_out) may change and are never judged.
-        mutates = set(entry.mutates) | set(entry.scratch)
-        for index, value in enumerate(before.args):
-            if index not in mutates and index < len(after.args) and not bit_identical(value, after.args[index]):
-                return f"#{index}"
-        for key, value in before.kwargs.items():
-            if key not in mutates and not bit_identical(value, after.kwargs.get(key)):
-                return repr(key)
-        return ""
-
-    def _fp64_opinion(self, case: Case, tier: str, before: Call, outputs: tuple[Any, ...]) -> None:
-        # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU), on
-        # the inputs the candidate got (pure outputs poisoned: the reference ignores them, _pure_output_keys).
-        call64 = _to_device(before, self.reference_device)
-        call64 = Call(args=_map_tensors(call64.args, _widen), kwargs=_map_tensors(call64.kwargs, _widen))
-        expected64 = _map_tensors(self.spec.outputs_of(case, call64, self.spec.reference(case, call64)),
-                                  lambda t: t.detach())
-        error = fp64_relative_error(outputs, expected64)
-        bound = self.spec.fp64_relative_bound
-        if error is not None and error > bound:
-            raise Verdict("failed_correctness", f"case {case.case_id}: relative error {error:.3g} against a float64 "
-                          f"reference exceeds {bound:g} (precision loss)", check="fp64_second_opinion", case=case,
-                          tier=tier, message=f"||out-ref64||/||ref64|| = {error:.3g} > {bound:g}")
-        self.check("fp64_second_opinion", "passed", f"bound {bound:g}")
-
-    def _pure_output_keys(self, case: Case, sent: Call, entry: Any, expected: tuple[Any, ...]) -> list[Any]:
-        """Mutated arguments whose prior contents the reference ignores (``out=`` buffers, vLLM ``out``):
-        those are poisoned before the call. In-out arguments (in-place ``self``, BLAS ``y``) are not. A record
-        that says ``mutated_are_inputs`` (cuBLAS: C = alpha*AB + beta*C, padding that must stay) is taken at
-        its word; for the others the reference run on a poisoned copy tells them apart."""
-        if entry.mutated_are_inputs:
-            return []
-        keys = []
-        for key in entry.mutates:
-            if sum(tensor.numel() for tensor in flat_tensors(sent.get(key))) == 0:
-                continue
-            private = _to_device(sent, self.reference_device)  # a copy: ``sent`` itself stays as drawn
-            poison_tree(private.get(key))
-            returned = self.spec.reference(case, private)
-            outputs = _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
-            if self.spec.judgement == "statistical" or compare_outputs(
-                    self.spec, case, sent, outputs, expected) is None:
-                keys.append(key)
-        return keys
-
-    def _decode_ghosts(self, reply: dict[str, Any], blobs: list[bytes], offsets: list[int],
-                       case: Case) -> list[tuple[Any, ...] | None]:
-        """Each ghost replay's compared outputs, in order; None for a replay that raised or returned something
-        other than plain tensors (its launches mattered). Empty when the reply holds no usable replays."""
-        ghosts = reply.get("ghosts", [])
-        if not ghosts or len(ghosts) != len(offsets):
-            return []
-        bounds = [*offsets, len(blobs)]
-        decoded_outputs: list[tuple[Any, ...] | None] = []
-        for index, ghost in enumerate(ghosts):
-            if ghost.get("error") or ghost.get("not_plain"):
-                decoded_outputs.append(None)
-                continue
-            decoded = wire.Decoder(blobs[bounds[index]:bounds[index + 1]]).decode(ghost.get("value"))
-            decoded_outputs.append(self.spec.outputs_of(
-                case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]))
-        return decoded_outputs
-
-    def _ghost(self, ghost_outputs: list[tuple[Any, ...] | None], case: Case, tier: str, before: Call,
-               expected: tuple[Any, ...]) -> None:
-        if not ghost_outputs:
-            return
-        for outputs in ghost_outputs:
-            if outputs is None:
-                return  # no output, or an exception: the launches mattered
-            if compare_outputs(self.spec, case, before, outputs, expected, explain=False) is not None:
-                return  # wrong without launches: the launches did the work
-        if self._doing_nothing_is_correct(case, before, expected):
-            return  # e.g. x.add_(y, alpha=0.001) in bfloat16 leaves x as it was: the replay proves nothing
-        if self._poison_is_correct(case, before, expected, len(ghost_outputs)):
-            return  # e.g. fmax(NaN, NaN) where NaN is allowed: poisoned fresh memory is the right answer
-        raise Verdict("rejected", f"case {case.case_id}: the output is still correct with every Triton launch "
-                      "turned into a no-op", check="ghost_replay", case=case, tier=tier,
-                      message="correct output without any Triton launch (fallback or precomputed result)")
-
-    def _poison_is_correct(self, case: Case, before: Call, expected: tuple[Any, ...], variants: int) -> bool:
-        """True when outputs made wholly of the replay's poison would pass under every variant the replay
-        used: a no-op replay then proves nothing (a 0-dim fmax of two NaNs is NaN, which is also the float
-        poison; seen on the H200, 2026-11-29, where it rejected an honest kernel)."""
-        for variant in range(variants):
-            poisoned = tuple(poison_tree(_map_tensors([item], lambda t: t.clone())[0], variant)
-                             if isinstance(item, (torch.Tensor, list, tuple)) else item for item in expected)
-            if compare_outputs(self.spec, case, before, poisoned, expected, explain=False) is not None:
-                return False
-        return True
-
-    def _doing_nothing_is_correct(self, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
-        """True when an in-place call's right answer is its untouched inputs, so a no-op replay must pass."""
-        entry = self.spec.entry_point(case.entry_point)
-        if entry.compare_return or not entry.mutates:
-            return False
-        untouched = tuple(before.get(key) for key in entry.mutates)
-        return compare_outputs(self.spec, case, before, untouched, expected) is None
-
-    # ------------------------------------------------------------------ timing
+        run_correctness(self)  # every case: inputs, the sandbox's calls, the comparisons
 
     def _timing(self) -> None:
         from evaluation.judge.timing_trusted import run_timing
@@ -858,13 +539,6 @@ def import_failure_reason(error: str) -> str:
     return f"the kernel file raised on import: {summary[:500]}\n" + error.strip()[-3000:]
 
 
-def _reply_cap(sent: list[bytes], expected: tuple[Any, ...], variants: int) -> int:
-    """Most bytes a call's reply may carry: inputs and outputs for the real call and each ghost, with slack
-    (a reply beyond it is a protocol violation, not a reason to exhaust the judge's memory)."""
-    expected_bytes = sum(item.numel() * item.element_size() for item in flat_tensors(expected))
-    return 64 * 1024 * 1024 + 4 * (1 + variants) * (sum(len(blob) for blob in sent) + expected_bytes)
-
-
 def _call_bytes(call: Call) -> int:
     """Bytes of the distinct storages a call's tensors use (a view counts its whole buffer once)."""
     seen: dict[int, int] = {}
@@ -872,11 +546,3 @@ def _call_bytes(call: Call) -> int:
         storage = tensor.untyped_storage()
         seen[storage.data_ptr()] = storage.nbytes()
     return sum(seen.values())
-
-
-def _widen(tensor: torch.Tensor) -> torch.Tensor:
-    if tensor.dtype in (torch.float16, torch.bfloat16, torch.float32):
-        return tensor.to(torch.float64)
-    if tensor.dtype in (torch.complex32, torch.complex64):
-        return tensor.to(torch.complex128)
-    return tensor

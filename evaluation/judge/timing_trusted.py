@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 
 def run_timing(judgement: _Judgement) -> None:
+    from evaluation.judge.correctness import check_case
     from evaluation.judge.runner import CORRECTNESS_NICE, DEVICE_FULL, TIMING_NICE, Verdict, _seed, device_was_full
 
     job, spec, options = judgement.job, judgement.spec, judgement.options.timing
@@ -58,7 +59,7 @@ def run_timing(judgement: _Judgement) -> None:
         if judgement._remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
             break
-        load, blobs_out, header, first_call = _prepare_case(judgement, case)
+        load, blobs_out, header, first_call = _prepare_timed_case(judgement, case)
         sent_bytes = sum(len(blob) for blob in blobs_out)
         # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
         loaded, _ = judgement._request(load, blobs_out, case, tier, gpu=True)
@@ -183,7 +184,7 @@ def run_timing(judgement: _Judgement) -> None:
     if timed:
         tier, case = timed[0]
         recheck_started = time.perf_counter()
-        judgement._check_case(tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
+        check_case(judgement, tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
         judgement.add_stage("timing.recheck", time.perf_counter() - recheck_started)
         judgement.check("post_timing_recheck", "passed", case.case_id)
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
@@ -195,7 +196,7 @@ def run_timing(judgement: _Judgement) -> None:
 ROTATION_BYTES = 128 * 1024 * 1024
 
 
-def _prepare_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
+def _prepare_timed_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
     """One timed case: the ``time_load`` message shipping its rotating input sets (drawn from the secret seed,
     candidate and reference apart) with their blobs, the ``time`` message that later runs the loop on them,
     and the first set's call (for the roofline's byte count)."""
