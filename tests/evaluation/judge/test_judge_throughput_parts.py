@@ -164,6 +164,38 @@ def test_a_shared_hold_lent_out_lets_a_timer_in_and_is_taken_back_after_it(tmp_p
     assert not lock.lend()  # outside a shared hold there is nothing to lend
 
 
+def test_a_shared_hold_yields_to_a_waiting_timer_between_steps_and_only_then(tmp_path):
+    """A hold made of several GPU steps (comparisons and the next case's inputs, a timed case's draws) lets a
+    timer that declared its intent in between two steps, and holds the GPU shared again after it; with no
+    timer waiting it keeps its hold."""
+    context = multiprocessing.get_context("fork")
+    ready, release = context.Event(), context.Event()
+    lock = DeviceLock("cuda", str(tmp_path))
+    with lock.shared(time.monotonic() + 5):
+        assert not lock.timer_waiting() and not lock.yield_to_timer(time.monotonic() + 5)  # nobody to let in
+        timer = context.Process(target=_hold_exclusive, args=(str(tmp_path), ready, release))
+        timer.start()
+        try:
+            deadline = time.monotonic() + 10
+            while not lock.timer_waiting():  # the timer declared its intent and waits for this hold
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            assert not ready.is_set()
+            context.Process(target=lambda: (ready.wait(30), time.sleep(0.3), release.set())).start()
+            started = time.monotonic()
+            assert lock.yield_to_timer(time.monotonic() + 10)
+            assert ready.is_set()  # the timer held the GPU alone in between
+            assert time.monotonic() - started >= 0.25  # and this judge waited for it to finish
+        finally:
+            release.set()
+            timer.join(30)
+        assert lock.shared_held and not lock.lent
+        with pytest.raises(DeviceBusy), DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 0.2):
+            pass  # held shared again
+    with DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 1):
+        pass  # and released at the end of the hold
+
+
 def test_the_lock_trace_tells_exclusive_shared_and_idle_time_apart(tmp_path, monkeypatch):
     """KGB_DEVICE_LOCK_TRACE: every hold and release is logged, and scripts/gpu/lock_timeline.py splits a
     run's span into the GPU held alone, shared, and by nobody."""
