@@ -196,6 +196,31 @@ def test_a_shared_hold_yields_to_a_waiting_timer_between_steps_and_only_then(tmp
         pass  # and released at the end of the hold
 
 
+def test_the_load_sampler_splits_cpu_time_by_role_and_counts_compilers_when_reaped(tmp_path):
+    """scripts/gpu/sample_load.py: per process, CPU ticks between two samples, by role; a sandbox's reaped
+    children (ptxas) count as compilers; a process first seen in the later sample counts from then on."""
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[3] / "scripts" / "gpu" / "sample_load.py"
+    module_spec = importlib.util.spec_from_file_location("sample_load", script)
+    sample_load = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(sample_load)
+    ticks = sample_load.TICKS
+    before = {10: ("trusted", 100, 0), 11: ("sandbox", 50, 7), 12: ("other", 5, 0)}
+    after = {10: ("trusted", 100 + 2 * ticks, 0), 11: ("sandbox", 50 + ticks, 7 + 3 * ticks),
+             13: ("sandbox", 999, 999)}
+    cores = sample_load.role_cores(before, after, seconds=2.0)
+    assert cores == {"trusted": 1.0, "sandbox": 0.5, "compilers": 1.5, "other": 0.0}
+    assert set(sample_load.process_ticks()) and all(  # this very process is seen, with a known role
+        role in sample_load.ROLES for role, _, _ in sample_load.process_ticks().values())
+    csv = tmp_path / "load.csv"
+    csv.write_text("seconds,cpu_busy,gpu_util,sm_mhz,cores_trusted,cores_sandbox,cores_compilers,cores_other\n"
+                   "1.0,0.500,20,1980,4.00,2.00,1.00,0.50\n2.0,0.700,30,1980,6.00,3.00,0.00,0.50\n")
+    assert sample_load.summary(csv).endswith(
+        "core-seconds by role: trusted 10, sandbox 5, compilers 1, other 1")
+
+
 def test_the_lock_trace_tells_exclusive_shared_and_idle_time_apart(tmp_path, monkeypatch):
     """KGB_DEVICE_LOCK_TRACE: every hold and release is logged, and scripts/gpu/lock_timeline.py splits a
     run's span into the GPU held alone, shared, and by nobody."""
@@ -275,19 +300,15 @@ def test_correctness_lends_the_gpu_while_the_sandbox_compiles(warm_forkserver, t
         pass  # nothing left held
 
 
-def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_forkserver, tmp_path, monkeypatch):
-    """Gated requests: the request crosses the pipe before the judge queues for the GPU, and the reply after
-    it let go, so large inputs and outputs in transit never keep a waiting timer out."""
+def _recording_sandboxes(tmp_path):
+    """A sandbox factory whose sandboxes record, per request: its op, whether the GPU was free when it was
+    sent, the GPU events the sandbox reported (each with whether the GPU was free once the judge handled
+    it), and whether the GPU was free once the reply was read."""
     import fcntl
 
-    from conftest import kernel_source, small_cos_record
-
-    from evaluation.judge import JudgeJob
     from evaluation.judge.forkserver import shared_forkserver
-    from evaluation.judge.runner import JudgeOptions, judge_with
     from evaluation.judge.sandbox import Sandbox
 
-    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
     probe = DeviceLock("cpu", str(tmp_path))
 
     def device_free() -> bool:
@@ -320,17 +341,61 @@ def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_fo
         sandbox.request = recording
         return sandbox
 
+    return recording_sandbox, requests
+
+
+GATED = (True, [("want_gpu", False), ("gpu_done", True)], True)  # free when sent, held between, free after
+
+
+def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_forkserver, tmp_path, monkeypatch):
+    """Gated requests: the request crosses the pipe before the judge queues for the GPU, and the reply after
+    it let go, so large inputs and outputs in transit never keep a waiting timer out."""
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, judge_with
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    factory, requests = _recording_sandboxes(tmp_path)
     job = JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
                    chip_slug="cpu-interpreter", device_type="cpu", tiers=("smoke",), time_budget_s=120)
-    result = judge_with(job, JudgeOptions(spec=small_cos_record(), sandbox_factory=recording_sandbox,
+    result = judge_with(job, JudgeOptions(spec=small_cos_record(), sandbox_factory=factory,
                                           device_lock_on_cpu_for_tests=True))
 
     assert result.status == "passed", result.reason
     calls = [request for request in requests if request[0] == "call"]
     assert len(calls) == result.cases_total
-    # Free when sent, held from want_gpu until gpu_done, free again when the reply has been read.
-    assert all(call[1:] == (True, [("want_gpu", False), ("gpu_done", True)], True) for call in calls), calls
+    assert all(call[1:] == GATED for call in calls), calls
     assert result.environment["stage_breakdown"]["device_lock.shared_held"] > 0
+
+
+def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm_forkserver, tmp_path,
+                                                                             monkeypatch):
+    """Timing's shared steps (shipping the input sets, reading the spot copies back) are gated like calls;
+    the timed loops run under the exclusive hold, which the gate leaves alone."""
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    factory, requests = _recording_sandboxes(tmp_path)
+    job = JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
+                   chip_slug="cpu-interpreter", device_type="cpu", tiers=("smoke",), time_budget_s=120,
+                   measure_timing=True)
+    result = judge_with(job, JudgeOptions(
+        spec=small_cos_record(), sandbox_factory=factory, device_lock_on_cpu_for_tests=True,
+        timing_on_cpu_for_tests=True,
+        timing=TimingOptions(sets_per_side=2, min_iterations=4, max_iterations=4, max_timed_cases=2)))
+
+    assert result.status == "passed", result.reason
+    by_op = {}
+    for op, *rest in requests:
+        by_op.setdefault(op, []).append(tuple(rest))
+    assert len(by_op["time_load"]) == 2 and all(request == GATED for request in by_op["time_load"])
+    assert by_op["time_spots"] == [GATED]  # every timed case's spots in one request
+    # Timed loops: both cases back to back under one exclusive hold (never free), no events.
+    assert by_op["time"] == [(False, [], False)] * 2
 
 
 def test_a_gpu_held_past_the_wait_limit_is_a_retryable_judge_error(warm_forkserver, tmp_path, monkeypatch):
