@@ -398,6 +398,27 @@ def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm
     assert by_op["time"] == [(False, [], False)] * 2
 
 
+@pytest.mark.parametrize(("kernel", "status"), [("wrong/segfault.py", "failed_runtime"),
+                                                  ("wrong/infinite_loop.py", "timeout")])
+def test_a_sandbox_that_dies_or_hangs_inside_its_gpu_hold_leaves_the_gpu_free(warm_forkserver, tmp_path,
+                                                                             monkeypatch, kernel, status):
+    # The gated hold is the judge's: it ends with the request, however the sandbox ended.
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, judge_with
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    job = JudgeJob(operator_id="aten::cos", source_code=kernel_source(kernel), chip_slug="cpu-interpreter",
+                   device_type="cpu", tiers=("smoke",), time_budget_s=8)
+    result = judge_with(job, JudgeOptions(spec=small_cos_record(), static_scan=False,
+                                          device_lock_on_cpu_for_tests=True))
+
+    assert result.status == status, result.reason
+    with DeviceLock("cpu", str(tmp_path)).exclusive(time.monotonic() + 1):
+        pass  # nothing left held
+
+
 def test_a_gpu_held_past_the_wait_limit_is_a_retryable_judge_error(warm_forkserver, tmp_path, monkeypatch):
     # Other judgements kept the device (here: a timer that never lets go) past the judgement's wait limit:
     # nothing is known about the kernel, so the result is an error the worker may queue again.
