@@ -34,7 +34,7 @@ def generate_on(device: torch.device | None) -> Iterator[None]:
         _generation_device = previous
 
 
-def _draw_generator(generator: torch.Generator) -> tuple[torch.Generator, torch.device]:
+def draw_generator(generator: torch.Generator) -> tuple[torch.Generator, torch.device]:
     """The generator to draw from: the caller's on the CPU, else one on the generation device seeded from it
     (so values still follow from the judge's secret seed, and differ between devices only)."""
     if _generation_device is None:
@@ -47,7 +47,7 @@ def random_values(shape: Sequence[int], dtype: torch.dtype, generator: torch.Gen
                   low: float = -2.0, high: float = 2.0, away_from_zero: float = 0.0) -> torch.Tensor:
     """Uniform values in [low, high) (integers: in [low, high)); |x| >= away_from_zero for floats."""
     shape = tuple(shape)
-    draw, device = _draw_generator(generator)
+    draw, device = draw_generator(generator)
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, generator=draw, device=device).bool().cpu()
     if not (dtype.is_floating_point or dtype.is_complex):

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from evaluation.catalog.inputs import draw_generator
 from evaluation.catalog.spec import Call, Case, EntryPoint, HeldOutDraw, MakeInputs, OperatorSpec, Reference
 
 FLOAT16_DTYPES = ("float16", "bfloat16")
@@ -22,19 +23,27 @@ FP8_MIN_SCALING_FACTOR = 1.0 / (FP8_MAX * 512.0)
 EXACT = (0.0, 0.0)
 
 
+# The bulk draws below go to the judge's generation device when it has one (catalog.inputs.generate_on: its
+# GPU), seeded from the caller's generator, and come back on the CPU. Drawn on the host they were most of a
+# large case's input building (1.3 s for copy_blocks' 2 x 128M values here), inside the judge's GPU hold.
+
+
 def randn(shape: Sequence[int], dtype: torch.dtype, generator: torch.Generator, *, std: float = 1.0) -> torch.Tensor:
     """Normal values (the original tests' ``torch.randn``), drawn in fp32 and rounded once to ``dtype``."""
-    return (torch.randn(tuple(shape), generator=generator, dtype=torch.float32) * std).to(dtype)
+    draw, device = draw_generator(generator)
+    return (torch.randn(tuple(shape), generator=draw, dtype=torch.float32, device=device) * std).to(dtype).cpu()
 
 
 def rand(shape: Sequence[int], dtype: torch.dtype, generator: torch.Generator) -> torch.Tensor:
-    return torch.rand(tuple(shape), generator=generator, dtype=torch.float32).to(dtype)
+    draw, device = draw_generator(generator)
+    return torch.rand(tuple(shape), generator=draw, dtype=torch.float32, device=device).to(dtype).cpu()
 
 
 def randint(
     low: int, high: int, shape: Sequence[int], generator: torch.Generator, dtype: torch.dtype = torch.int64
 ) -> torch.Tensor:
-    return torch.randint(low, high, tuple(shape), generator=generator, dtype=torch.int64).to(dtype)
+    draw, device = draw_generator(generator)
+    return torch.randint(low, high, tuple(shape), generator=draw, dtype=torch.int64, device=device).to(dtype).cpu()
 
 
 def randperm(n: int, generator: torch.Generator, dtype: torch.dtype = torch.int64) -> torch.Tensor:

@@ -459,6 +459,26 @@ def test_values_drawn_on_a_generation_device_come_back_on_the_cpu_and_follow_the
     assert not torch.equal(on_cpu, elsewhere)  # a derived generator, not the caller's own stream
 
 
+@pytest.mark.parametrize("builder", ["randn", "rand", "randint"])
+def test_the_vllm_records_bulk_draws_follow_the_generation_device_too(builder):
+    # They drew on the host inside the judge's GPU hold (up to 1.8 s a case): now where the judge says.
+    from evaluation.catalog.inputs import generate_on
+    from evaluation.catalog.vllm import common
+
+    def draw(device):
+        with generate_on(device):
+            generator = torch.Generator().manual_seed(5)
+            if builder == "randint":
+                return common.randint(0, 1000, [32, 16], generator, dtype=torch.int32)
+            return getattr(common, builder)([32, 16], torch.bfloat16, generator)
+
+    on_cpu, elsewhere = draw(None), draw(torch.device("cpu"))
+    assert on_cpu.device.type == elsewhere.device.type == "cpu"
+    assert on_cpu.dtype == elsewhere.dtype and on_cpu.shape == elsewhere.shape == (32, 16)
+    assert torch.equal(elsewhere, draw(torch.device("cpu")))  # the seed decides the values
+    assert not torch.equal(on_cpu, elsewhere)  # drawn from the generation device's generator
+
+
 def test_sending_to_a_dead_or_stalled_sandbox_ends_cleanly():
     """A sandbox that died between calls (seen on the H200: a BrokenPipeError became an infrastructure error)
     reads as PeerClosed, which the judge turns into failed_runtime; one that stops reading times out."""
