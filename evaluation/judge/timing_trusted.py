@@ -361,20 +361,32 @@ def _fetch_and_check_spots(judgement: _Judgement, cases: list[tuple[str, Any, in
             raise Verdict("rejected", f"harness integrity: timing case {case.case_id} sent {len(spots)} spot "
                           f"checks of {expected}", check="harness_integrity", case=case, tier=tier,
                           message="spot-checked timed calls missing")
-        checked.append((tier, case, spots))
+        try:
+            checked.append((tier, case, _decode_spots(spots, blobs)))  # host work: before the hold
+        except (wire.WireError, KeyError, TypeError, ValueError) as error:
+            raise Verdict("rejected", f"the result channel was tampered with in timing case {case.case_id}: "
+                          f"malformed spot checks ({error})", check="result_channel", case=case, tier=tier,
+                          message=str(error)) from None
     with judgement._device_shared("spot_checks"):  # the reference runs on the GPU
-        for index, (tier, case, spots) in enumerate(checked):
+        for index, (tier, case, decoded) in enumerate(checked):
             if index:
                 judgement._yield_to_timer("spot_checks")
-            _check_spots(judgement, case, tier, spots, blobs)
+            _check_spots(judgement, case, tier, decoded)
 
 
-def _check_spots(judgement: _Judgement, case: Any, tier: str, spots: list[Any], blobs: list[bytes]) -> None:
-    from evaluation.judge.runner import Verdict, _map_tensors, _to_device
-
+def _decode_spots(spots: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
+    """The spot snapshots as tensors on the host (``before``, ``args``, ``kwargs``, ``returned``)."""
+    decoded = []
     for spot in spots:
         start, count = int(spot["blob_offset"]), int(spot["blob_count"])
-        decoded = wire.Decoder(blobs[start:start + count]).decode(spot["value"])
+        decoded.append(wire.Decoder(blobs[start:start + count]).decode(spot["value"]))
+    return decoded
+
+
+def _check_spots(judgement: _Judgement, case: Any, tier: str, spots: list[dict[str, Any]]) -> None:
+    from evaluation.judge.runner import Verdict, _map_tensors, _to_device
+
+    for decoded in spots:
         before = Call(args=list(decoded["before"]["args"]), kwargs=dict(decoded["before"]["kwargs"]))
         private = _to_device(before, judgement.reference_device)  # a private copy, as for correctness
         expected = _map_tensors(judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)),

@@ -106,6 +106,29 @@ def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_i
     assert check_outcomes(result)["timing_spot_check"] == "failed"
 
 
+def test_malformed_spot_checks_are_a_tampered_result_channel():
+    # What the sandbox sends back is untrusted: spot copies that do not decode (a view past its storage,
+    # a missing field) reject the kernel, they do not crash the judge.
+    import contextlib
+    from types import SimpleNamespace
+
+    from evaluation.judge import timing_trusted
+    from evaluation.judge.runner import Verdict
+
+    case = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
+    malformed = {"spots": {case.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
+                 "ok": True, "integrity": []}
+    judgement = SimpleNamespace(
+        options=SimpleNamespace(timing=TimingOptions(spot_checks=1, min_iterations=12)), case_bytes={},
+        _request=lambda *args, **kwargs: (malformed, [b"\x00" * 4]), _integrity=lambda *args: None,
+        _device_shared=lambda label="": contextlib.nullcontext(), _yield_to_timer=lambda label="": None)
+
+    with pytest.raises(Verdict) as raised:
+        timing_trusted._fetch_and_check_spots(judgement, [("public", case, 32, 2)])
+    assert (raised.value.status, raised.value.check) == ("rejected", "result_channel")
+    assert "malformed spot checks" in raised.value.reason
+
+
 def test_tensor_method_compute_is_caught_by_the_dispatch_audit(run_judge):
     result = _runtime(run_judge, "method_cos.py")
 
