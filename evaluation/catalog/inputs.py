@@ -43,6 +43,13 @@ def draw_generator(generator: torch.Generator) -> tuple[torch.Generator, torch.d
     return torch.Generator(device=_generation_device).manual_seed(seed), _generation_device
 
 
+def random_permutations(shape: Sequence[int], dim: int, generator: torch.Generator) -> torch.Tensor:
+    """Along ``dim``, every line of an int64 tensor of ``shape`` is a random permutation of 0..shape[dim]-1
+    (drawn and sorted on the generation device when there is one; returned on the CPU)."""
+    draw, device = draw_generator(generator)
+    return torch.rand(tuple(shape), generator=draw, device=device).argsort(dim=dim).cpu()
+
+
 def random_values(shape: Sequence[int], dtype: torch.dtype, generator: torch.Generator, *,
                   low: float = -2.0, high: float = 2.0, away_from_zero: float = 0.0) -> torch.Tensor:
     """Uniform values in [low, high) (integers: in [low, high)); |x| >= away_from_zero for floats."""

@@ -18,7 +18,7 @@ from evaluation.catalog.aten._build import (
     record,
     tensor,
 )
-from evaluation.catalog.inputs import make_tensor
+from evaluation.catalog.inputs import make_tensor, random_permutations
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 
 UNIQUE_NOTE = ("Without accumulate, the written positions are distinct (drawn from a random permutation), so the "
@@ -259,7 +259,7 @@ def _scatter_inputs(case_: Case, generator: torch.Generator) -> Call:
     index_shape = list(params["index_shape"])
     full = list(index_shape)
     full[dim] = params["shape"][dim]
-    permutations = torch.rand(full, generator=generator).argsort(dim=dim)
+    permutations = random_permutations(full, dim, generator)
     index = permutations.narrow(dim, 0, index_shape[dim]).contiguous()
     if case_.entry_point == "scatter_value":
         return Call([self_, dim, index, params["value"]])

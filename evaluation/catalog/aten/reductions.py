@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import torch
 
 from evaluation.catalog.aten._build import FLOAT_DTYPES, case, draw_shape, entry, numel, record, tensor
+from evaluation.catalog.inputs import random_permutations
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 
 SMOKE_SHAPES = ([1, 2], [4, 17], [3, 5, 7])
@@ -315,8 +316,7 @@ def _sort_inputs(case_: Case, generator: torch.Generator) -> Call:
     if case_.entry_point == "sort_stable":
         values = torch.randint(0, 8, tuple(x.shape), generator=generator).to(x.dtype) - 4
     else:
-        keys = torch.rand(tuple(x.shape), generator=generator)
-        values = (keys.argsort(dim=dim).to(torch.float64) - length // 2).to(x.dtype)
+        values = (random_permutations(x.shape, dim, generator).to(torch.float64) - length // 2).to(x.dtype)
     x.copy_(values)
     if case_.entry_point == "sort_stable":
         return Call([x], {"stable": True, "dim": params["dim"], "descending": params["descending"]})

@@ -459,6 +459,16 @@ def test_values_drawn_on_a_generation_device_come_back_on_the_cpu_and_follow_the
     assert not torch.equal(on_cpu, elsewhere)  # a derived generator, not the caller's own stream
 
 
+def test_random_permutations_are_permutations_on_any_generation_device():
+    from evaluation.catalog.inputs import generate_on, random_permutations
+
+    for device in (None, torch.device("cpu")):
+        with generate_on(device):
+            permutations = random_permutations([4, 9, 3], 1, torch.Generator().manual_seed(2))
+        assert permutations.device.type == "cpu" and permutations.dtype == torch.int64
+        assert torch.equal(permutations.sort(dim=1).values, torch.arange(9).view(1, 9, 1).expand(4, 9, 3))
+
+
 @pytest.mark.parametrize("builder", ["randn", "rand", "randint"])
 def test_the_vllm_records_bulk_draws_follow_the_generation_device_too(builder):
     # They drew on the host inside the judge's GPU hold (up to 1.8 s a case): now where the judge says.
