@@ -101,38 +101,40 @@ class DeviceLock:
         try:
             yield
         finally:
-            self.shared_held = False
-            if self.lent:
-                self.lent = False  # already given up
-            else:
-                fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
-                _trace("release", "shared")
+            self._end_shared_hold()
+
+    def _end_shared_hold(self) -> None:
+        self.shared_held = False
+        if self.lent:
+            self.lent = False  # already given up
+        else:
+            self._release_shared()
+
+    def _release_shared(self) -> None:
+        fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
+        _trace("release", "shared")
 
     def _take_shared(self, deadline: float, label: str = "") -> None:
-        turnstile, device, timers = self._fds()
+        turnstile, device, _ = self._fds()
         _trace("wait", "shared", label)
         started, waited_before = time.monotonic(), self.waited_s
         try:
-            self._stand_back_then_share(turnstile, device, timers, deadline)
+            self._stand_back_then_share(turnstile, device, deadline)
         finally:
             self.waited_s = waited_before + (time.monotonic() - started)  # turnstile, standing back, device
         _trace("hold", "shared", label)
 
-    def _stand_back_then_share(self, turnstile: int, device: int, timers: int, deadline: float) -> None:
+    def _stand_back_then_share(self, turnstile: int, device: int, deadline: float) -> None:
         while True:
             self._acquire(turnstile, fcntl.LOCK_EX, deadline)
-            try:
-                # Any timer queued (intent declared)? Then stand back: it goes first, with nothing to drain.
-                fcntl.flock(timers, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                fcntl.flock(turnstile, fcntl.LOCK_UN)
-                if time.monotonic() > deadline:
-                    raise DeviceBusy("the device stayed busy with other judgements until the deadline") from None
-                time.sleep(0.002)
-                continue
-            fcntl.flock(timers, fcntl.LOCK_UN)
+            # Any timer queued (intent declared)? Then stand back: it goes first, with nothing to drain.
+            waiting = self.timer_waiting()
             fcntl.flock(turnstile, fcntl.LOCK_UN)
-            break
+            if not waiting:
+                break
+            if time.monotonic() > deadline:
+                raise DeviceBusy("the device stayed busy with other judgements until the deadline")
+            time.sleep(0.002)
         self._acquire(device, fcntl.LOCK_SH, deadline)
 
     @contextlib.contextmanager
@@ -147,20 +149,14 @@ class DeviceLock:
         try:
             yield
         finally:
-            self.shared_held = False
-            if self.lent:
-                self.lent = False
-            else:
-                fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
-                _trace("release", "shared")
+            self._end_shared_hold()
 
     def lend(self) -> bool:
         """Inside ``shared``: give the device up while this judge's sandbox does CPU-only work (Triton
         compiling), so a waiting timer need not wait for it. False (nothing done) outside a shared hold."""
         if not self.shared_held or self.lent or self.exclusive_held:
             return False
-        fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
-        _trace("release", "shared")
+        self._release_shared()
         self.lent = True
         return True
 
@@ -185,8 +181,7 @@ class DeviceLock:
         a hold made of many steps keeps the timer waiting for one step only. True when it yielded."""
         if not self.shared_held or self.lent or self.exclusive_held or not self.timer_waiting():
             return False
-        fcntl.flock(self._fds()[1], fcntl.LOCK_UN)
-        _trace("release", "shared")
+        self._release_shared()
         self._take_shared(deadline, label)
         return True
 

@@ -58,6 +58,7 @@ def device_memory_budget(device_total_bytes: int | None, judges: int) -> tuple[i
     return (min(TRUSTED_CACHE_BYTES, max(256 * 1024**2, share // 4)),
             min(SANDBOX_KEEP_ALIVE_BYTES, max(512 * 1024**2, share // 3)))
 
+
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
 # come first (see _start_sandbox and timing_trusted.run_timing).
 CORRECTNESS_NICE = 10
@@ -448,7 +449,7 @@ class _Judgement:
     def _yield_to_timer(self, label: str = "") -> None:
         """Between two GPU steps of one shared hold: let a waiting timer in (see DeviceLock.yield_to_timer)."""
         lock = self.device_lock
-        if lock is not None and lock.shared_held and not lock.lent and lock.timer_waiting():
+        if lock is not None and lock.timer_waiting():  # the rest is yield_to_timer's to decide
             self._queue_for_device("shared", lambda give_up_at: lock.yield_to_timer(give_up_at, label))
 
     @contextlib.contextmanager
