@@ -94,10 +94,7 @@ class CompileWindows:
         if not self.lent:
             return
         self.lent = False
-        self.worker.reply({"event": "compiled"})
-        header, _ = wire.receive(self.worker.cmd_fd)
-        if header.get("op") != "resume":
-            raise RuntimeError(f"harness: expected resume, got {header.get('op')!r}")
+        self.worker.report_and_wait("compiled")
 
 
 class GpuGate:
@@ -115,10 +112,7 @@ class GpuGate:
     def open(self, header: dict[str, Any]) -> None:
         if not header.get("gate_gpu") or self.open_now:
             return
-        self.worker.reply({"event": "want_gpu"})
-        resumed, _ = wire.receive(self.worker.cmd_fd)
-        if resumed.get("op") != "resume":
-            raise RuntimeError(f"harness: expected resume, got {resumed.get('op')!r}")
+        self.worker.report_and_wait("want_gpu")
         self.open_now = True
 
     def close(self) -> None:
@@ -158,6 +152,13 @@ class Worker:
 
     def reply(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
         wire.send(self.res_fd, dict(header, token=self.token), list(blobs))
+
+    def report_and_wait(self, event: str) -> None:
+        """Tell the trusted side ``event`` and wait for its ``resume`` (sent once it holds the GPU for us)."""
+        self.reply({"event": event})
+        header, _ = wire.receive(self.cmd_fd)
+        if header.get("op") != "resume":
+            raise RuntimeError(f"harness: expected resume, got {header.get('op')!r}")
 
     def answer(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
         """The reply that ends a request: a gated request's device work is declared over first."""
