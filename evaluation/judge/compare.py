@@ -27,6 +27,19 @@ def flat_tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
+def map_tensors(value: Any, function: Callable[[torch.Tensor], Any]) -> Any:
+    """``value`` with ``function`` applied to every tensor in it, through lists, tuples and dicts."""
+    if isinstance(value, torch.Tensor):
+        return function(value)
+    if isinstance(value, list):
+        return [map_tensors(item, function) for item in value]
+    if isinstance(value, tuple):
+        return tuple(map_tensors(item, function) for item in value)
+    if isinstance(value, dict):
+        return {key: map_tensors(item, function) for key, item in value.items()}
+    return value
+
+
 def storage_bytes(tensor: torch.Tensor) -> torch.Tensor:
     """The whole storage behind ``tensor`` as a flat uint8 tensor on its device (a view: no copy)."""
     return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(tensor.untyped_storage())

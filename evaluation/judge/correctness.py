@@ -16,14 +16,13 @@ import torch
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import wire
-from evaluation.judge.compare import bit_identical, compare_outputs, flat_tensors, fp64_relative_error
+from evaluation.judge.compare import bit_identical, compare_outputs, flat_tensors, fp64_relative_error, map_tensors
 from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult
 from evaluation.judge.runner import (
     DEVICE_FULL,
     Verdict,
     _call_bytes,
-    _map_tensors,
     _seed,
     _to_device,
     device_was_full,
@@ -109,7 +108,7 @@ def prepare_case(judgement: _Judgement, tier: str, case: Case, seed: int, ghost:
     expected = judgement._expected(case, sent)
     if case.case_id not in judgement.poison_keys:  # a property of the case, not of the seed: once per case
         judgement.poison_keys[case.case_id] = pure_output_keys(judgement, case, sent, entry, expected)
-        judgement.expected_meta[case.case_id] = _map_tensors(expected, lambda t: t.to("meta"))
+        judgement.expected_meta[case.case_id] = map_tensors(expected, lambda t: t.to("meta"))
         judgement.case_bytes[case.case_id] = _call_bytes(sent) + sum(
             item.numel() * item.element_size() for item in flat_tensors(expected))
     judgement.add_stage("correctness.reference", time.perf_counter() - built)
@@ -133,8 +132,8 @@ def call_sandbox(judgement: _Judgement, pending: CaseInFlight) -> None:
     poison_keys = judgement.poison_keys[case.case_id]
     for key in poison_keys:
         poison_tree(pending.sent.get(key))
-    before = pending.before = Call(args=_map_tensors(pending.sent.args, lambda t: t.clone()),
-                                   kwargs=_map_tensors(pending.sent.kwargs, lambda t: t.clone()))
+    before = pending.before = Call(args=map_tensors(pending.sent.args, lambda t: t.clone()),
+                                   kwargs=map_tensors(pending.sent.kwargs, lambda t: t.clone()))
     encoder = wire.Encoder()
     payload = encoder.encode({"args": pending.sent.args, "kwargs": pending.sent.kwargs})
     pending.sent = None  # the sandbox has its copy, ``before`` the untouched one
@@ -281,8 +280,8 @@ def check_fp64_opinion(judgement: _Judgement, case: Case, tier: str, before: Cal
     # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU), on
     # the inputs the candidate got (pure outputs poisoned: the reference ignores them, pure_output_keys).
     call64 = _to_device(before, judgement.reference_device)
-    call64 = Call(args=_map_tensors(call64.args, _widen), kwargs=_map_tensors(call64.kwargs, _widen))
-    expected64 = _map_tensors(judgement.spec.outputs_of(case, call64, judgement.spec.reference(case, call64)),
+    call64 = Call(args=map_tensors(call64.args, _widen), kwargs=map_tensors(call64.kwargs, _widen))
+    expected64 = map_tensors(judgement.spec.outputs_of(case, call64, judgement.spec.reference(case, call64)),
                               lambda t: t.detach())
     error = fp64_relative_error(outputs, expected64)
     bound = judgement.spec.fp64_relative_bound
@@ -308,7 +307,7 @@ def pure_output_keys(judgement: _Judgement, case: Case, sent: Call, entry: Any,
         private = _to_device(sent, judgement.reference_device)  # a copy: ``sent`` itself stays as drawn
         poison_tree(private.get(key))
         returned = judgement.spec.reference(case, private)
-        outputs = _map_tensors(judgement.spec.outputs_of(case, private, returned), lambda t: t.detach())
+        outputs = map_tensors(judgement.spec.outputs_of(case, private, returned), lambda t: t.detach())
         if judgement.spec.judgement == "statistical" or compare_outputs(
                 judgement.spec, case, sent, outputs, expected) is None:
             keys.append(key)
@@ -358,7 +357,7 @@ def poison_is_correct(judgement: _Judgement, case: Case, before: Call, expected:
     used: a no-op replay then proves nothing (a 0-dim fmax of two NaNs is NaN, which is also the float
     poison; seen on the H200, 2026-11-29, where it rejected an honest kernel)."""
     for variant in range(variants):
-        poisoned = tuple(poison_tree(_map_tensors([item], lambda t: t.clone())[0], variant)
+        poisoned = tuple(poison_tree(map_tensors([item], lambda t: t.clone())[0], variant)
                          if isinstance(item, (torch.Tensor, list, tuple)) else item for item in expected)
         if compare_outputs(judgement.spec, case, before, poisoned, expected, explain=False) is not None:
             return False

@@ -30,6 +30,7 @@ from evaluation.judge import wire
 from evaluation.judge.backends import backend_for
 from evaluation.judge.compare import (
     flat_tensors,
+    map_tensors,
     storage_copier,
 )
 from evaluation.judge.device_lock import DeviceBusy, DeviceLock
@@ -134,18 +135,6 @@ def _seed(secret: bytes, *parts: object) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
-def _map_tensors(value: Any, function: Callable[[torch.Tensor], Any]) -> Any:
-    if isinstance(value, torch.Tensor):
-        return function(value)
-    if isinstance(value, list):
-        return [_map_tensors(item, function) for item in value]
-    if isinstance(value, tuple):
-        return tuple(_map_tensors(item, function) for item in value)
-    if isinstance(value, dict):
-        return {key: _map_tensors(item, function) for key, item in value.items()}
-    return value
-
-
 def _to_device(call: Call, device: torch.device) -> Call:
     """A private copy of a call's tensors on ``device`` keeping sizes, strides, offsets and aliasing: each
     distinct storage is copied once, straight to the device (no trip through bytes), and every view is rebuilt
@@ -164,7 +153,7 @@ def _to_device(call: Call, device: torch.device) -> Call:
             return {key: place(item) for key, item in value.items()}
         return value
 
-    return Call(args=place(_map_tensors(call.args, move)), kwargs=place(_map_tensors(call.kwargs, move)))
+    return Call(args=place(map_tensors(call.args, move)), kwargs=place(map_tensors(call.kwargs, move)))
 
 
 class _Judgement:
@@ -497,7 +486,7 @@ class _Judgement:
         returned = self.spec.reference(case, private)
         if self.reference_device.type != "cpu":
             self.backend.synchronize()
-        return _map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
+        return map_tensors(self.spec.outputs_of(case, private, returned), lambda t: t.detach())
 
     # ------------------------------------------------------------------ the stages
 

@@ -26,7 +26,7 @@ import torch
 
 from evaluation.judge import guard, wire
 from evaluation.judge.backends import HostClockEvent
-from evaluation.judge.compare import flat_tensors, storage_bytes, storage_copier
+from evaluation.judge.compare import flat_tensors, map_tensors, storage_bytes, storage_copier
 
 # Untimed rounds before the first sample, run exactly like timed ones (EXPLOITS 8: no way to tell them apart).
 WARMUP_CALLS = 3
@@ -49,21 +49,6 @@ def relative_standard_error_of_median(samples: list[float]) -> float:
     low = max(0, math.floor(count / 2 - reach))
     high = min(count - 1, math.ceil(count / 2 + reach) - 1)
     return (ordered[high] - ordered[low]) / (2 * 1.96) / median
-
-
-def _clone_call(call: dict[str, Any]) -> dict[str, Any]:
-    def clone(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return value.clone()
-        if isinstance(value, list):
-            return [clone(item) for item in value]
-        if isinstance(value, tuple):
-            return tuple(clone(item) for item in value)
-        if isinstance(value, dict):
-            return {key: clone(item) for key, item in value.items()}
-        return value
-
-    return clone(call)
 
 
 def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., Any],
@@ -149,7 +134,7 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
             if side == "candidate":
                 call = candidate_sets[index]
                 spot = iteration in spot_iterations
-                before = _clone_call(call) if spot else None
+                before = map_tensors(call, torch.Tensor.clone) if spot else None
                 guard.STATE.reset(ghost=False)
                 if stream_of is not None:
                     guard.STATE.watch_stream(stream_of(), stream_of)
@@ -400,19 +385,8 @@ def device_snapshot(value: Any, device: torch.device | None = None) -> Any:
     """A copy of ``value``'s plain tensors on their device (or on ``device``), one copy per storage, every view
     rebuilt on it (aliases stay aliases, as the wire encoding keeps them). Anything else is kept as it is."""
     copy = storage_copier(device)
-
-    def walk(item: Any) -> Any:
-        if type(item) is torch.Tensor and item.layout == torch.strided:
-            return copy(item.detach())
-        if isinstance(item, list):
-            return [walk(element) for element in item]
-        if isinstance(item, tuple):
-            return tuple(walk(element) for element in item)
-        if isinstance(item, dict):
-            return {key: walk(element) for key, element in item.items()}
-        return item
-
-    return walk(value)
+    return map_tensors(value, lambda tensor: copy(tensor.detach())
+                       if type(tensor) is torch.Tensor and tensor.layout == torch.strided else tensor)
 
 
 def encode_spots(spots: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[bytes]]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from evaluation.catalog.spec import Call
 from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
-from evaluation.judge.compare import compare_outputs
+from evaluation.judge.compare import compare_outputs, map_tensors
 from evaluation.judge.timing_sandbox import CLOCK_WARMUP_S, WARMUP_CALLS, relative_standard_error_of_median
 from evaluation.judge.timing_stats import (
     bootstrap_speedup_ci,
@@ -384,12 +384,12 @@ def _decode_spots(spots: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
 
 
 def _check_spots(judgement: _Judgement, case: Any, tier: str, spots: list[dict[str, Any]]) -> None:
-    from evaluation.judge.runner import Verdict, _map_tensors, _to_device
+    from evaluation.judge.runner import Verdict, _to_device
 
     for decoded in spots:
         before = Call(args=list(decoded["before"]["args"]), kwargs=dict(decoded["before"]["kwargs"]))
         private = _to_device(before, judgement.reference_device)  # a private copy, as for correctness
-        expected = _map_tensors(judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)),
+        expected = map_tensors(judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)),
                                 lambda t: t.detach())
         after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
         outputs = judgement.spec.outputs_of(case, after, decoded["returned"])
