@@ -397,21 +397,11 @@ class _Judgement:
 
         ``want_gpu`` / ``compiled``: it is about to use the GPU; it gets it back (queueing like any reader,
         the deadline moved by the wait) before it is told to resume. ``compiling``: Triton compiles (CPU
-        work), other judges may use the GPU meanwhile, a waiting timer first. ``may_yield``: between two device
-        steps (its device work so far is over): a waiting timer goes first. ``gpu_done``: its device work
+        work), other judges may use the GPU meanwhile, a waiting timer first. ``gpu_done``: its device work
         for this request is over; encoding and shipping the reply need no GPU. Untrusted: a sandbox that
         lies only holds the GPU longer, or uses it unheld as any process could (docs/judge.md)."""
         lock = self.device_lock
         assert lock is not None
-        if event == "may_yield" and not lock.lent:
-            # Between the real call and a ghost replay: a timer that waits goes first (the sandbox's device
-            # work so far is over), then the hold goes on under the same label.
-            stepped_aside_at = time.perf_counter()
-            if self._queue_for_device("shared",
-                                      lambda give_up_at: lock.yield_to_timer(give_up_at, self._gate_label)):
-                self.add_stage("device_lock.shared_held", stepped_aside_at - self._held_at)
-                self._held_at = time.perf_counter()
-            return
         if event in ("compiling", "gpu_done"):
             if lock.lend():
                 now = time.perf_counter()

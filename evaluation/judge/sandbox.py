@@ -114,7 +114,7 @@ def isolation_prefix(isolate: bool) -> list[str]:
 
 
 # What a sandbox may report about its use of the GPU before its reply (see Sandbox.request).
-SANDBOX_GPU_EVENTS = ("compiling", "compiled", "want_gpu", "gpu_done", "may_yield")
+SANDBOX_GPU_EVENTS = ("compiling", "compiled", "want_gpu", "gpu_done")
 
 
 class Sandbox:
@@ -218,10 +218,9 @@ class Sandbox:
 
         Before its reply the sandbox may report on its use of the GPU (sandbox_worker.GpuGate and
         CompileWindows): ``want_gpu`` (a gated request: nothing touched the device yet), ``gpu_done`` (its
-        device work is over), ``compiling`` and ``compiled`` (Triton compiles: CPU work), ``may_yield``
-        (between two device steps: a waiting timer may go first). ``on_event`` sees each; after ``want_gpu``,
-        ``compiled`` and ``may_yield`` it must return holding the GPU, and the sandbox is told to resume.
-        Without ``on_event`` the sandbox resumes at once."""
+        device work is over), ``compiling`` and ``compiled`` (Triton compiles: CPU work). ``on_event`` sees
+        each; after ``want_gpu`` and ``compiled`` it must return holding the GPU, and the sandbox is told to
+        resume. Without ``on_event`` the sandbox resumes at once."""
         deadline_of = deadline if callable(deadline) else (lambda: deadline)
         wire.send(self.cmd_write, header, blobs, deadline_of())
         while True:
@@ -233,7 +232,7 @@ class Sandbox:
                 break
             if on_event is not None:
                 on_event(event)
-            if event in ("compiled", "want_gpu", "may_yield"):
+            if event in ("compiled", "want_gpu"):
                 wire.send(self.cmd_write, {"op": "resume"}, [], deadline_of())
         if reply.get("event") == "harness_error":
             raise HarnessError(str(reply.get("error", "")))

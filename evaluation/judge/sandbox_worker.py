@@ -125,16 +125,6 @@ class GpuGate:
             self.worker.backend.synchronize()
         self.worker.reply({"event": "gpu_done"})
 
-    def may_yield(self) -> None:
-        """Between two device steps of one gated request (a case's real call, its ghost replays): the trusted
-        side may let a waiting timer in here, so the timer waits for one step, not the whole request. Our
-        device work so far is finished first: nothing of ours runs while the GPU is given up."""
-        if not self.open_now:
-            return
-        with contextlib.suppress(Exception):
-            self.worker.backend.synchronize()
-        self.worker.report_and_wait("may_yield")
-
 
 class Worker:
     def __init__(self, cmd_fd: int, res_fd: int, hooks: dict[str, Any]) -> None:
@@ -345,13 +335,11 @@ class Worker:
         keep = list(keep) if isinstance(keep, list) else None
         repeat = None
         if header.get("repeat") and "error" not in real:
-            self.gate.may_yield()
             # Random operators: the same inputs once more, in fresh buffers; the outputs must differ.
             repeat = reply["repeat"] = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False,
                                                       keep=keep)
         if header.get("ghost") and "error" not in real:
             for variant in range(int(header.get("ghost_variants", 1))):
-                self.gate.may_yield()
                 ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True, variant=variant,
                                        poison_keys=list(header.get("poison_keys", [])), keep=keep)
                 integrity += self.integrity.violations() if self.integrity else []
