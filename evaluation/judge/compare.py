@@ -6,6 +6,8 @@ message naming the first output that does not and why.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Callable
 from typing import Any
 
@@ -201,23 +203,39 @@ def _value_message(spec: OperatorSpec, case: Case, index: int, label: str, out: 
     return None
 
 
-def fp64_relative_error(outputs: tuple[Any, ...], expected64: tuple[Any, ...]) -> float | None:
-    """max over float32 and complex64 outputs (lists walked) of ||out - ref64|| / ||ref64|| against the
-    float64 / complex128 reference (EXPLOITS 16); None when there is no such output."""
+# The fp64 opinion is a relative norm, and over a handful of values it measures cancellation, not precision:
+# one result c - a*b with c close to a*b is tiny while its exact-as-fp32-allows error is half an ulp of a*b.
+# Measured on the H200 (scripts/gpu/precision_probe.py, 2026-11-30): the honest reference kernels of the
+# fp32 GEMM records went over the 1e-5 bound in 1-3 of 1,500 draws of each m=n=k=1 case (one to four values;
+# worst 6.3e-5), and once in a judged submission (cublasSgemmBatched_64, 6.89e-5). With 16 or more values
+# none did in 2M simulated draws (worst 7.6e-8). A precision cheat (TF32) gains nothing on such outputs and
+# is judged on every larger case, so outputs below this many values get no opinion.
+FP64_OPINION_MIN_VALUES = 64
+
+
+def fp64_relative_error(outputs: tuple[Any, ...], expected64: tuple[Any, ...],
+                        min_values: int = FP64_OPINION_MIN_VALUES) -> float | None:
+    """max over float32 and complex64 outputs of ||out - ref64|| / ||ref64|| against the float64 /
+    complex128 reference (EXPLOITS 16). An output that is a list (pointer-array BLAS: one tensor per batch
+    entry) is one vector: its entries' norms are pooled. None when no output has ``min_values`` values."""
     worst: float | None = None
     for out_value, ref_value in zip(outputs, expected64, strict=False):
         outs, refs = flat_tensors(out_value), flat_tensors(ref_value)
         if len(outs) != len(refs):
             continue  # the comparison has already judged the structure
-        for out, ref in zip(outs, refs, strict=True):
-            if out.dtype not in (torch.float32, torch.complex64):
-                continue
+        pairs = [(out, ref) for out, ref in zip(outs, refs, strict=True)
+                 if out.dtype in (torch.float32, torch.complex64)]
+        if not pairs or sum(out.numel() for out, _ in pairs) < min_values:
+            continue
+        difference_squared, scale_squared = 0.0, 0.0
+        for out, ref in pairs:
             wide = torch.complex128 if out.dtype.is_complex else torch.float64
             ref64 = ref.detach().to(wide)
-            difference = torch.linalg.vector_norm(out.detach().to(ref64.device, wide) - ref64)
-            scale = torch.linalg.vector_norm(ref64)
-            value = float(difference / scale) if float(scale) > 0 else float(difference)
-            worst = value if worst is None else max(worst, value)
+            difference_squared += float(torch.linalg.vector_norm(out.detach().to(ref64.device, wide) - ref64)) ** 2
+            scale_squared += float(torch.linalg.vector_norm(ref64)) ** 2
+        difference, scale = math.sqrt(difference_squared), math.sqrt(scale_squared)
+        value = difference / scale if scale > 0 else difference
+        worst = value if worst is None else max(worst, value)
     return worst
 
 

@@ -16,7 +16,8 @@ import torch
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import wire
-from evaluation.judge.compare import bit_identical, compare_outputs, flat_tensors, fp64_relative_error, map_tensors
+from evaluation.judge.compare import (FP64_OPINION_MIN_VALUES, bit_identical, compare_outputs, flat_tensors,
+                                      fp64_relative_error, map_tensors)
 from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult
 from evaluation.judge.runner import (
@@ -289,7 +290,8 @@ def check_fp64_opinion(judgement: _Judgement, case: Case, tier: str, before: Cal
         raise Verdict("failed_correctness", f"case {case.case_id}: relative error {error:.3g} against a float64 "
                       f"reference exceeds {bound:g} (precision loss)", check="fp64_second_opinion", case=case,
                       tier=tier, message=f"||out-ref64||/||ref64|| = {error:.3g} > {bound:g}")
-    judgement.check("fp64_second_opinion", "passed", f"bound {bound:g}")
+    judgement.check("fp64_second_opinion", "passed",
+                    f"bound {bound:g} on every float32 / complex64 output of {FP64_OPINION_MIN_VALUES} values or more")
 
 
 def pure_output_keys(judgement: _Judgement, case: Case, sent: Call, entry: Any,

@@ -239,9 +239,76 @@ def test_fp64_opinion_covers_complex64_and_lists():
     reference = torch.tensor([3 + 4j, 0 + 0j], dtype=torch.complex128)
     output = torch.tensor([3 + 4.05j, 0 + 0j], dtype=torch.complex64)
 
-    assert abs(fp64_relative_error((output,), (reference,)) - 0.01) < 1e-6
-    assert abs(fp64_relative_error(([output.real.contiguous()],), ([reference.real],)) - 0.0) < 1e-12
-    assert fp64_relative_error((output.to(torch.complex128),), (reference,)) is None  # only fp32 / complex64
+    assert abs(fp64_relative_error((output,), (reference,), min_values=1) - 0.01) < 1e-6
+    assert abs(fp64_relative_error(([output.real.contiguous()],), ([reference.real],), min_values=1)) < 1e-12
+    assert fp64_relative_error((output.to(torch.complex128),), (reference,), min_values=1) is None  # fp32 only
+
+
+def test_fp64_opinion_pools_a_list_and_has_none_on_a_handful_of_values():
+    """Over a few values the relative norm measures cancellation, not precision: c - a*b with c = fl(a*b)
+    is exactly the product's rounding error, which an exact float32 kernel returns as 0 (relative error 1).
+    A list (pointer-array BLAS: one tensor per batch entry) is one output: one cancelling entry among many
+    weighs by its size."""
+    exact = torch.tensor([2.4e-8], dtype=torch.float64)
+    assert fp64_relative_error((torch.zeros(1),), (exact,)) is None  # no opinion on one value
+    assert fp64_relative_error((torch.zeros(1),), (exact,), min_values=1) == 1.0  # what the old rule said
+
+    entries = [torch.rand(1, dtype=torch.float64) + 0.5 for _ in range(80)]
+    references = [exact] + entries
+    outputs = [torch.zeros(1)] + [entry.float() for entry in entries]
+    assert fp64_relative_error((outputs,), (references,)) < 1e-7  # pooled over 81 values
+    # Precision lost everywhere (5e-4, a TF32-sized error) is still seen, pooled or not.
+    lossy = [torch.zeros(1)] + [(entry * (1 + 5e-4)).float() for entry in entries]
+    assert fp64_relative_error((lossy,), (references,)) > 4e-4
+    assert fp64_relative_error((torch.cat(lossy),), (torch.cat(references),)) > 4e-4
+
+
+def update_list_record(*cases: Case) -> OperatorSpec:
+    """Test-only: ``update_list(cs, a, b)``: c_i -= a_i * b_i on one-value float32 tensors (a pointer-array
+    GEMM at m = n = k = 1), judged with the fp64 opinion's 1e-5 bound. Case params: ``entries``;
+    ``cancelling``: the first so many entries get c_i = fl32(a_i * b_i), whose exact result is the product's
+    rounding error (the others: c_i in [-scale**2, scale**2)); ``scale``: a and b in [-scale, scale)."""
+
+    def make_inputs(case: Case, generator: torch.Generator) -> Call:
+        entries, scale = case.params["entries"], case.params["scale"]
+        a = [(torch.rand(1, generator=generator, dtype=torch.float64) * 2 - 1) * scale for _ in range(entries)]
+        b = [(torch.rand(1, generator=generator, dtype=torch.float64) * 2 - 1) * scale for _ in range(entries)]
+        a, b = [x.float() for x in a], [x.float() for x in b]
+        cs = [(x * y if index < case.params["cancelling"]
+               else (torch.rand(1, generator=generator) * 2 - 1) * scale * scale).float()
+              for index, (x, y) in enumerate(zip(a, b))]
+        return Call(args=[cs, a, b])
+
+    def reference(case: Case, call: Call) -> None:
+        for c, x, y in zip(*call.args):  # float64 throughout, rounded once into c
+            c.copy_((c.double() - x.double() * y.double()).to(c.dtype))
+
+    entry = EntryPoint("update_list", "update_list(cs: list[Tensor], a: list[Tensor], b: list[Tensor]) -> None",
+                       mutates=(0,), compare_return=False, mutated_are_inputs=True)
+    return OperatorSpec("test::update_list", "cublas", "test record", (entry,), make_inputs, reference,
+                        smoke=cases, public=(), held_out=lambda rng: (), fp64_relative_bound=1e-5)
+
+
+def test_an_exact_float32_kernel_passes_the_fp64_opinion_on_cancelling_tiny_outputs(warm_forkserver):
+    # Seen on the H200: cublasSgemmBatched_64 rejected at m=n=k=1 (6.89e-5 > 1e-5) by per-tensor norms.
+    spec = update_list_record(Case("update_list", {"entries": 4, "cancelling": 4, "scale": 2.0}),
+                              Case("update_list", {"entries": 80, "cancelling": 1, "scale": 2.0}))
+    result = judge_record(warm_forkserver, "lists/update_list.py", spec)
+
+    assert (result.status, result.cases_passed) == ("passed", 2), result.reason
+    assert check_outcomes(result)["fp64_second_opinion"] == "passed"
+
+
+def test_a_tf32_precision_cheat_still_fails_the_fp64_opinion(warm_forkserver):
+    # Small values: TF32's error (~1e-5 absolute) hides under atol = 1e-4; only the float64 opinion sees it.
+    spec = update_list_record(Case("update_list", {"entries": 80, "cancelling": 0, "scale": 0.1}))
+    honest = judge_record(warm_forkserver, "lists/update_list.py", spec)
+    cheat = judge_record(warm_forkserver, "cheats/tf32_update_list.py", spec)
+
+    assert honest.status == "passed", honest.reason
+    assert cheat.status == "failed_correctness"
+    assert check_outcomes(cheat)["fp64_second_opinion"] == "failed", cheat.reason
+    assert "precision loss" in cheat.reason
 
 
 # ---------------------------------------------------------------- F: what was timed
