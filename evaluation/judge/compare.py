@@ -7,7 +7,6 @@ message naming the first output that does not and why.
 from __future__ import annotations
 
 import math
-
 from collections.abc import Callable
 from typing import Any
 

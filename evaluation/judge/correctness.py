@@ -16,8 +16,14 @@ import torch
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import wire
-from evaluation.judge.compare import (FP64_OPINION_MIN_VALUES, bit_identical, compare_outputs, flat_tensors,
-                                      fp64_relative_error, map_tensors)
+from evaluation.judge.compare import (
+    FP64_OPINION_MIN_VALUES,
+    bit_identical,
+    compare_outputs,
+    flat_tensors,
+    fp64_relative_error,
+    map_tensors,
+)
 from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult
 from evaluation.judge.runner import (

@@ -51,7 +51,7 @@ scan_off_cheats() {  # the cheats the static scan refuses, judged with it off: t
 
 catalog_summary() {  # what did not pass, the count that did, and the summed stage breakdown of refs.log
   grep -v " passed " "$OUT/refs.log" | grep -v "UserWarning\|warnings.warn" | cut -c1-300 | head -40
-  echo "passed: $(grep -c ' passed ' "$OUT/refs.log")"
+  echo "passed: $(grep -v '^TOTAL' "$OUT/refs.log" | grep -c ' passed ')"
   grep -h -E "^(TOTAL|summed)" "$OUT/refs.log" | cut -c1-1500
   [ -s "$OUT/load.csv" ] && python3 scripts/gpu/sample_load.py "$OUT/load.csv" --summary
   if [ -s "$OUT/lock.trace" ]; then

@@ -3,7 +3,8 @@
     python3 scripts/gpu/summarise_reference_kernels.py RUN.json [LATER_RUN.json ...] [--compact OUT.json]
 
 A later file's verdict for a kernel replaces an earlier one's (a recheck after a fix), except that an
-``error`` (the judge's failure, not a verdict) never replaces a verdict; the table says which run each row
+``error`` (the judge's failure, not a verdict) never replaces a verdict; within one file (a kernel judged
+twice in one submission) a failure is kept over the repeat's pass; the table says which run each row
 comes from. ``--compact`` also writes the per-kernel figures and the timed cases' medians, small
 enough to keep in the repository (the raw files hold every case's evidence: megabytes).
 """
@@ -44,6 +45,8 @@ def main() -> int:
             earlier = rows.get(entry["file"])
             if row["status"] == "error" and earlier is not None and earlier["status"] != "error":
                 continue  # the judge's own failure says nothing about the kernel: keep the earlier verdict
+            if earlier is not None and earlier["run"] == row["run"] and earlier["status"] != "passed":
+                continue  # judged twice in one run (a 110-kernel submission): its repeat must not hide a failure
             rows[entry["file"]] = row
     print("| kernel | verdict | cases | speedup (95% CI) | timed against | s | run |")
     print("| --- | --- | --- | --- | --- | --- | --- |")

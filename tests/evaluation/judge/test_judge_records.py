@@ -276,11 +276,11 @@ def update_list_record(*cases: Case) -> OperatorSpec:
         a, b = [x.float() for x in a], [x.float() for x in b]
         cs = [(x * y if index < case.params["cancelling"]
                else (torch.rand(1, generator=generator) * 2 - 1) * scale * scale).float()
-              for index, (x, y) in enumerate(zip(a, b))]
+              for index, (x, y) in enumerate(zip(a, b, strict=True))]
         return Call(args=[cs, a, b])
 
     def reference(case: Case, call: Call) -> None:
-        for c, x, y in zip(*call.args):  # float64 throughout, rounded once into c
+        for c, x, y in zip(*call.args, strict=True):  # float64 throughout, rounded once into c
             c.copy_((c.double() - x.double() * y.double()).to(c.dtype))
 
     entry = EntryPoint("update_list", "update_list(cs: list[Tensor], a: list[Tensor], b: list[Tensor]) -> None",
