@@ -180,7 +180,7 @@ def call_sandbox(judgement: _Judgement, pending: CaseInFlight) -> None:
     offsets = [int(item) for item in reply.get("ghost_blob_offsets", [])]
     offset = offsets[0] if offsets else len(blobs)
     repeat_offset = int(reply.get("repeat_blob_offset", offset)) if pending.wants_repeat else offset
-    decoded = wire.Decoder(blobs[:repeat_offset]).decode(real.get("value"))
+    decoded = wire.Decoder(blobs[:repeat_offset], private=False).decode(real.get("value"))
     after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
     changed = mutated_inputs(judgement, entry, before, after)
     if changed:
@@ -251,7 +251,7 @@ def check_draws_differ(judgement: _Judgement, reply: dict[str, Any], blobs: list
         raise Verdict("rejected", f"case {case.case_id}: the second call computed outside Triton or launched "
                       "nothing", check="dispatch_audit", case=case, tier=tier,
                       message=f"second call: ops {repeat.get('compute_ops')}, launches {repeat.get('launches')}")
-    decoded = wire.Decoder(blobs).decode(repeat.get("value"))
+    decoded = wire.Decoder(blobs, private=False).decode(repeat.get("value"))
     second = judgement.spec.outputs_of(case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])),
                                        decoded["returned"])
     message = compare_outputs(judgement.spec, case, before, second, expected)
@@ -335,7 +335,7 @@ def decode_ghosts(judgement: _Judgement, reply: dict[str, Any], blobs: list[byte
         if ghost.get("error") or ghost.get("not_plain"):
             decoded_outputs.append(None)
             continue
-        decoded = wire.Decoder(blobs[bounds[index]:bounds[index + 1]]).decode(ghost.get("value"))
+        decoded = wire.Decoder(blobs[bounds[index]:bounds[index + 1]], private=False).decode(ghost.get("value"))
         decoded_outputs.append(judgement.spec.outputs_of(
             case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]))
     return decoded_outputs

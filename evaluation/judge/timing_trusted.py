@@ -379,7 +379,7 @@ def _decode_spots(spots: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
     decoded = []
     for spot in spots:
         start, count = int(spot["blob_offset"]), int(spot["blob_count"])
-        decoded.append(wire.Decoder(blobs[start:start + count]).decode(spot["value"]))
+        decoded.append(wire.Decoder(blobs[start:start + count], private=False).decode(spot["value"]))
     return decoded
 
 

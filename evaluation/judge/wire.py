@@ -67,7 +67,10 @@ class Encoder:
         key = (str(tensor.device), storage.data_ptr() if storage.nbytes() else -len(self.blobs) - 1)
         if key not in self._storage_index:
             host = storage.cpu() if tensor.device.type != "cpu" else storage
-            raw = torch.empty(0, dtype=torch.uint8).set_(host).numpy().tobytes() if host.nbytes() else b""
+            # A view of the storage's bytes, not a copy (a copy of a large input costs as much as the pipe
+            # transfer): the view keeps the storage alive, and the caller sends before it changes the
+            # tensors (every caller encodes, then sends; the sandbox encodes its private host copies).
+            raw = memoryview(torch.empty(0, dtype=torch.uint8).set_(host).numpy()) if host.nbytes() else b""
             self._storage_index[key] = len(self.blobs)
             self._alive.append(storage)
             self.blobs.append(raw)
@@ -104,9 +107,12 @@ class Encoder:
 class Decoder:
     """Rebuilds values from JSON plus storage blobs, on ``device``, validating every view's bounds."""
 
-    def __init__(self, blobs: list[bytes], device: str | torch.device = "cpu") -> None:
+    def __init__(self, blobs: list[bytes], device: str | torch.device = "cpu", private: bool = True) -> None:
+        """``private=False``: on the CPU, tensors are built straight on received buffers (``bytearray``) instead
+        of copies; only for blobs decoded once and never read again (the trusted side's replies)."""
         self.blobs = blobs
         self.device = torch.device(device)
+        self.private = private
         self._storages: dict[int, torch.UntypedStorage] = {}
 
     def storage(self, index: int) -> torch.UntypedStorage:
@@ -116,6 +122,8 @@ class Decoder:
             raw = self.blobs[index]
             if not raw:
                 host = torch.empty(0, dtype=torch.uint8)
+            elif not self.private and isinstance(raw, bytearray):
+                host = torch.frombuffer(raw, dtype=torch.uint8)  # the received buffer itself (on the CPU)
             elif self.device.type == "cpu" or not isinstance(raw, bytearray):
                 # A private copy: the same blobs are decoded again for each ghost replay.
                 host = torch.frombuffer(bytearray(raw), dtype=torch.uint8)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,34 @@ def test_wire_frames_over_a_pipe_and_caps_sizes():
         wire.receive(read, deadline=None, max_blob_bytes=10)
     os.close(read)
     os.close(write)
+
+
+def test_wire_sends_tensors_without_copying_them_and_decodes_a_reply_on_its_own_buffer():
+    """Large inputs and outputs cross the pipe once: the encoder's blobs are views of the storages (so a
+    caller sends before it changes the tensors), and a reply decoded once (``private=False``, the trusted
+    side) is built on the received buffer. The default decoder copies: the sandbox decodes a call's blobs
+    again for each ghost replay, whose kernel may write its inputs."""
+    import os
+
+    tensor = torch.arange(1000, dtype=torch.float32)
+    encoder = wire.Encoder()
+    payload = json.loads(json.dumps(encoder.encode({"x": tensor[10:20]})))
+    tensor[10] = -1.0
+    assert torch.frombuffer(bytearray(encoder.blobs[0]), dtype=torch.float32)[10] == -1.0  # a view: no copy
+
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    try:
+        wire.send(write, {"event": "called"}, encoder.blobs, deadline=time.monotonic() + 10)
+        _, blobs = wire.receive(read, deadline=time.monotonic() + 10)
+    finally:
+        os.close(read)
+        os.close(write)
+    once = wire.Decoder(blobs, private=False).decode(payload)["x"]
+    copied = wire.Decoder(blobs).decode(payload)["x"]
+    assert torch.equal(once, tensor[10:20]) and torch.equal(copied, tensor[10:20])
+    blobs[0][40:44] = torch.tensor([7.0]).numpy().tobytes()  # element 10 of the storage
+    assert float(once[0]) == 7.0 and float(copied[0]) == -1.0
 
 
 @pytest.mark.parametrize(
