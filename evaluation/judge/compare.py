@@ -202,6 +202,15 @@ def _value_message(spec: OperatorSpec, case: Case, index: int, label: str, out: 
     return None
 
 
+def widen_to_64(tensor: torch.Tensor) -> torch.Tensor:
+    """A floating tensor in float64 (complex: complex128), anything else as it is: the fp64 opinion's inputs."""
+    if tensor.dtype in (torch.float16, torch.bfloat16, torch.float32):
+        return tensor.to(torch.float64)
+    if tensor.dtype in (torch.complex32, torch.complex64):
+        return tensor.to(torch.complex128)
+    return tensor
+
+
 # The fp64 opinion is a relative norm, and over a handful of values it measures cancellation, not precision:
 # one result c - a*b with c close to a*b is tiny while its exact-as-fp32-allows error is half an ulp of a*b.
 # Measured on the H200 (scripts/gpu/precision_probe.py, 2026-11-30): the honest reference kernels of the

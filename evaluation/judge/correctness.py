@@ -23,6 +23,7 @@ from evaluation.judge.compare import (
     flat_tensors,
     fp64_relative_error,
     map_tensors,
+    widen_to_64,
 )
 from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult
@@ -287,7 +288,7 @@ def check_fp64_opinion(judgement: _Judgement, case: Case, tier: str, before: Cal
     # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU), on
     # the inputs the candidate got (pure outputs poisoned: the reference ignores them, pure_output_keys).
     call64 = _to_device(before, judgement.reference_device)
-    call64 = Call(args=map_tensors(call64.args, _widen), kwargs=map_tensors(call64.kwargs, _widen))
+    call64 = Call(args=map_tensors(call64.args, widen_to_64), kwargs=map_tensors(call64.kwargs, widen_to_64))
     expected64 = map_tensors(judgement.spec.outputs_of(case, call64, judgement.spec.reference(case, call64)),
                               lambda t: t.detach())
     error = fp64_relative_error(outputs, expected64)
@@ -386,11 +387,3 @@ def _reply_cap(sent: list[bytes], expected: tuple[Any, ...], variants: int) -> i
     (a reply beyond it is a protocol violation, not a reason to exhaust the judge's memory)."""
     expected_bytes = sum(item.numel() * item.element_size() for item in flat_tensors(expected))
     return 64 * 1024 * 1024 + 4 * (1 + variants) * (sum(len(blob) for blob in sent) + expected_bytes)
-
-
-def _widen(tensor: torch.Tensor) -> torch.Tensor:
-    if tensor.dtype in (torch.float16, torch.bfloat16, torch.float32):
-        return tensor.to(torch.float64)
-    if tensor.dtype in (torch.complex32, torch.complex64):
-        return tensor.to(torch.complex128)
-    return tensor

@@ -30,17 +30,14 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from evaluation.catalog.spec import Call  # noqa: E402
-from evaluation.judge.compare import flat_tensors, fp64_relative_error, map_tensors  # noqa: E402
+from evaluation.judge.compare import (  # noqa: E402
+    flat_tensors,
+    fp64_relative_error,
+    map_tensors,
+    widen_to_64,
+)
 from evaluation.judge.records import find_operator  # noqa: E402
 from evaluation.judge.runner import _to_device  # noqa: E402
-
-
-def widen(tensor: torch.Tensor) -> torch.Tensor:
-    if tensor.dtype in (torch.float16, torch.bfloat16, torch.float32):
-        return tensor.to(torch.float64)
-    if tensor.dtype in (torch.complex32, torch.complex64):
-        return tensor.to(torch.complex128)
-    return tensor
 
 
 def main() -> int:
@@ -78,7 +75,8 @@ def probe(operator_id: str, args: argparse.Namespace, device: torch.device) -> N
             sent = _to_device(call, device)
             returned = getattr(module, case.entry_point)(*sent.args, **sent.kwargs)
             outputs = spec.outputs_of(case, sent, returned)
-            wide = Call(args=map_tensors(before.args, widen), kwargs=map_tensors(before.kwargs, widen))
+            wide = Call(args=map_tensors(before.args, widen_to_64),
+                        kwargs=map_tensors(before.kwargs, widen_to_64))
             expected64 = spec.outputs_of(case, wide, spec.reference(case, wide))
             error = fp64_relative_error(outputs, expected64, min_values=args.min_values) or 0.0
             errors.append(error)
