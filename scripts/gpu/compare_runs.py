@@ -18,6 +18,7 @@ import json
 import math
 import statistics
 from pathlib import Path
+from typing import Any
 
 # Seen host-bound (``host_bound_sides``) on the H200 in runs d-g: their reference (or, for cublasDgemv, the
 # candidate) synchronises with the host inside the timed call.
@@ -39,20 +40,14 @@ def load(path: Path) -> dict[str, dict]:
     return {row["file"]: row for row in json.loads(path.read_text())}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("runs", nargs="+", type=Path)
-    parser.add_argument("--host-bound", default=",".join(HOST_BOUND), help="comma-separated kernel files")
-    parser.add_argument("--min-ms", type=float, default=0.010, help="shortest kernel time of a counted case")
-    args = parser.parse_args()
-    runs = [load(path) for path in args.runs]
-    host_bound = set(filter(None, args.host_bound.split(",")))
-    files = sorted(set.intersection(*(set(run) for run in runs)))
-
+def spreads(runs: list[dict[str, dict]], min_ms: float = 0.010) -> dict[str, Any]:
+    """The CVs across ``runs`` (compact rows by kernel file) of the kernels that passed in every one of them:
+    ``operators`` (file -> CV of its speedup), ``long_operators`` (file -> CV of its speedup over its
+    cases >= ``min_ms`` on both sides in every run), ``cases`` ((file, case id, CV) of those cases)."""
     operator_cvs: dict[str, float] = {}
-    long_operator_cvs: dict[str, float] = {}  # the speedup over the operator's cases >= --min-ms only
+    long_operator_cvs: dict[str, float] = {}
     case_cvs: list[tuple[str, str, float]] = []
-    for name in files:
+    for name in sorted(set.intersection(*(set(run) for run in runs))):
         rows = [run[name] for run in runs]
         if any(row["status"] != "passed" or not row.get("speedup") for row in rows):
             continue
@@ -63,7 +58,7 @@ def main() -> int:
         long_ids = []
         for case_id in sorted(set.intersection(*(set(cases) for cases in by_case))):
             cases = [cases[case_id] for cases in by_case]
-            if all(case["speedup"] and min(case["reference_ms"], case["candidate_ms"]) >= args.min_ms
+            if all(case["speedup"] and min(case["reference_ms"], case["candidate_ms"]) >= min_ms
                    for case in cases):
                 long_ids.append(case_id)
                 case_cv = coefficient_of_variation([case["speedup"] for case in cases])
@@ -74,6 +69,20 @@ def main() -> int:
                                                 for cases in by_case])
             if long_cv is not None:
                 long_operator_cvs[name] = long_cv
+    return {"operators": operator_cvs, "long_operators": long_operator_cvs, "cases": case_cvs}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path)
+    parser.add_argument("--host-bound", default=",".join(HOST_BOUND), help="comma-separated kernel files")
+    parser.add_argument("--min-ms", type=float, default=0.010, help="shortest kernel time of a counted case")
+    args = parser.parse_args()
+    runs = [load(path) for path in args.runs]
+    host_bound = set(filter(None, args.host_bound.split(",")))
+    files = sorted(set.intersection(*(set(run) for run in runs)))
+    found = spreads(runs, args.min_ms)
+    operator_cvs, long_operator_cvs, case_cvs = found["operators"], found["long_operators"], found["cases"]
 
     def summary(values: list[float]) -> str:
         if not values:

@@ -196,16 +196,22 @@ def test_a_shared_hold_yields_to_a_waiting_timer_between_steps_and_only_then(tmp
         pass  # and released at the end of the hold
 
 
-def test_the_load_sampler_splits_cpu_time_by_role_and_counts_compilers_when_reaped(tmp_path):
-    """scripts/gpu/sample_load.py: per process, CPU ticks between two samples, by role; a sandbox's reaped
-    children (ptxas) count as compilers; a process first seen in the later sample counts from then on."""
+def _script(name: str):
+    """A script of scripts/gpu loaded as a module (they are not a package)."""
     import importlib.util
     from pathlib import Path
 
-    script = Path(__file__).resolve().parents[3] / "scripts" / "gpu" / "sample_load.py"
-    module_spec = importlib.util.spec_from_file_location("sample_load", script)
-    sample_load = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(sample_load)
+    path = Path(__file__).resolve().parents[3] / "scripts" / "gpu" / f"{name}.py"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
+
+
+def test_the_load_sampler_splits_cpu_time_by_role_and_counts_compilers_when_reaped(tmp_path):
+    """scripts/gpu/sample_load.py: per process, CPU ticks between two samples, by role; a sandbox's reaped
+    children (ptxas) count as compilers; a process first seen in the later sample counts from then on."""
+    sample_load = _script("sample_load")
     ticks = sample_load.TICKS
     before = {10: ("trusted", 100, 0), 11: ("sandbox", 50, 7), 12: ("other", 5, 0)}
     after = {10: ("trusted", 100 + 2 * ticks, 0), 11: ("sandbox", 50 + ticks, 7 + 3 * ticks),
@@ -221,12 +227,59 @@ def test_the_load_sampler_splits_cpu_time_by_role_and_counts_compilers_when_reap
         "core-seconds by role: trusted 10, sandbox 5, compilers 1, other 1")
 
 
+def _compact_row(name: str, status: str, speedups: dict[str, tuple[float, float, float]]) -> dict:
+    """A row as summarise_reference_kernels.py --compact writes it: case -> (reference ms, candidate ms,
+    speedup); the operator's speedup is their geometric mean."""
+    import math
+
+    values = [speedup for _, _, speedup in speedups.values()]
+    return {"file": name, "status": status, "speedup": math.exp(sum(map(math.log, values)) / len(values)),
+            "timed_cases": [{"case_id": case_id, "reference_ms": reference, "candidate_ms": candidate,
+                             "speedup": speedup} for case_id, (reference, candidate, speedup) in speedups.items()]}
+
+
+def test_the_run_comparison_counts_only_kernels_that_passed_everywhere_and_cases_of_10_us():
+    """scripts/gpu/compare_runs.py: the spreads reported for repeatability across whole runs."""
+    compare_runs = _script("compare_runs")
+    runs = [{"a.py": _compact_row("a.py", "passed", {"long": (0.02, 0.01, long), "short": (0.002, 0.001, short)}),
+             "b.py": _compact_row("b.py", status, {"long": (0.02, 0.01, 2.0)})}
+            for long, short, status in ((2.0, 1.0, "passed"), (2.2, 1.5, "failed_correctness"), (1.8, 2.0, "passed"))]
+    found = compare_runs.spreads(runs, min_ms=0.010)
+
+    assert set(found["operators"]) == {"a.py"}  # b failed once: it says nothing about repeatability
+    assert found["long_operators"]["a.py"] == pytest.approx(0.1)  # 2.0, 2.2, 1.8: sd 0.2 over mean 2.0
+    assert [(name, case_id) for name, case_id, _ in found["cases"]] == [("a.py", "long")]  # 1 us cases left out
+    assert found["operators"]["a.py"] > found["long_operators"]["a.py"]  # the short case's swing counts there
+
+
+def test_a_kernel_judged_twice_in_one_run_keeps_its_failure_in_the_summary(tmp_path, capsys, monkeypatch):
+    """summarise_reference_kernels.py: the 110-kernel submission judges seven kernels twice; a pass the
+    second time must not hide the first judgement's failure (it did, for cublasSgemmBatched_64 in run i)."""
+    import json
+
+    summarise = _script("summarise_reference_kernels")
+
+    def entry(status: str) -> dict:
+        return {"file": "k.py", "seconds": 1.0, "result": {
+            "status": status, "reason": "" if status == "passed" else "case x: relative error", "cases_passed": 1,
+            "cases_total": 2, "speedup": 1.0 if status == "passed" else None, "case_results": []}}
+
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"results": [entry("failed_correctness"), entry("passed")]}))
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps({"results": [entry("passed")]}))
+    compact = tmp_path / "compact.json"
+
+    for runs, status in (([run], "failed_correctness"), ([run, later], "passed")):  # a later run may recheck
+        monkeypatch.setattr("sys.argv", ["summarise", *map(str, runs), "--compact", str(compact)])
+        summarise.main()
+        assert json.loads(compact.read_text())[0]["status"] == status
+    assert "0 of 1 judged kernels passed" in capsys.readouterr().out
+
+
 def test_the_lock_trace_tells_exclusive_shared_and_idle_time_apart(tmp_path, monkeypatch):
     """KGB_DEVICE_LOCK_TRACE: every hold and release is logged, and scripts/gpu/lock_timeline.py splits a
     run's span into the GPU held alone, shared, and by nobody."""
-    import importlib.util
-    from pathlib import Path
-
     trace = tmp_path / "lock.trace"
     monkeypatch.setenv("KGB_DEVICE_LOCK_TRACE", str(trace))
     lock = DeviceLock("cuda", str(tmp_path))
@@ -238,10 +291,7 @@ def test_the_lock_trace_tells_exclusive_shared_and_idle_time_apart(tmp_path, mon
     events = [line.split()[2:] for line in trace.read_text().splitlines()]
     assert events == [["wait", "shared"], ["hold", "shared"], ["release", "shared"],
                       ["wait", "exclusive"], ["hold", "exclusive"], ["release", "exclusive"]]
-    script = Path(__file__).resolve().parents[3] / "scripts" / "gpu" / "lock_timeline.py"
-    module_spec = importlib.util.spec_from_file_location("lock_timeline", script)
-    lock_timeline = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(lock_timeline)
+    lock_timeline = _script("lock_timeline")
     summary = lock_timeline.timeline(lock_timeline.read_trace(trace))
     assert summary["exclusive_holds"] == 1 and 0.09 <= summary["exclusive_s"] <= 0.5
     assert 0.04 <= summary["shared_s"] <= 0.3 and 0.04 <= summary["idle_no_waiters_s"] <= 0.3
