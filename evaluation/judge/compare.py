@@ -213,11 +213,12 @@ def widen_to_64(tensor: torch.Tensor) -> torch.Tensor:
 
 # The fp64 opinion is a relative norm, and over a handful of values it measures cancellation, not precision:
 # one result c - a*b with c close to a*b is tiny while its exact-as-fp32-allows error is half an ulp of a*b.
-# Measured on the H200 (scripts/gpu/precision_probe.py, 2026-11-30): the honest reference kernels of the
-# fp32 GEMM records went over the 1e-5 bound in 1-3 of 1,500 draws of each m=n=k=1 case (one to four values;
-# worst 6.3e-5), and once in a judged submission (cublasSgemmBatched_64, 6.89e-5). With 16 or more values
-# none did in 2M simulated draws (worst 7.6e-8). A precision cheat (TF32) gains nothing on such outputs and
-# is judged on every larger case, so outputs below this many values get no opinion.
+# Measured on the H200 (scripts/gpu/precision_probe.py, 2026-11-30): the honest reference kernels of three
+# fp32 GEMM records went over the 1e-5 bound in 88 of 222,000 draws, at most 3 of 1,500 in any case, only in
+# cases with m = n = 1 (one value per tensor; worst 6.3e-5), and once in a judged submission
+# (cublasSgemmBatched_64, 6.89e-5). With 16 or more values none did in 2M simulated draws (worst 7.6e-8). A
+# precision cheat (TF32) gains nothing on such outputs and is judged on every larger case, so outputs below
+# this many values get no opinion.
 FP64_OPINION_MIN_VALUES = 64
 
 
