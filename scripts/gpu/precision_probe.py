@@ -10,9 +10,9 @@ draws exceed the record's bound, and the worst draw's values. Written after run 
 kernel once, on m=n=k=1, with 6.89e-5 against the bound 1e-5: honest, or a precision loss? Honest: on the
 H200 (2026-11-30, 1,500 draws of each case with k <= 2) cublasSgemmBatched_64, cublasSgemm_v2 and
 cublasSgemmStridedBatched went over the bound in 88 draws, at most 3 in a case and only where m = n = 1
-(worst 6.3e-5), always a result that
-cancels (c close to a*b) computed as exactly as float32 allows; the judge's opinion now pools list entries
-and skips outputs under 64 values (compare.FP64_OPINION_MIN_VALUES). Those figures were taken with
+(worst 6.3e-5); each such case's worst draw was a result that cancels (c close to a*b) from a float32
+product and sum with no shortcut. The judge's opinion now pools list entries and skips outputs under 64
+values (compare.FP64_OPINION_MIN_VALUES). Those figures were taken with
 per-tensor norms; the probe now pools a list's entries as the judge does and, by default (--min-values 1),
 gives every output an opinion; --min-values 64 applies the judge's rule (tiny outputs then count as 0).
 """
