@@ -35,6 +35,14 @@ def geometric_mean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(value) for value in values) / len(values))
 
 
+def coefficient_of_variation(values: list[float]) -> float | None:
+    """Sample standard deviation over mean: the spread of repeated speedups (None for fewer than two, or a
+    zero mean)."""
+    if len(values) < 2 or statistics.fmean(values) == 0:
+        return None
+    return statistics.stdev(values) / statistics.fmean(values)
+
+
 def bootstrap_speedup_ci(samples: list[tuple[list[float], list[float]]], rng: random.Random,
                          repetitions: int = 300) -> tuple[float, float] | None:
     """95% interval of the geometric-mean speedup, resampling each case's iterations."""

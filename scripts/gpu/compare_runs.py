@@ -1,7 +1,7 @@
 """Repeatability across whole reference-kernel runs: the same kernels judged by separate runs (separate
 machines, other judges beside them), from the compact JSON files of docs/measurements.
 
-    python3 scripts/gpu/compare_runs.py docs/measurements/h200-2026-11-30{d,e,f,g,h,i}-reference-kernels.json
+    .venv/bin/python scripts/gpu/compare_runs.py docs/measurements/h200-2026-11-30{d,e,f,g,h,i}-reference-kernels.json
 
 Per operator: the coefficient of variation (sample standard deviation over mean) of its speedup across the
 runs where it passed, and of its speedup over only its cases >= 10 us. Per timed case: the same of the
@@ -15,25 +15,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from evaluation.judge.timing_stats import coefficient_of_variation, geometric_mean  # noqa: E402
 
 # Seen host-bound (``host_bound_sides``) on the H200 in runs d-g: their reference (or, for cublasDgemv, the
 # candidate) synchronises with the host inside the timed call.
 HOST_BOUND = ("aten__masked_fill_.py", "vllm13__reshape_and_cache.py", "vllm13__reshape_and_cache_flash.py",
               "vllm13__merge_attn_states.py", "vllm13__concat_and_cache_mla.py", "cublas__cublasDgemv_v2.py")
-
-
-def coefficient_of_variation(values: list[float]) -> float | None:
-    if len(values) < 2 or statistics.fmean(values) == 0:
-        return None
-    return statistics.stdev(values) / statistics.fmean(values)
-
-
-def geometric_mean(values: list[float]) -> float:
-    return math.exp(statistics.fmean(math.log(value) for value in values))
 
 
 def load(path: Path) -> dict[str, dict]:

@@ -39,7 +39,7 @@ from evaluation.judge.backends import detect_chip, gpu_state, peaks_for  # noqa:
 from evaluation.judge.job import JudgeJob, JudgeResult  # noqa: E402
 from evaluation.judge.records import find_operator  # noqa: E402
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with  # noqa: E402
-from evaluation.judge.timing_stats import geometric_mean  # noqa: E402
+from evaluation.judge.timing_stats import coefficient_of_variation, geometric_mean  # noqa: E402
 
 KERNELS = ROOT / "tests/evaluation/kernels"
 REFERENCE_KERNELS = ROOT / "evaluation/catalog/reference_kernels"
@@ -396,10 +396,6 @@ def section_repeat(chip: str, device: str, args: argparse.Namespace) -> None:
     cv = coefficient_of_variation(usable)
     OUTPUT["repeat"] = {"speedups": values, "cv": cv}
     print(f"coefficient of variation: {cv if cv is None else f'{cv:.2%}'}")
-
-
-def coefficient_of_variation(values: list[float]) -> float | None:
-    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else None
 
 
 def section_repeat_refs(chip: str, device: str, args: argparse.Namespace) -> None:
