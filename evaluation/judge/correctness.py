@@ -283,15 +283,19 @@ def mutated_inputs(judgement: _Judgement, entry: Any, before: Call, after: Call)
     return ""
 
 
+def float64_outputs(spec: Any, case: Case, call: Call, device: torch.device) -> tuple[Any, ...]:
+    """The reference's outputs for ``call`` computed in float64 (complex128) on ``device``, from a private
+    widened copy of its tensors: what the fp64 opinion measures against."""
+    call64 = _to_device(call, device)
+    call64 = Call(args=map_tensors(call64.args, widen_to_64), kwargs=map_tensors(call64.kwargs, widen_to_64))
+    return map_tensors(spec.outputs_of(case, call64, spec.reference(case, call64)), lambda t: t.detach())
+
+
 def check_fp64_opinion(judgement: _Judgement, case: Case, tier: str, before: Call,
                        outputs: tuple[Any, ...]) -> None:
     # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU), on
     # the inputs the candidate got (pure outputs poisoned: the reference ignores them, pure_output_keys).
-    call64 = _to_device(before, judgement.reference_device)
-    call64 = Call(args=map_tensors(call64.args, widen_to_64), kwargs=map_tensors(call64.kwargs, widen_to_64))
-    expected64 = map_tensors(judgement.spec.outputs_of(case, call64, judgement.spec.reference(case, call64)),
-                              lambda t: t.detach())
-    error = fp64_relative_error(outputs, expected64)
+    error = fp64_relative_error(outputs, float64_outputs(judgement.spec, case, before, judgement.reference_device))
     bound = judgement.spec.fp64_relative_bound
     if error is not None and error > bound:
         raise Verdict("failed_correctness", f"case {case.case_id}: relative error {error:.3g} against a float64 "

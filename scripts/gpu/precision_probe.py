@@ -30,13 +30,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from evaluation.catalog.spec import Call  # noqa: E402
-from evaluation.judge.compare import (  # noqa: E402
-    flat_tensors,
-    fp64_relative_error,
-    map_tensors,
-    widen_to_64,
-)
+from evaluation.judge.compare import flat_tensors, fp64_relative_error  # noqa: E402
+from evaluation.judge.correctness import float64_outputs  # noqa: E402
 from evaluation.judge.records import find_operator  # noqa: E402
 from evaluation.judge.runner import _to_device  # noqa: E402
 
@@ -72,13 +67,10 @@ def probe(operator_id: str, args: argparse.Namespace, device: torch.device) -> N
         errors, worst = [], None
         for seed in range(args.draws):
             call = spec.make_inputs(case, torch.Generator().manual_seed(seed))
-            before = _to_device(call, device)
-            sent = _to_device(call, device)
+            sent = _to_device(call, device)  # the kernel's copy; ``call`` stays as drawn
             returned = getattr(module, case.entry_point)(*sent.args, **sent.kwargs)
             outputs = spec.outputs_of(case, sent, returned)
-            wide = Call(args=map_tensors(before.args, widen_to_64),
-                        kwargs=map_tensors(before.kwargs, widen_to_64))
-            expected64 = spec.outputs_of(case, wide, spec.reference(case, wide))
+            expected64 = float64_outputs(spec, case, call, device)
             error = fp64_relative_error(outputs, expected64, min_values=args.min_values) or 0.0
             errors.append(error)
             if worst is None or error > worst[0]:
