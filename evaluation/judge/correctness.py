@@ -222,7 +222,7 @@ def note_sandbox_phases(judgement: _Judgement, reply: dict[str, Any]) -> None:
             phases = outcome.get("phase_s") if isinstance(outcome, dict) else None
             if not isinstance(phases, dict):
                 continue
-            for phase in ("decode", "call", "encode"):
+            for phase in ("decode", "call", "encode", "launchers_lent"):
                 value = phases.get(phase)
                 if isinstance(value, (int, float)) and 0 <= value < 1e6:
                     judgement.add_stage(f"{kind}.{phase}", float(value))

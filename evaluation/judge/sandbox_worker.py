@@ -55,6 +55,31 @@ def _not_plain(value: Any, path: str = "return") -> list[str]:
 
 # Triton compilations in this sandbox (diagnostics: a first call per specialisation pays for one).
 _COMPILES = [0]
+# Seconds spent building Triton's C launchers while the GPU was lent (diagnostics: prebuild_launcher).
+_LAUNCHER_SECONDS = [0.0]
+
+
+def prebuild_launcher(hook_kwargs: dict[str, Any]) -> bool:
+    """Build the C launcher of the kernel Triton just compiled (``jit_post_compile_hook``'s arguments), now.
+
+    Triton builds one launcher per kernel signature with the host's C compiler (gcc: 0.13-0.2 s each on an
+    idle 2-core box, more on a loaded host) when the kernel is first launched, which is after the
+    compilation, inside the GPU hold the sandbox has taken back. On the H200 the holds that followed a
+    compilation were 426 s in all for a 110-kernel submission (run k, NOTES.md), and timers queued behind
+    them. Built here while the GPU is still lent, the launch finds it in the run's own Triton cache and only
+    loads it. Pure host work: the launcher module's initialisation makes no CUDA call. False (nothing done;
+    the launch builds it, as before) when this Triton is laid out differently or the build fails."""
+    try:
+        from triton.runtime.driver import driver
+
+        device = hook_kwargs["compile"]["device"]
+        kernel = hook_kwargs["fn"].jit_function.device_caches[device][0][hook_kwargs["key"]]
+        started = time.perf_counter()
+        driver.active.launcher_cls(kernel.src, kernel.metadata)
+    except Exception:  # noqa: BLE001 - an optimisation only: any failure leaves Triton's own path
+        return False
+    _LAUNCHER_SECONDS[0] += time.perf_counter() - started
+    return True
 
 
 class CompileWindows:
@@ -87,6 +112,8 @@ class CompileWindows:
 
     def after(self, *args: Any, **kwargs: Any) -> None:
         _COMPILES[0] += 1
+        if self.lent:
+            prebuild_launcher(kwargs)  # host work: before the GPU is taken back, not inside the hold
         self.take_back()
 
     def take_back(self) -> None:
@@ -246,7 +273,7 @@ class Worker:
                   poison_keys: list[Any] = (), keep: list[Any] | None = None) -> dict[str, Any]:
         """One call of the candidate. ``keep``: send back only these arguments (None: all of them)."""
         started = time.perf_counter()
-        compiles = _COMPILES[0]
+        compiles, launchers_s = _COMPILES[0], _LAUNCHER_SECONDS[0]
         decoded = wire.Decoder(blobs, self.device).decode(payload)
         self._sync()  # the copies to the device belong to decoding, not to the call
         decoded_at = time.perf_counter()
@@ -287,6 +314,8 @@ class Worker:
         outcome["phase_s"] = {"decode": decoded_at - started, "call": called_at - decoded_at,
                               "encode": time.perf_counter() - called_at}
         outcome["compiles"] = _COMPILES[0] - compiles
+        if _LAUNCHER_SECONDS[0] > launchers_s:  # part of "call": the launchers it built while the GPU was lent
+            outcome["phase_s"]["launchers_lent"] = _LAUNCHER_SECONDS[0] - launchers_s
         return outcome
 
     @staticmethod

@@ -346,8 +346,23 @@ def test_correctness_lends_the_gpu_while_the_sandbox_compiles(warm_forkserver, t
     # Both windows lent: the one closed by the post-compile hook and the one closed by the next launch.
     assert breakdown["device_lock.lent_while_compiling"] >= 0.7
     assert "device_lock.shared_held" in breakdown
+    # The simulated post-compile hook names no compiled kernel, so no launcher was built ahead of the launch
+    # (on a GPU each compilation's launcher is built here, while the GPU is still lent: prebuild_launcher).
+    assert "sandbox.launchers_lent" not in breakdown
     with DeviceLock("cpu", str(tmp_path)).exclusive(time.monotonic() + 1):
         pass  # nothing left held
+
+
+def test_building_a_launcher_ahead_never_gets_in_the_way_of_the_compilation_it_follows():
+    """prebuild_launcher is an optimisation inside the untrusted sandbox: whatever the hook hands it (another
+    Triton's arguments, a kernel it cannot find, no GPU driver), it does nothing and says so, and Triton
+    builds the launcher at the launch as it always did."""
+    from evaluation.judge.sandbox_worker import _LAUNCHER_SECONDS, prebuild_launcher
+
+    before = _LAUNCHER_SECONDS[0]
+    assert prebuild_launcher({}) is False
+    assert prebuild_launcher({"key": "k", "fn": object(), "compile": {"device": 0}}) is False
+    assert _LAUNCHER_SECONDS[0] == before
 
 
 def _recording_sandboxes(tmp_path):
