@@ -18,6 +18,7 @@
 #                                                   # times in one call: per-operator CV (cap 540 s)
 #     bash scripts/gpu/run_all.sh spread [CAP]     # the same for the seven operators whose CV across
 #                                                   # machines was over 1 % (SPREAD7; cap 330 s)
+#     bash scripts/gpu/run_all.sh submission_spread [S] [END] # both in one call (END 565 s)
 #
 # Logs and JSON go to $OUT (or ./gpu-out); the summary lines of every step are printed again at the end.
 set -uo pipefail
@@ -159,6 +160,13 @@ elif [ "$PART" = last ]; then
   grep -A14 "^== reference kernels" "$OUT/long.log" | cut -c1-200
   grep -A14 "^== judge speedup" "$OUT/long.log"
   grep -A14 "^== repeatability" "$OUT/long.log"
+elif [ "$PART" = submission_spread ]; then
+  # One call: the 110-kernel submission, then the SPREAD7 operators judged five times, until END seconds.
+  catalog "${2:-330}" 110
+  catalog_summary
+  step repeat $((${3:-565} - SECONDS)) env KGB_ONLY_OPERATORS=$SPREAD7 python3 scripts/gpu/judge_h200.py \
+    --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds 4
+  grep -A12 "^== repeatability" "$OUT/repeat.log"
 elif [ "$PART" = spread ]; then
   # The protocol on the operators that varied most across machines: each judged five times in one
   # call (public tier, all at once): is their spread the machine's or the call's?
