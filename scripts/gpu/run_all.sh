@@ -78,6 +78,13 @@ catalog() {  # catalog SECONDS [FILL]: every reference kernel (FILL jobs in all)
   unset KGB_DEVICE_LOCK_TRACE
 }
 
+spread() {  # spread SECONDS: the protocol on the operators that varied most across machines, each
+  # judged five times in one call (public tier, all at once): is their spread the machine's or the call's?
+  step repeat "$1" env KGB_ONLY_OPERATORS=$SPREAD7 python3 scripts/gpu/judge_h200.py \
+    --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds 4
+  grep -A12 "^== repeatability" "$OUT/repeat.log"
+}
+
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
 
 if [ "$PART" = judge ]; then
@@ -164,15 +171,9 @@ elif [ "$PART" = submission_spread ]; then
   # One call: the 110-kernel submission, then the SPREAD7 operators judged five times, until END seconds.
   catalog "${2:-330}" 110
   catalog_summary
-  step repeat $((${3:-565} - SECONDS)) env KGB_ONLY_OPERATORS=$SPREAD7 python3 scripts/gpu/judge_h200.py \
-    --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds 4
-  grep -A12 "^== repeatability" "$OUT/repeat.log"
+  spread $((${3:-565} - SECONDS))
 elif [ "$PART" = spread ]; then
-  # The protocol on the operators that varied most across machines: each judged five times in one
-  # call (public tier, all at once): is their spread the machine's or the call's?
-  step repeat "${2:-330}" env KGB_ONLY_OPERATORS=$SPREAD7 python3 scripts/gpu/judge_h200.py \
-    --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds 4
-  grep -A12 "^== repeatability" "$OUT/repeat.log"
+  spread "${2:-330}"
 elif [ "$PART" = repeat ]; then
   step repeat "${4:-540}" env KGB_ONLY_OPERATORS=${3:-$LONG} python3 scripts/gpu/judge_h200.py \
     --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds ${2:-4}
