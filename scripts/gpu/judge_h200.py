@@ -421,8 +421,11 @@ def section_repeat_refs(chip: str, device: str, args: argparse.Namespace) -> Non
     def record(operator_id: str, result: JudgeResult) -> None:
         long = [case.speedup for case in result.case_results if case.timed and case.speedup
                 and min(case.reference_ms, case.candidate_ms) >= 0.010]
+        # Per-case medians too: which side moved between judgements (NOTES.md, "Reference-side spread").
         raw.append({"operator": operator_id, "status": result.status, "speedup": result.speedup,
-                    "speedup_10us": geometric_mean(long)})
+                    "speedup_10us": geometric_mean(long),
+                    "cases": [{"case_id": case.case_id, "reference_ms": case.reference_ms,
+                               "candidate_ms": case.candidate_ms} for case in result.case_results if case.timed]})
 
     for operator_id, _ in files:
         if operator_id in REF_RESULTS:
