@@ -238,9 +238,9 @@ def fp64_relative_error(outputs: tuple[Any, ...], expected64: tuple[Any, ...],
             continue
         difference_squared, scale_squared = 0.0, 0.0
         for out, ref in pairs:
-            wide = torch.complex128 if out.dtype.is_complex else torch.float64
-            ref64 = ref.detach().to(wide)
-            difference_squared += float(torch.linalg.vector_norm(out.detach().to(ref64.device, wide) - ref64)) ** 2
+            ref64 = widen_to_64(ref.detach())
+            out64 = widen_to_64(out.detach()).to(ref64.device)
+            difference_squared += float(torch.linalg.vector_norm(out64 - ref64)) ** 2
             scale_squared += float(torch.linalg.vector_norm(ref64)) ** 2
         difference, scale = math.sqrt(difference_squared), math.sqrt(scale_squared)
         value = difference / scale if scale > 0 else difference
