@@ -78,11 +78,11 @@ catalog() {  # catalog SECONDS [FILL]: every reference kernel (FILL jobs in all)
   unset KGB_DEVICE_LOCK_TRACE
 }
 
-spread() {  # spread SECONDS: the protocol on the operators that varied most across machines, each
-  # judged five times in one call (public tier, all at once): is their spread the machine's or the call's?
-  step repeat "$1" env KGB_ONLY_OPERATORS=$SPREAD7 python3 scripts/gpu/judge_h200.py \
-    --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds 4
-  grep -A12 "^== repeatability" "$OUT/repeat.log"
+repeat_ops() {  # repeat_ops SECONDS OPS ROUNDS: OPS judged 1 + ROUNDS times in one call (public tier, 14 at
+  # once): the repeatability protocol, per-operator CV
+  step repeat "$1" env KGB_ONLY_OPERATORS=$2 python3 scripts/gpu/judge_h200.py \
+    --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds "$3"
+  grep -A20 "^== repeatability" "$OUT/repeat.log"
 }
 
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader
@@ -171,13 +171,12 @@ elif [ "$PART" = submission_spread ]; then
   # One call: the 110-kernel submission, then the SPREAD7 operators judged five times, until END seconds.
   catalog "${2:-330}" 110
   catalog_summary
-  spread $((${3:-565} - SECONDS))
+  repeat_ops $((${3:-565} - SECONDS)) "$SPREAD7" 4
 elif [ "$PART" = spread ]; then
-  spread "${2:-330}"
+  # Is the spread of the operators that varied most across machines the machine's or the call's?
+  repeat_ops "${2:-330}" "$SPREAD7" 4
 elif [ "$PART" = repeat ]; then
-  step repeat "${4:-540}" env KGB_ONLY_OPERATORS=${3:-$LONG} python3 scripts/gpu/judge_h200.py \
-    --sections refs,repeat_refs --refs-jobs 14 --refs-tiers public --repeat-rounds ${2:-4}
-  grep -A20 "^== repeatability" "$OUT/repeat.log"
+  repeat_ops "${4:-540}" "${3:-$LONG}" "${2:-4}"
 else
   catalog "${2:-500}" "${3:-0}"
   echo; echo "== summaries"
