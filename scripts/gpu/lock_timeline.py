@@ -44,6 +44,10 @@ def timeline(rows: list[tuple[float, int, str, str, str]] | list[tuple[float, in
     shared_from: dict[int, float] = {}
     shared_holds: list[float] = []
     by_label: dict[str, dict[str, float]] = {}  # label -> holds, seconds, seconds kept a timer waiting
+
+    def label_entry(label: str) -> dict[str, float]:
+        return by_label.setdefault(label or "-", {"holds": 0, "seconds": 0.0, "draining": 0.0})
+
     waiters_during_exclusive = 0.0
     holds: list[float] = []
     exclusive_from = 0.0
@@ -60,8 +64,7 @@ def timeline(rows: list[tuple[float, int, str, str, str]] | list[tuple[float, in
                 seconds["draining"] += span
                 drain_holders += span * len(shared_holders)
                 for holder_label in shared_holders.values():
-                    entry = by_label.setdefault(holder_label or "-", {"holds": 0, "seconds": 0.0, "draining": 0.0})
-                    entry["draining"] += span
+                    label_entry(holder_label)["draining"] += span
         elif waiting:
             seconds["idle_with_waiters"] += span
         else:
@@ -85,7 +88,7 @@ def timeline(rows: list[tuple[float, int, str, str, str]] | list[tuple[float, in
                 if pid in shared_from:
                     length = moment - shared_from.pop(pid)
                     shared_holds.append(length)
-                    entry = by_label.setdefault(held_label or "-", {"holds": 0, "seconds": 0.0, "draining": 0.0})
+                    entry = label_entry(held_label)
                     entry["holds"] += 1
                     entry["seconds"] += length
     span = rows[-1][0] - rows[0][0]
