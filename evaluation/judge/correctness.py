@@ -114,6 +114,7 @@ def prepare_case(judgement: _Judgement, tier: str, case: Case, seed: int, ghost:
     built = time.perf_counter()
     judgement.add_stage("correctness.inputs", built - started)
     expected = judgement._expected(case, sent)
+    judgement.reference_seconds.setdefault(case.case_id, time.perf_counter() - built)
     if case.case_id not in judgement.poison_keys:  # a property of the case, not of the seed: once per case
         judgement.poison_keys[case.case_id] = pure_output_keys(judgement, case, sent, entry, expected)
         judgement.expected_meta[case.case_id] = map_tensors(expected, lambda t: t.to("meta"))
@@ -152,7 +153,11 @@ def call_sandbox(judgement: _Judgement, pending: CaseInFlight) -> None:
                                        "poison_keys": poison_keys, "ghost_keep": list(entry.mutates),
                                        "repeat": pending.wants_repeat},
                                       encoder.blobs, case, tier,
-                                      reply_cap=_reply_cap(encoder.blobs, pending.expected, pending.variants), gpu=True)
+                                      reply_cap=_reply_cap(encoder.blobs, pending.expected, pending.variants), gpu=True,
+                                      call_limit_s=judgement.job.call_limit_s(
+                                          judgement.reference_seconds.get(case.case_id, 0.0),
+                                          calls=1 + (pending.variants if pending.wants_ghost else 0)
+                                          + int(pending.wants_repeat)))
     answered = pending.answered_at = time.perf_counter()
     judgement.add_stage("correctness.sandbox_round_trip", answered - asked)
     note_sandbox_phases(judgement, reply)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import json
 import os
 import resource
@@ -21,13 +20,6 @@ import socket
 import sys
 import traceback
 from typing import Any
-
-CLONE_NEWNET = 0x40000000
-
-
-def _libc() -> Any:
-    return ctypes.CDLL(None, use_errno=True)
-
 
 def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_pid: int) -> None:
     """Runs in the forked child: become a sandbox, serve one job, never return."""
@@ -43,7 +35,6 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         for key, value in request["env"].items():
             os.environ[key] = value
-        os.chdir(request["workdir"])
         limits = request["limits"]
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"], limits["nofile"]))
@@ -51,15 +42,17 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
         if limits.get("address_space"):
             resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"], limits["address_space"]))
-        if request.get("netns") and _libc().unshare(CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET) failed")
-        if request.get("uid") is not None:
-            os.setgroups([])
-            os.setgid(int(request["gid"]))
-            os.setuid(int(request["uid"]))
         from evaluation.judge.lifeline import die_with_parent
 
-        die_with_parent(zygote_pid)  # after the uid change (it clears the setting): the zygote dies, we die
+        if request.get("view"):
+            from evaluation.judge.isolation import ViewPlan, enter_sandbox
+
+            # This process stays behind as the keeper; what returns is the contained sandbox.
+            die_with_parent(zygote_pid)
+            enter_sandbox(ViewPlan(**request["view"]), close_in_keeper=[cmd_read, res_write])
+        else:
+            os.chdir(request["workdir"])
+            die_with_parent(zygote_pid)  # the zygote (our parent) dies: we die
         sys.argv = ["evaluation.judge.sandbox_main", "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
         from evaluation.judge import guard, wire
         from evaluation.judge.sandbox_worker import Worker

@@ -24,6 +24,20 @@ VERDICTS: tuple[str, ...] = (
 )
 
 
+def call_limit_defaults(device_type: str) -> tuple[float, float]:
+    """(floor seconds, factor over the reference) of the per-call limit; ``KGB_CALL_LIMIT_FLOOR_S`` and
+    ``KGB_CALL_LIMIT_FACTOR`` override them for a worker."""
+    import os
+
+    floor, factor = (60.0, 1000.0) if device_type == "cpu" else (10.0, 50.0)
+    try:
+        floor = float(os.environ.get("KGB_CALL_LIMIT_FLOOR_S", floor))
+        factor = float(os.environ.get("KGB_CALL_LIMIT_FACTOR", factor))
+    except ValueError:
+        pass
+    return floor, factor
+
+
 @dataclass
 class JudgeJob:
     """Everything needed to judge one kernel file against one operator on one chip."""
@@ -43,9 +57,22 @@ class JudgeJob:
     # judge's processes may keep cached between cases (runner.device_memory_budget).
     judges_sharing_device: int = 1
     run_id: str = ""  # for logs and evidence only
+    # Each request to the sandbox must return within max(floor, factor x the reference's time for the same
+    # case x the calls the request makes), compile time and GPU queueing excluded; otherwise the case is a ``timeout``
+    # and the judgement ends, so a kernel that sleeps cannot hold a worker for its whole budget. None: the
+    # device's default (call_limit_defaults). The interpreter runs kernels orders of magnitude slower than
+    # torch's CPU kernels, hence its larger figures.
+    call_limit_floor_s: float | None = None
+    call_limit_factor: float | None = None
     # Roofline peaks of the chip (None: no roofline check). Bytes/s and FLOP/s per dtype name.
     peak_bandwidth_bytes_per_s: float | None = None
     peak_flops_by_dtype: dict[str, float] = field(default_factory=dict)
+
+    def call_limit_s(self, reference_s: float, calls: int = 1) -> float:
+        floor, factor = call_limit_defaults(self.device_type)
+        floor = self.call_limit_floor_s if self.call_limit_floor_s is not None else floor
+        factor = self.call_limit_factor if self.call_limit_factor is not None else factor
+        return max(floor, factor * max(0.0, reference_s) * max(1, calls))
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

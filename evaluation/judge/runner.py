@@ -63,6 +63,8 @@ def device_memory_budget(device_total_bytes: int | None, judges: int) -> tuple[i
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
 # come first (see _start_sandbox and timing_trusted.run_timing).
 CORRECTNESS_NICE = 10
+# Loading a kernel: the per-call floor plus this (device context, memory caps, the module's own import).
+START_ALLOWANCE_S = 20.0
 TIMING_NICE = -10
 
 
@@ -167,6 +169,10 @@ class _Judgement:
         self.stage_seconds: dict[str, float] = {}
         self.sandbox: Sandbox | None = None
         self.deadline = time.monotonic() + job.time_budget_s
+        # The request in flight's own limit (``_request(call_limit_s=...)``): moved, like the budget's
+        # deadline, by waits for the GPU and by compilations; None between requests.
+        self.call_deadline: float | None = None
+        self.reference_seconds: dict[str, float] = {}  # per case: the reference's time (per-call limits)
         self.reference_device = torch.device("cpu")
         self.flagged = False
         self.poison_keys: dict[str, list[Any]] = {}  # per case: mutated args that are pure outputs
@@ -288,6 +294,8 @@ class _Judgement:
         self.environment["sandbox"] = {"launcher": self.sandbox.launcher,
                                        "applied": self.sandbox.protections.applied,
                                        "unavailable": self.sandbox.protections.unavailable}
+        if self.sandbox.view:
+            self.environment["sandbox"]["view"] = self.sandbox.view
         try:
             if self.sandbox.ready_seconds is None:
                 ready = self.sandbox.wait_ready(self.deadline)
@@ -310,11 +318,11 @@ class _Judgement:
                 CORRECTNESS_NICE) else "unchanged"
         started = time.monotonic()
         entry_points = sorted({case.entry_point for _, case in self.cases})
-        path = self.sandbox.write_candidate(self.job.source_code)
         reply = self._request({"op": "start", "token": self.sandbox.token, "device": self._sandbox_device(),
                                "memory_fraction": self.job.device_memory_fraction,
-                               "keep_alive_bytes": self.sandbox_keep_alive_bytes, "source_path": path,
-                               "entry_points": entry_points, "timing": self.job.measure_timing}, [], None)[0]
+                               "keep_alive_bytes": self.sandbox_keep_alive_bytes, "source": self.job.source_code,
+                               "entry_points": entry_points, "timing": self.job.measure_timing}, [], None,
+                              call_limit_s=self.job.call_limit_s(0.0) + START_ALLOWANCE_S)[0]
         self.environment.update(reply.get("environment", {}))
         self.stage_seconds["compile"] = round(time.monotonic() - started, 4)
         if not reply.get("ok"):
@@ -352,7 +360,8 @@ class _Judgement:
         self.sandbox.close()
 
     def _request(self, header: dict[str, Any], blobs: list[bytes], case: Case | None, tier: str = "",
-                 reply_cap: int = wire.MAX_BLOB_BYTES, gpu: bool = False) -> tuple[dict[str, Any], list[bytes]]:
+                 reply_cap: int = wire.MAX_BLOB_BYTES, gpu: bool = False,
+                 call_limit_s: float | None = None) -> tuple[dict[str, Any], list[bytes]]:
         """``gpu``: the request uses the GPU outside timing (the sandbox's calls, loading timing sets, its spot
         copies): it holds the GPU shared, but only from the sandbox's ``want_gpu`` to its ``gpu_done`` (not
         while the request and the reply cross the pipe), and lends it out while the sandbox compiles."""
@@ -361,13 +370,19 @@ class _Judgement:
         lock = self.device_lock
         gated = gpu and lock is not None and not (lock.exclusive_held or lock.shared_held)
         self._gate_label = str(header.get("op", ""))
+        self.call_deadline = None if call_limit_s is None else time.monotonic() + call_limit_s
         try:
             with lock.gated() if gated else contextlib.nullcontext():
                 return self.sandbox.request(dict(header, lend_gpu=True, gate_gpu=True) if gated else header, blobs,
-                                            lambda: self.deadline, reply_cap,
+                                            self._request_deadline, reply_cap,
                                             on_event=self._gate_event if gated else None)
         except wire.ChannelTimeout:
             self.sandbox.kill()
+            if self.call_deadline is not None and self.call_deadline < self.deadline:
+                what = f"case {case.case_id}" if case else "loading the kernel"
+                raise Verdict("timeout", f"{what}: the call did not return within {call_limit_s:.3g} s "
+                              "(the per-call limit: max(floor, factor x the reference's time))", case=case,
+                              tier=tier, message=f"per-call limit of {call_limit_s:.3g} s") from None
             raise Verdict("timeout", f"the wall-clock budget of {self.job.time_budget_s:g} s ran out{where}",
                           case=case, tier=tier, message="timeout") from None
         except wire.PeerClosed:
@@ -391,6 +406,11 @@ class _Judgement:
                           check="result_channel", case=case, tier=tier, message=str(error)) from None
         except HarnessError as error:
             raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
+        finally:
+            self.call_deadline = None
+
+    def _request_deadline(self) -> float:
+        return self.deadline if self.call_deadline is None else min(self.deadline, self.call_deadline)
 
     def _gate_event(self, event: str) -> None:
         """The sandbox's account of its GPU use inside a gated request (``_request(gpu=True)``).
@@ -410,7 +430,10 @@ class _Judgement:
             return
         if lock.lent:
             if event == "compiled":
-                self.add_stage("device_lock.lent_while_compiling", time.perf_counter() - self._lent_at)
+                compiling_s = time.perf_counter() - self._lent_at
+                self.add_stage("device_lock.lent_while_compiling", compiling_s)
+                if self.call_deadline is not None:  # compiling is not the call's running time
+                    self.call_deadline += compiling_s
             label = self._gate_label + (".compiled" if event == "compiled" else "")
             self._queue_for_device("shared", lambda give_up_at: lock.take_back(give_up_at, label))
             self._held_at = time.perf_counter()
@@ -423,6 +446,8 @@ class _Judgement:
         taken = take(time.monotonic() + max(0.0, self.job.device_wait_limit_s - waited_before))
         waited = self.device_lock.waited_s - waited_before
         self.deadline += waited
+        if self.call_deadline is not None:
+            self.call_deadline += waited
         self.add_stage(f"device_lock.{kind}_wait", waited)
         return taken
 

@@ -1,10 +1,14 @@
-"""The trusted side's handle on one sandbox process: how it is started, limited, talked to and killed.
+"""The trusted side's handle on one sandbox process: how it is started, contained, talked to and killed.
 
-Start: ``python -s -P -m evaluation.judge.sandbox_main`` in a fresh temporary directory (cwd, HOME, TMPDIR,
-TRITON_CACHE_DIR), with an environment built from an allow-list (no SECRET_KEY, DATABASE_URL, broker URLs),
-``start_new_session`` (own process group, killed as a whole), rlimits set in ``preexec_fn`` and, when this
-process is root, a new network namespace (``unshare -n``) and a drop to user ``nobody`` (``setpriv``).
-Results arrive on a private pipe; stdout/stderr go to files that end up, truncated, in the evidence.
+Start: ``python -s -P -m evaluation.judge.sandbox_main`` (or a fork of the zygote, forkserver_main) with an
+environment built from an allow-list (no SECRET_KEY, DATABASE_URL, broker URLs), its own session and rlimits.
+Where this process is root, the sandbox is contained by the operating system (isolation.py): its own slot
+uid, PID / mount / network / IPC namespaces, a read-only view of only what the judge needs, private
+size-capped tmpfs for its work dir, /tmp and /dev/shm, and a cgroup where the host has one. Elsewhere the
+older, weaker protections apply (a drop to ``nobody``, a network namespace when ``unshare`` works) and the
+evidence lists what was unavailable. The candidate's source travels on the private pipe and is written
+inside the sandbox's own work dir: nothing of it is left in a shared place. Results arrive on the pipe;
+stdout/stderr go to files that end up, truncated, in the evidence.
 A ``Sandbox`` serves one job and is then killed: a process that loaded a candidate is never reused.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import pwd
 import resource
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.judge import wire
+from evaluation.judge import isolation, wire
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
@@ -38,10 +43,10 @@ LOG_LIMIT = 4000
 
 @dataclass(frozen=True)
 class Limits:
-    # RLIMIT_NPROC counts every thread of every process of the user, and all sandboxes (and their zygotes)
-    # run as ``nobody``: the cap is shared by every judgement on the host. 256 was too few for ten judges at
-    # once on the H200 (CUDA, torch and Triton each start threads; ptxas runs as a child): the likely reason
-    # a sandbox died at about 60 s in two parallel runs (not confirmed there). 4096 still stops a fork bomb.
+    # RLIMIT_NPROC counts every thread of every process of a uid. Contained sandboxes each run as their own
+    # slot uid, so this is a per-sandbox cap (beside the cgroup's pids.max where there is one); CUDA, torch
+    # and Triton start threads of their own and ptxas runs as a child, so it cannot be small. In the
+    # fallback (every sandbox as ``nobody``) it is shared by the host's sandboxes.
     nproc: int = int(os.environ.get("KGB_SANDBOX_NPROC", "4096"))
     nofile: int = 256
     fsize_bytes: int = 64 * 1024 * 1024
@@ -99,13 +104,19 @@ def base_env(device_type: str, limits: Limits = Limits()) -> dict[str, str]:
 
 def zygote_env(device_type: str) -> dict[str, str]:
     env = base_env(device_type)
+    if isolation.containment_available() is None:
+        return env  # a root zygote: each fork contains itself (isolation.enter_sandbox)
     if os.geteuid() == 0 and _nobody() is not None and not shutil.which("setpriv"):
         env["KGB_SANDBOX_SETUID"] = str(_nobody()[0])
     return env
 
 
 def isolation_prefix(isolate: bool) -> list[str]:
-    """``unshare -n`` (new network namespace) and ``setpriv`` (user nobody) where this process may use them."""
+    """How the zygote is started. Where sandboxes are contained, it stays root with nothing around it: it
+    runs only our code and each fork builds its own namespaces and takes its slot's uid. Elsewhere the
+    weaker fallback: ``unshare -n`` and ``setpriv`` (user nobody) where this process may use them."""
+    if isolate and isolation.containment_available() is None:
+        return []
     prefix: list[str] = ["unshare", "-n"] if isolate and _netns_available() else []
     nobody = _nobody() if isolate and os.geteuid() == 0 else None
     if nobody is not None and shutil.which("setpriv"):
@@ -125,77 +136,123 @@ class Sandbox:
     """
 
     def __init__(self, device_type: str, limits: Limits = Limits(), isolate: bool = True,
-                 forkserver: Any = None, prewarm: bool = False) -> None:
+                 forkserver: Any = None, prewarm: bool = False,
+                 containment: isolation.ContainmentLimits | None = None) -> None:
         """``prewarm``: a spare forked ahead of need initialises its device and Triton's compiler before it
-        says it is ready (fork-server sandboxes on a GPU only; see prewarm.py and pool.shared_spare)."""
+        says it is ready (fork-server sandboxes on a GPU only; see prewarm.py and pool.shared_spare).
+        ``isolate``: contain it (tests of the judge's own logic may switch it off; production never does)."""
         self.device_type = device_type
         self.limits = limits
         self.protections = Protections()
         self.token = secrets.token_hex(16)
-        self.workdir = Path(tempfile.mkdtemp(prefix="kgb-sandbox-"))
-        self.logdir = Path(tempfile.mkdtemp(prefix="kgb-logs-"))  # outside the sandbox's reach when dropped
         self.started_at = time.monotonic()
         self.ready_seconds: float | None = None
         self.launcher = "forkserver" if forkserver is not None else "popen"
+        self.lease: isolation.SlotLease | None = None
+        self.cgroup: isolation.Cgroup | None = None
+        self.workdir: Path | None = None
+        self.view: list[str] = []  # host paths the sandbox sees (read-only), for the evidence
+        self.logdir = _owned_tempdir("kgb-logs-")  # root's, outside every sandbox's view
+        why_not = isolation.containment_available() if isolate else "switched off for this judgement (tests only)"
+        self.contained = why_not is None
+        view: isolation.ViewPlan | None = None
+        try:
+            if self.contained:
+                containment = containment or isolation.ContainmentLimits()
+                self.lease = isolation.lease_slot()
+                self.cgroup = isolation.Cgroup.create(self.lease.slot, containment)
+                view = isolation.plan_view(device_type, self.lease, self.cgroup, containment)
+                run_env = isolation.contained_environment()
+                self.view = list(view.read_only)
+                self._note_containment(view, containment)
+            else:
+                self.workdir = _owned_tempdir("kgb-sandbox-")
+                for path in ("home", "tmp", "triton-cache"):
+                    (self.workdir / path).mkdir()
+                run_env = {"HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),
+                           "TRITON_CACHE_DIR": str(self.workdir / "triton-cache")}
+                self.protections.unavailable.append(f"containment by the operating system ({why_not})")
+            self._start(device_type, limits, isolate, forkserver, prewarm, run_env, view)
+        except BaseException:
+            self._release()
+            raise
+
+    def _note_containment(self, view: isolation.ViewPlan, containment: isolation.ContainmentLimits) -> None:
+        assert self.lease is not None and self.cgroup is not None
+        self.protections.applied += [
+            f"own uid {self.lease.uid} (host slot {self.lease.slot}), no capabilities, no_new_privs",
+            "own PID namespace (one kill ends every process it started)",
+            "own mount namespace: read-only view of Python, torch, triton and the judge only",
+            f"private tmpfs: work dir {containment.workdir_bytes >> 20} MiB, /tmp {containment.tmp_bytes >> 20} MiB, "
+            f"/dev/shm {containment.shm_bytes >> 20} MiB",
+            "no network (own network namespace)", "own IPC and UTS namespaces"]
+        self.protections.applied += self.cgroup.applied
+        self.protections.unavailable += self.cgroup.unavailable
+        if not self.cgroup.paths:
+            self.protections.applied.append(f"process cap: rlimit nproc {self.limits.nproc} for the slot's own uid")
+
+    def _start(self, device_type: str, limits: Limits, isolate: bool, forkserver: Any, prewarm: bool,
+               run_env: dict[str, str], view: isolation.ViewPlan | None) -> None:
         cmd_read, self.cmd_write = os.pipe()
         self.res_read, res_write = os.pipe()
         wire.widen_pipe(self.cmd_write)
         wire.widen_pipe(self.res_read)
         os.set_blocking(self.cmd_write, False)  # sends honour the deadline (wire._write_all)
-        for path in ("home", "tmp", "triton-cache"):
-            (self.workdir / path).mkdir()
-        run_env = {"HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),
-                   "TRITON_CACHE_DIR": str(self.workdir / "triton-cache")}
         if prewarm and forkserver is not None:  # (on the CPU only in tests: the interpreter has nothing to warm)
-            run_env["KGB_SANDBOX_PREWARM"] = device_type
+            run_env = dict(run_env, KGB_SANDBOX_PREWARM=device_type)
         env = dict(base_env(device_type, limits), **run_env)
-        self.protections.applied += ["scrubbed environment (allow-list)", "fresh temp cwd/HOME/TRITON_CACHE_DIR",
-                                     "own process group", "rlimits: core=0, nofile, fsize, nproc",
+        self.protections.applied += ["scrubbed environment (allow-list)", "own session and process group",
+                                     "rlimits: core=0, nofile, fsize, nproc",
                                      "dies with the judging process (PR_SET_PDEATHSIG)"]
         if device_type == "cpu":
             self.protections.applied.append("rlimit address space")
         else:
             self.protections.unavailable.append("rlimit address space (breaks the CUDA driver; GPU memory capped "
                                                 "with set_per_process_memory_fraction instead)")
-        is_root = os.geteuid() == 0
-        netns = isolate and _netns_available()
-        if netns and forkserver is not None:
-            self.protections.applied.append("no network (network namespace of the zygote, shared by its forks)")
-        elif netns:
-            self.protections.applied.append("no network (new network namespace)")
-        else:
-            self.protections.unavailable.append("network namespace (needs root and unshare)")
-        nobody = _nobody() if isolate and is_root else None
-        if nobody is not None:
-            for path in [self.workdir, *self.workdir.iterdir()]:
-                os.chown(path, *nobody)
-            self.protections.applied.append("runs as user nobody")
-        else:
-            self.protections.unavailable.append("privilege drop (not root)" if not is_root else "privilege drop")
+        nobody = None
+        if view is None:
+            is_root = os.geteuid() == 0
+            netns = isolate and _netns_available()
+            if netns:
+                self.protections.applied.append("no network (network namespace)")
+            else:
+                self.protections.unavailable.append("network namespace (needs root and unshare)")
+            nobody = _nobody() if isolate and is_root else None
+            if nobody is not None and self.workdir is not None:
+                for path in [self.workdir, *self.workdir.iterdir()]:
+                    os.chown(path, *nobody)
+                self.protections.applied.append("runs as user nobody")
+            else:
+                self.protections.unavailable.append("privilege drop" + ("" if is_root else " (not root)"))
         self.stdout_path = self.logdir / "stdout.log"
         self.stderr_path = self.logdir / "stderr.log"
         with open(self.stdout_path, "wb") as stdout, open(self.stderr_path, "wb") as stderr:
             if forkserver is not None:
                 from evaluation.judge.forkserver import ForkedProcess
 
-                # The zygote already runs in its network namespace and as nobody (isolation_prefix).
-                request = {"workdir": str(self.workdir), "env": run_env, "netns": False, "uid": None, "gid": None,
+                request = {"workdir": str(self.workdir) if self.workdir else None, "env": run_env,
+                           "view": view.to_json() if view else None,
                            "limits": {"nofile": limits.nofile, "fsize": limits.fsize_bytes, "nproc": limits.nproc,
                                       "address_space": limits.address_space_bytes if device_type == "cpu" else 0}}
                 pid = forkserver.fork(request, [cmd_read, res_write, stdout.fileno(), stderr.fileno()])
                 self.process: Any = ForkedProcess(forkserver, pid)
             else:
-                prefix: list[str] = ["unshare", "-n"] if netns else []
-                if nobody is not None:
-                    if shutil.which("setpriv"):
-                        prefix += ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups", "--"]
-                    else:
-                        env["KGB_SANDBOX_SETUID"] = str(nobody[0])
+                prefix: list[str] = []
+                if view is not None:
+                    env["KGB_SANDBOX_VIEW"] = json.dumps(view.to_json())
+                else:
+                    prefix = ["unshare", "-n"] if isolate and _netns_available() else []
+                    if nobody is not None:
+                        if shutil.which("setpriv"):
+                            prefix += ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups",
+                                       "--"]
+                        else:
+                            env["KGB_SANDBOX_SETUID"] = str(nobody[0])
                 command = [*prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.sandbox_main",
                            "--cmd-fd", str(cmd_read), "--res-fd", str(res_write), "--parent-pid", str(os.getpid())]
                 self.process = subprocess.Popen(
-                    command, cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr,
-                    pass_fds=(cmd_read, res_write), start_new_session=True, close_fds=True,
+                    command, cwd=self.workdir or "/", env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+                    stderr=stderr, pass_fds=(cmd_read, res_write), start_new_session=True, close_fds=True,
                     preexec_fn=functools.partial(_preexec, limits, device_type),
                 )
         os.close(cmd_read)
@@ -247,14 +304,6 @@ class Sandbox:
         except (OSError, AttributeError):
             return False
 
-    def write_candidate(self, source: str) -> str:
-        path = self.workdir / "candidate_kernel.py"
-        path.write_text(source)
-        nobody = _nobody() if os.geteuid() == 0 else None
-        if nobody is not None and "runs as user nobody" in self.protections.applied:
-            os.chown(path, *nobody)
-        return str(path)
-
     # ---------------------------------------------------------------- end of life
 
     def exit_status(self, wait_s: float = 2.0) -> str:
@@ -288,30 +337,46 @@ class Sandbox:
         return out
 
     def kill(self) -> None:
+        """End every process of this sandbox: its process group, then (contained) its cgroup and every
+        process of its slot's uid, which also catches children that left the group with ``setsid``."""
         if self.process.poll() is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
+        if self.cgroup is not None:
+            self.cgroup.kill_and_remove()
+        if self.lease is not None:
+            isolation.kill_uid(self.lease.uid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=10)
-        if os.geteuid() == 0:
+        if self.lease is None and os.geteuid() == 0 and "runs as user nobody" in self.protections.applied:
             # A candidate running as nobody may have left processes behind in its own new session.
-            nobody = _nobody()
-            if nobody is not None and "runs as user nobody" in self.protections.applied:
-                _kill_strays(self.process.pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+
+    def _release(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.kill_and_remove()
+        if self.lease is not None:
+            self.lease.release()
+        if self.workdir is not None:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+        shutil.rmtree(self.logdir, ignore_errors=True)
 
     def close(self) -> None:
         self.kill()
         for fd in (self.cmd_write, self.res_read):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        shutil.rmtree(self.logdir, ignore_errors=True)
+        self._release()
 
 
 class HarnessError(Exception):
     """The sandbox harness (our code) failed, not the candidate."""
 
 
-def _kill_strays(group: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(group, signal.SIGKILL)
+def _owned_tempdir(prefix: str) -> Path:
+    """A private temp folder marked with this process's pid, so a worker's start can sweep the folders of
+    judging processes that died (isolation.sweep_host)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    (path / ".owner-pid").write_text(str(os.getpid()))
+    return path

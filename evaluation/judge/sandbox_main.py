@@ -1,7 +1,7 @@
 """The untrusted side: ``python -m evaluation.judge.sandbox_main --cmd-fd N --res-fd M``.
 
-Started by evaluation.judge.sandbox with a scrubbed environment, limits and a fresh working directory. It
-imports torch and triton, installs the launch hooks, says ``ready`` and waits (a pool can keep it warm),
+Started by evaluation.judge.sandbox with a scrubbed environment and limits; where the judge is root it first
+contains itself (isolation.enter_sandbox: its own uid, namespaces and read-only view). It then imports torch and triton, installs the launch hooks, says ``ready`` and waits (a pool can keep it warm),
 then serves ONE job: load the candidate, run the calls the trusted side sends (inputs in, raw outputs back),
 time them on a GPU. It never sees expected outputs, the comparison or the run's seed. Its stdout/stderr are
 log files the trusted side truncates into evidence; results leave only through the ``--res-fd`` pipe.
@@ -31,10 +31,20 @@ def main() -> int:
     parser.add_argument("--res-fd", type=int, required=True)
     parser.add_argument("--parent-pid", type=int, default=None)
     options = parser.parse_args()
-    _drop_privileges()
     from evaluation.judge.lifeline import die_with_parent
 
-    die_with_parent(options.parent_pid)  # the judging process died: so do we (armed after the uid change)
+    view = os.environ.pop("KGB_SANDBOX_VIEW", "")
+    if view:
+        import json
+
+        from evaluation.judge.isolation import ViewPlan, enter_sandbox
+
+        die_with_parent(options.parent_pid)  # the judging process died: so does this keeper
+        # This process stays behind as the keeper; what returns is the contained sandbox.
+        enter_sandbox(ViewPlan(**json.loads(view)), close_in_keeper=[options.cmd_fd, options.res_fd])
+    else:
+        _drop_privileges()
+        die_with_parent(options.parent_pid)  # the judging process died: so do we (armed after the uid change)
 
     import torch  # noqa: F401  (imported before the job arrives: that is the point of a warm sandbox)
     import triton  # noqa: F401

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import math
+import os
 import random
 import sys
 import time
@@ -250,7 +251,12 @@ class Worker:
         environment["device_memory_cap"] = self.memory_cap
         started = time.perf_counter()
         try:
-            spec = importlib.util.spec_from_file_location("candidate_kernel", header["source_path"])
+            # The source arrives on the pipe and is written into this sandbox's own work dir (its private
+            # tmpfs when contained): Triton reads a kernel's source back from its file.
+            path = os.path.join(os.getcwd(), "candidate_kernel.py")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(str(header["source"]))
+            spec = importlib.util.spec_from_file_location("candidate_kernel", path)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate_kernel"] = module
             spec.loader.exec_module(module)

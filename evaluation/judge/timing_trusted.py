@@ -80,7 +80,12 @@ def run_timing(judgement: _Judgement) -> None:
             # Only the first case spins the clocks up; the others follow it with the device still busy.
             header = dict(header, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
             host_started = time.perf_counter()
-            reply, _ = judgement._request(header, [], case, tier)
+            # Bounded like a correctness call, for every call a timed loop may make (a kernel that sleeps
+            # only once timed would otherwise hold the GPU alone for the rest of its budget).
+            limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
+                judgement.reference_seconds.get(case.case_id, 0.0),
+                calls=2 * (options.min_iterations + options.sets_per_side + 2))
+            reply, _ = judgement._request(header, [], case, tier, call_limit_s=limit_s)
             host_ms = (time.perf_counter() - host_started) * 1000
             replies.append((tier, case, first_call, reply, (sent_bytes, sets), host_ms))
         if reniced:
