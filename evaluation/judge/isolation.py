@@ -518,6 +518,7 @@ def enter_sandbox(plan: ViewPlan, close_in_keeper: list[int]) -> None:
     candidate code; returns in the sandbox; the caller's original process never returns from here."""
     from evaluation.judge.lifeline import die_with_parent
 
+    os.umask(0o022)  # the view's folders must be traversable by the slot uid, whatever the judge's umask
     for path in plan.cgroups:  # joined before the fork: the sandbox and all it starts are counted there
         Path(path, "cgroup.procs").write_text(str(os.getpid()))
     _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),

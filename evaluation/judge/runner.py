@@ -121,8 +121,11 @@ class Verdict(Exception):
 
 
 def judge(job: JudgeJob) -> JudgeResult:
-    """Judge one kernel file. Never raises for anything the kernel does; ``error`` means our fault."""
-    return judge_with(job, JudgeOptions())
+    """Judge one kernel file. Never raises for anything the kernel does; ``error`` means our fault.
+
+    ``KGB_STATIC_SCAN=off`` in a worker's environment judges without the static scan: for proving, on a
+    private deployment, that containment and the run-time checks hold on their own (they must)."""
+    return judge_with(job, JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off"))
 
 
 def judge_with(job: JudgeJob, options: JudgeOptions) -> JudgeResult:
@@ -272,7 +275,7 @@ class _Judgement:
 
     def _scan(self) -> None:
         if not self.options.static_scan:
-            self.check("static_scan", "skipped", "switched off for this judgement (tests only)")
+            self.check("static_scan", "skipped", "switched off for this judgement (KGB_STATIC_SCAN=off or a test)")
             return
         scan = scan_source(self.job.source_code)
         if scan.syntax_error:

@@ -76,9 +76,13 @@ class Stack:
             "User.objects.create_user('uploader', password='uploader-pass-1')"))
 
     def start_worker(self, name: str = "worker") -> subprocess.Popen:
+        return self.start_worker_with(name)
+
+    def start_worker_with(self, name: str = "worker", *, concurrency: int = 1) -> subprocess.Popen:
         log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - the child process keeps it
         process = subprocess.Popen(
-            [PY, "manage.py", "worker", "--name", f"{name}@e2e-{secrets.token_hex(3)}", "--loglevel", "INFO"],
+            [PY, "manage.py", "worker", "--name", f"{name}@e2e-{secrets.token_hex(3)}", "--loglevel", "INFO",
+             "--concurrency", str(concurrency)],
             cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         self.processes[name] = process
@@ -128,12 +132,12 @@ class Stack:
 
     def upload(self, session: requests.Session, path: Path, *, operator_id: str = "aten::cos",
                scaffold: str = "E2E Agent", model: str = "test-model", chips: tuple[str, ...] = ("cpu-interpreter",),
-               total_tokens: int = 1000) -> tuple[int, requests.Response]:
+               total_tokens: int = 1000, visibility: str = "public") -> tuple[int, requests.Response]:
         """Upload through the web form; returns (submission id or 0, the final response)."""
         page = session.get(self.base_url + "/submit/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
         data = {"operator": operator_id, "scaffold": scaffold, "model": model, "kind": "agent",
-                "chips": list(chips), "visibility": "public", "total_tokens": str(total_tokens),
+                "chips": list(chips), "visibility": visibility, "total_tokens": str(total_tokens),
                 "csrfmiddlewaretoken": token}
         with open(path, "rb") as handle:
             response = session.post(self.base_url + "/submit/", data=data,

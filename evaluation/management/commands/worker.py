@@ -1,32 +1,61 @@
-"""``manage.py worker [--chip SLUG]``: start a Celery worker on the queue of this machine's chip.
+"""``manage.py worker [--chip SLUG] [--all-gpus | --gpus 0,1]``: evaluation workers on this machine's chip queue.
 
-The chip is detected from the device (or KGB_CHIP / --chip); the worker consumes ``chip.<slug>`` only,
+The chip is detected from the device (or KGB_CHIP / --chip); a worker consumes ``chip.<slug>`` only,
 prefetches one message and acknowledges it after the run is recorded.
+
+``--all-gpus`` (or ``--gpus LIST``) starts one worker per GPU, each in its own process group bound to its
+device through the family's visibility variable (``CUDA_VISIBLE_DEVICES``...): each registers as its own
+worker of the chip, holds its own GPU's timing lock (device_lock keys it by the visible device), and draws
+its sandbox identities from the host's one pool of slots (evaluation.judge.isolation), so no two sandboxes
+of the host share a uid whichever worker started them. This process supervises them: a worker that dies is
+started again (its runs are re-queued by the heartbeat's re-queuer as for any dead worker) and the others go
+on; SIGTERM or SIGINT stops them all.
 """
 
-import os
+from __future__ import annotations
 
-from django.core.management.base import BaseCommand
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+RESTART_BACKOFF_S = (1, 2, 5, 10, 30)
 
 
 class Command(BaseCommand):
-    help = "Start an evaluation worker for this machine's chip (one per GPU: set CUDA_VISIBLE_DEVICES)."
+    help = "Start an evaluation worker for this machine's chip; --all-gpus starts one per GPU."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--chip", default=None, help="Chip slug; default: detected from the device")
-        parser.add_argument("--concurrency", type=int, default=1, help="Parallel judgements (1 per GPU)")
+        parser.add_argument("--concurrency", type=int, default=1, help="Parallel judgements per worker")
         parser.add_argument("--name", default=None, help="Celery node name (default: <chip>@<host>-<pid>)")
         parser.add_argument("--loglevel", default="INFO")
+        devices = parser.add_mutually_exclusive_group()
+        devices.add_argument("--all-gpus", action="store_true", help="one worker per visible GPU of this host")
+        devices.add_argument("--gpus", default=None, help="one worker per listed device index, e.g. 0,1")
 
     def handle(self, *args, **options) -> None:
         from evaluation.judge.backends import detect_chip_isolated
+        from evaluation.judge.isolation import sweep_host
 
+        os.umask(0o077)  # files this worker writes (broker messages, logs) are its own
         if options["chip"]:
             os.environ["KGB_CHIP"] = options["chip"]
         # Detected in a child interpreter: this process forks the pool, and a device it had initialised
         # would be unusable in every child. The answer is handed down, so nobody here touches the device.
         chip_slug, device_type = detect_chip_isolated()
         os.environ["KGB_CHIP"], os.environ["KGB_DEVICE_TYPE"] = chip_slug, device_type
+        if options["all_gpus"] or options["gpus"]:
+            self.supervise(chip_slug, device_type, options)
+            return
+        # What a killed worker of this host left behind: processes of free sandbox slots, their cgroups, the
+        # temp folders of judging processes that are gone (never another live worker's).
+        cleaned = sweep_host()
+        if any(cleaned.values()):
+            self.stdout.write(f"swept what dead judgements left: {cleaned}")
         # Judgements at once on this worker's GPU: each keeps less device memory cached when there are many.
         os.environ.setdefault("KGB_JUDGES_PER_DEVICE", str(options["concurrency"]))
         name = options["name"] or f"{chip_slug}@{os.uname().nodename}-{os.getpid()}"
@@ -37,9 +66,81 @@ class Command(BaseCommand):
         ]
         self.stdout.write(f"worker {name} on queue chip.{chip_slug}")
         self.stdout.flush()
-        import sys
-
         from celery.__main__ import main as celery_main
 
         sys.argv = argv
         celery_main()
+
+    # ------------------------------------------------------------------------------------ one per GPU
+
+    def supervise(self, chip_slug: str, device_type: str, options: dict) -> None:
+        from django.conf import settings
+
+        from evaluation.judge.backends import BACKENDS
+
+        devices = self.devices(device_type, options)
+        variable = BACKENDS[device_type].visible_devices_env if device_type in BACKENDS else "CUDA_VISIBLE_DEVICES"
+        host = os.uname().nodename
+        base_name = options["name"] or f"{chip_slug}@{host}"
+        children: dict[str, subprocess.Popen] = {}
+        restarts: dict[str, int] = {}
+        stopping = False
+
+        def start(device: str) -> None:
+            env = dict(os.environ, **{variable: device}, KGB_CHIP=chip_slug, KGB_DEVICE_TYPE=device_type)
+            command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker", "--chip", chip_slug, "--concurrency",
+                       str(options["concurrency"]), "--loglevel", options["loglevel"],
+                       "--name", f"{base_name}-gpu{device}"]
+            children[device] = subprocess.Popen(command, env=env, start_new_session=True)
+            self.stdout.write(f"worker for {variable}={device}: pid {children[device].pid}")
+            self.stdout.flush()
+
+        def stop(*_: object) -> None:
+            nonlocal stopping
+            stopping = True
+            for child in children.values():
+                if child.poll() is None:
+                    os.killpg(child.pid, signal.SIGTERM)
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        for device in devices:
+            start(device)
+        while children:
+            time.sleep(0.5)
+            for device, child in list(children.items()):
+                code = child.poll()
+                if code is None:
+                    continue
+                if stopping:
+                    children.pop(device)
+                    continue
+                restarts[device] = restarts.get(device, 0) + 1
+                delay = RESTART_BACKOFF_S[min(restarts[device], len(RESTART_BACKOFF_S)) - 1]
+                self.stderr.write(f"worker for {variable}={device} exited ({code}); starting it again in {delay} s")
+                time.sleep(delay)
+                if not stopping:
+                    start(device)
+        self.stdout.write("all workers stopped")
+
+    @staticmethod
+    def devices(device_type: str, options: dict) -> list[str]:
+        if options["gpus"]:
+            devices = [item.strip() for item in options["gpus"].split(",") if item.strip()]
+            if not devices:
+                raise CommandError("--gpus needs at least one device index, e.g. --gpus 0,1")
+            return devices
+        if device_type == "cpu":
+            raise CommandError("--all-gpus: no GPU is visible on this host (the chip is the CPU interpreter); "
+                               "start one worker without it")
+        from evaluation.judge.backends import BACKENDS
+
+        visible = BACKENDS[device_type].visible_devices()
+        if visible:
+            return [item.strip() for item in visible.split(",") if item.strip()]
+        code = f"import torch; print(getattr(torch, {device_type!r}).device_count())"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+        count = int(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 and done.stdout.strip() else 0
+        if count < 1:
+            raise CommandError(f"--all-gpus: torch sees no {device_type} device: {done.stderr[-300:]}")
+        return [str(index) for index in range(count)]

@@ -47,9 +47,11 @@ def test_sandbox_protections_are_recorded(run_judge):
     sandbox = result.environment["sandbox"]
     assert "scrubbed environment (allow-list)" in sandbox["applied"]
     assert "rlimit address space" in sandbox["applied"]
-    if os.geteuid() == 0:
-        assert "runs as user nobody" in sandbox["applied"]
-        assert sandbox["uid"] == 65534
+    if os.geteuid() == 0:  # contained: an unprivileged uid of its own, not root's nor anybody else's
+        from evaluation.judge.isolation import uid_base
+
+        assert any(item.startswith("own uid ") for item in sandbox["applied"])
+        assert sandbox["uid"] >= uid_base()
         assert any(item.startswith("no network") for item in sandbox["applied"])
 
 

@@ -10,14 +10,14 @@ def attack():
     for port in (5432, 6379, 5672, 8000):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            print("LEAK connected", port)
+            print("LEAK", "connected", port)
         except OSError as error:
             print("BLOCKED", port, type(error).__name__)
     for path in ("/var/run/postgresql/.s.PGSQL.5432", "/run/postgresql/.s.PGSQL.5432"):
         try:
             client = socket.socket(socket.AF_UNIX)
             client.connect(path)
-            print("LEAK connected", path)
+            print("LEAK", "connected", path)
         except OSError as error:
             print("BLOCKED", path, type(error).__name__)
 
