@@ -21,6 +21,7 @@ import sys
 import traceback
 from typing import Any
 
+
 def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_pid: int) -> None:
     """Runs in the forked child: become a sandbox, serve one job, never return."""
     code = 3

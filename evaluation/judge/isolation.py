@@ -245,10 +245,17 @@ class Cgroup:
 
     @classmethod
     def _bases(cls) -> list[tuple[str, Path]]:
+        """Where sandbox cgroups may go: below this process's own cgroup, else (a hierarchy that does not
+        delegate it to us) below the hierarchy's root."""
         if (cls.ROOT / "cgroup.controllers").exists():
-            return [("v2", cls.ROOT / cls._own_path(""))]
-        return [(name, cls.ROOT / name / cls._own_path(name)) for name in ("pids", "memory")
-                if (cls.ROOT / name / "cgroup.procs").exists()]
+            return [("v2", cls.ROOT / cls._own_path(""))] + ([("v2", cls.ROOT)] if cls._own_path("") else [])
+        bases = []
+        for name in ("pids", "memory"):
+            if (cls.ROOT / name / "cgroup.procs").exists():
+                bases.append((name, cls.ROOT / name / cls._own_path(name)))
+                if cls._own_path(name):
+                    bases.append((name, cls.ROOT / name))
+        return bases
 
     @classmethod
     def stale_dirs(cls, slot: int) -> list[Path]:
@@ -264,7 +271,11 @@ class Cgroup:
             group.unavailable.append("cgroup (needs root)")
             return group
         name = f"kgb-sandbox-{slot}-{secrets.token_hex(4)}"
+        made: set[str] = set()
+        failures: dict[str, str] = {}
         for kind, base in cls._bases():
+            if kind in made:
+                continue  # already placed below this process's own cgroup
             directory = base / name
             try:
                 directory.mkdir()
@@ -280,10 +291,12 @@ class Cgroup:
                     (directory / "memory.limit_in_bytes").write_text(str(limits.memory_bytes))
                     group.applied.append(f"cgroup v1 memory.limit_in_bytes {limits.memory_bytes}")
                 group.paths.append(str(directory))
+                made.add(kind)
             except OSError as error:
                 with contextlib.suppress(OSError):
                     directory.rmdir()
-                group.unavailable.append(f"cgroup {kind} ({os.strerror(error.errno or errno.EPERM)})")
+                failures[kind] = f"cgroup {kind} ({os.strerror(error.errno or errno.EPERM)})"
+        group.unavailable += [why for kind, why in failures.items() if kind not in made]
         if not group.paths and not group.unavailable:
             group.unavailable.append("cgroup (none mounted)")
         return group

@@ -86,7 +86,9 @@ def shared_spare(device_type: str, forkserver: Any) -> Sandbox:
 
 
 @atexit.register
-def _close_spares() -> None:
-    for key, pool in list(_SPARES.items()):
-        if key[0] == os.getpid():
-            pool.close()
+def close_spares() -> None:
+    """Close this process's warm spares (at exit; or before checking that no sandbox is left running)."""
+    with _SPARES_LOCK:
+        for key, pool in list(_SPARES.items()):
+            if key[0] == os.getpid():
+                _SPARES.pop(key).close()

@@ -1,7 +1,8 @@
 """The untrusted side: ``python -m evaluation.judge.sandbox_main --cmd-fd N --res-fd M``.
 
-Started by evaluation.judge.sandbox with a scrubbed environment and limits; where the judge is root it first
-contains itself (isolation.enter_sandbox: its own uid, namespaces and read-only view). It then imports torch and triton, installs the launch hooks, says ``ready`` and waits (a pool can keep it warm),
+Started by evaluation.judge.sandbox with a scrubbed environment and limits; where the judge is root it
+first contains itself (isolation.enter_sandbox: its own uid, namespaces and read-only view). It then imports
+torch and triton, installs the launch hooks, says ``ready`` and waits (a pool can keep it warm),
 then serves ONE job: load the candidate, run the calls the trusted side sends (inputs in, raw outputs back),
 time them on a GPU. It never sees expected outputs, the comparison or the run's seed. Its stdout/stderr are
 log files the trusted side truncates into evidence; results leave only through the ``--res-fd`` pipe.

@@ -19,6 +19,9 @@
 #     bash scripts/gpu/run_all.sh spread [CAP]     # the same for the seven operators whose CV across
 #                                                   # machines was over 1 % (SPREAD7; cap 330 s)
 #     bash scripts/gpu/run_all.sh submission_spread [S] [END] # both in one call (END 565 s)
+#     bash scripts/gpu/run_all.sh containment [OLD] # hostile kernels on the GPU (scan on and off), then the
+#                                   # cost of containment: sandbox start and the 20-operator submission,
+#                                   # judged by this checkout and by OLD (an older checkout) alternately
 #
 # Logs and JSON go to $OUT (or ./gpu-out); the summary lines of every step are printed again at the end.
 set -uo pipefail
@@ -172,6 +175,20 @@ elif [ "$PART" = submission_spread ]; then
   catalog "${2:-330}" 110
   catalog_summary
   repeat_ops $((${3:-565} - SECONDS)) "$SPREAD7" 4
+elif [ "$PART" = containment ]; then
+  step containment 300 python3 scripts/gpu/containment_h200.py
+  grep -E "^(held|BROKEN|containment:|cgroup|good)" "$OUT/containment.log" | cut -c1-400
+  OLD=${2:-}
+  TWENTY_FILES=$(echo "$TWENTY" | sed 's/::/__/g; s/,/.py,/g; s/$/.py/')
+  for tree in ${OLD:+$OLD} . ${OLD:+$OLD} .; do
+    label=$([ "$tree" = . ] && echo after || echo before)
+    (cd "$tree" && PYTHONPATH=$PWD python3 "$OLDPWD/scripts/bench_sandbox_start.py" --device cuda --count 20 \
+      --launchers forkserver --label "$label ") 2>&1 | grep "sandbox start"
+    (cd "$tree" && PYTHONPATH=$PWD OUT= timeout 150 python3 scripts/gpu/judge_reference_kernels.py --jobs 16 \
+      --budget 140 --only "$TWENTY_FILES") >"$OUT/twenty-$label.log.tmp" 2>&1
+    cat "$OUT/twenty-$label.log.tmp" >>"$OUT/twenty-$label.log"
+    echo "$label: $(grep "^TOTAL" "$OUT/twenty-$label.log.tmp")"; rm -f "$OUT/twenty-$label.log.tmp"
+  done
 elif [ "$PART" = spread ]; then
   # Is the spread of the operators that varied most across machines the machine's or the call's?
   repeat_ops "${2:-330}" "$SPREAD7" 4

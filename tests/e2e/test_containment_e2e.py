@@ -36,19 +36,6 @@ def hostile(name: str, tmp_path: Path, **values: object) -> Path:
     return path
 
 
-def sandbox_processes() -> list[int]:
-    base = isolation.uid_base()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid >= base:
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
 @pytest.fixture(params=["scan-on", "scan-off"])
 def hostile_stack(request, tmp_path):
     data_dir = tmp_path / "data"
@@ -122,8 +109,13 @@ def test_hostile_kernels_through_the_real_worker_leak_nothing_and_leave_nothing(
         assert {name: run["status"] for name, run in statuses.items() if name != "sleeper"} == {
             name: "passed" for name in uploads if name != "sleeper"}
 
-    # Nothing outlived its judgement; nothing of a sandbox is left where the host's processes share files.
-    assert sandbox_processes() == []
+    # Nothing outlived its judgement (no process of any uid these runs' sandboxes had); nothing of a sandbox
+    # is left where the host's processes share files.
+    uids = json.loads(stack.manage("shell", "-c", (
+        "import json; from evaluation.models import Run;"
+        "print(json.dumps([r.environment.get('sandbox', {}).get('uid') for r in Run.objects.all()]))"
+    )).stdout.strip().splitlines()[-1])
+    assert [uid for uid in uids if uid is not None and isolation.processes_of_uid(uid)] == []
     for folder in ("/tmp", "/dev/shm", "/var/tmp"):
         assert not os.path.exists(os.path.join(folder, temp_marker))
     for path in glob.glob("/tmp/**/candidate_kernel.py", recursive=True):

@@ -79,7 +79,8 @@ class Command(BaseCommand):
         from evaluation.judge.backends import BACKENDS
 
         devices = self.devices(device_type, options)
-        variable = BACKENDS[device_type].visible_devices_env if device_type in BACKENDS else "CUDA_VISIBLE_DEVICES"
+        backend = BACKENDS.get(device_type)
+        variable = backend.visible_devices_env if backend else "CUDA_VISIBLE_DEVICES"
         host = os.uname().nodename
         base_name = options["name"] or f"{chip_slug}@{host}"
         children: dict[str, subprocess.Popen] = {}
@@ -88,8 +89,8 @@ class Command(BaseCommand):
 
         def start(device: str) -> None:
             env = dict(os.environ, **{variable: device}, KGB_CHIP=chip_slug, KGB_DEVICE_TYPE=device_type)
-            command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker", "--chip", chip_slug, "--concurrency",
-                       str(options["concurrency"]), "--loglevel", options["loglevel"],
+            command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker", "--chip", chip_slug,
+                       "--concurrency", str(options["concurrency"]), "--loglevel", options["loglevel"],
                        "--name", f"{base_name}-gpu{device}"]
             children[device] = subprocess.Popen(command, env=env, start_new_session=True)
             self.stdout.write(f"worker for {variable}={device}: pid {children[device].pid}")

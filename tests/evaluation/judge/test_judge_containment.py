@@ -53,27 +53,6 @@ def stdout_of(result: JudgeResult) -> str:
     return result.environment.get("candidate_output", {}).get("stdout", "")
 
 
-def sandbox_processes() -> list[int]:
-    """Processes of any sandbox uid on this host (none may outlive a judgement)."""
-    base = isolation.uid_base()
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid >= base:
-                    found.append(int(entry))
-            except OSError:
-                pass
-    return found
-
-
-def wait_for_no_sandbox_processes(seconds: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while sandbox_processes() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return sandbox_processes()
-
-
 def assert_ran_or_refused(result: JudgeResult, scan: bool) -> None:
     """Scan on: refused by the scan or judged; scan off: the attack ran and the honest cos passed."""
     if scan and result.status == "rejected":
@@ -124,13 +103,13 @@ def test_data_at_rest_never_reaches_the_verdict(warm_forkserver, planted_secrets
 
 @pytest.mark.parametrize("scan", SCAN)
 def test_nothing_the_kernel_started_outlives_the_judgement(warm_forkserver, scan):
-    assert wait_for_no_sandbox_processes() == []  # (earlier tests' sandboxes are gone)
     result = judge_source(hostile("detached_grandchild.py"), scan=scan)
 
     assert_ran_or_refused(result, scan)
     if result.status == "passed":
         assert "SPAWNED" in stdout_of(result)
-    assert sandbox_processes() == []  # gone when the judgement returned, not eventually
+        # Gone when the judgement returned, not eventually: no process of its uid is left on the host.
+        assert isolation.processes_of_uid(result.environment["sandbox"]["uid"]) == []
 
 
 @pytest.mark.parametrize("scan", SCAN)
@@ -209,7 +188,7 @@ def test_a_sleeping_kernel_is_a_timeout_for_its_case_not_for_the_whole_budget(wa
     assert result.reason.startswith("case ") and "did not return within 3 s" in result.reason
     assert result.failed_case["case_id"] in result.reason
     assert elapsed < 60  # the budget is 120 s; the limit ended it after a few seconds
-    assert wait_for_no_sandbox_processes() == []
+    assert isolation.processes_of_uid(result.environment["sandbox"]["uid"]) == []
 
 
 def test_the_evidence_lists_the_containment(warm_forkserver):
