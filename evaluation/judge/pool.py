@@ -89,6 +89,6 @@ def shared_spare(device_type: str, forkserver: Any) -> Sandbox:
 def close_spares() -> None:
     """Close this process's warm spares (at exit; or before checking that no sandbox is left running)."""
     with _SPARES_LOCK:
-        for key, pool in list(_SPARES.items()):
+        for key in list(_SPARES):
             if key[0] == os.getpid():
                 _SPARES.pop(key).close()
