@@ -11,6 +11,7 @@ import atexit
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -37,6 +38,9 @@ class ForkServer:
         self._lock = threading.Lock()
         self._sock, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.workdir = tempfile.mkdtemp(prefix="kgb-zygote-")
+        # Marked with the judging process's pid: a worker's start sweeps the folders of dead ones.
+        with open(os.path.join(self.workdir, ".owner-pid"), "w") as marker:
+            marker.write(str(os.getpid()))
         self.process = subprocess.Popen(
             [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.forkserver_main",
              "--sock-fd", str(child.fileno()), "--parent-pid", str(os.getpid())],
@@ -90,6 +94,7 @@ class ForkServer:
             if self.process.poll() is None:
                 self.process.kill()
             self.process.wait(timeout=10)
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class ForkedProcess:

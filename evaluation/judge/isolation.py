@@ -523,7 +523,11 @@ def _keep(child: int, close_fds: list[int]) -> None:
             os._exit(3)
         except InterruptedError:
             continue
-    os._exit(128 + os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status))
+    if os.WIFSIGNALED(status):  # end the same way, so the trusted side reads the signal itself
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+        os.kill(os.getpid(), os.WTERMSIG(status))
+        os._exit(128 + os.WTERMSIG(status))
+    os._exit(os.WEXITSTATUS(status))
 
 
 def enter_sandbox(plan: ViewPlan, close_in_keeper: list[int]) -> None:

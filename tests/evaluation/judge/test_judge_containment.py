@@ -255,3 +255,33 @@ def test_a_checkout_under_a_private_folder_still_judges(tmp_path):
     result = json.loads(completed.stdout)
     assert result["status"] == "passed", (result["status"], result["reason"], completed.stderr[-2000:])
     assert any("read-only view" in item for item in result["environment"]["sandbox"]["applied"])
+
+
+def test_a_worker_start_sweeps_what_dead_judgements_left():
+    """Folders of judging processes that are gone, processes of free slots and their cgroups go; a live
+    process's folders and a held slot stay."""
+    import tempfile
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    stale = Path(tempfile.mkdtemp(prefix="kgb-sandbox-"))
+    (stale / ".owner-pid").write_text(dead)
+    (stale / "candidate_kernel.py").write_text("# a dead worker's candidate\n")
+    live = Path(tempfile.mkdtemp(prefix="kgb-logs-"))
+    (live / ".owner-pid").write_text(str(os.getpid()))
+    held = isolation.lease_slot()
+    free = isolation.lease_slot()
+    free.release()  # free again, but a process still runs under its uid (a killed worker's orphan)
+    orphan = subprocess.Popen(["sleep", "600"], preexec_fn=lambda: os.setresuid(free.uid, free.uid, free.uid))
+    survivor = subprocess.Popen(["sleep", "600"], preexec_fn=lambda: os.setresuid(held.uid, held.uid, held.uid))
+    try:
+        cleaned = isolation.sweep_host()
+        assert not stale.exists() and live.exists()
+        assert cleaned["folders"] >= 1 and cleaned["processes"] >= 1
+        assert orphan.wait(timeout=10) == -9
+        assert survivor.poll() is None  # its slot is held: a live judgement's
+    finally:
+        survivor.kill()
+        survivor.wait()
+        held.release()
+        shutil.rmtree(live, ignore_errors=True)
