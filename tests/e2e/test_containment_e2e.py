@@ -42,7 +42,10 @@ def hostile_stack(request, tmp_path):
     data_dir.mkdir()
     scan = "on" if request.param == "scan-on" else "off"
     stack = Stack(data_dir=data_dir, database_url=f"sqlite:///{data_dir / 'db.sqlite3'}", broker_url="filesystem://",
-                  extra_env={"KGB_STATIC_SCAN": scan, "KGB_CALL_LIMIT_FLOOR_S": "5"})
+                  extra_env={"KGB_STATIC_SCAN": scan, "KGB_CALL_LIMIT_FLOOR_S": "5",
+                             # Small private tmpfs: the disk-filling kernel is done in well under the limit.
+                             "KGB_SANDBOX_WORKDIR_BYTES": str(64 << 20), "KGB_SANDBOX_TMP_BYTES": str(32 << 20),
+                             "KGB_SANDBOX_SHM_BYTES": str(16 << 20)})
     stack.prepare()
     stack.manage("shell", "-c", (
         "from django.contrib.auth.models import User;"
