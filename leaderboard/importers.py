@@ -13,7 +13,6 @@ an uploaded zip / tar(.gz) file's bytes, ``read_run_directory`` takes a folder o
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -22,9 +21,8 @@ from typing import Any
 from django.conf import settings
 
 from leaderboard.services import KernelUpload, SubmissionRejected, decode_kernel_file
+from leaderboard.uploads import operator_id_from_filename  # the one file-name rule of every upload path
 
-# ``aten__cos.py`` -> ("aten", "cos"); the op part may itself start with underscores (``aten___softmax``).
-KERNEL_FILE_NAME = re.compile(r"^(?P<namespace>[A-Za-z][A-Za-z0-9_]*?)__(?P<op>[A-Za-z0-9_.]+)\.py$")
 TOKEN_FIELDS: dict[str, tuple[str, ...]] = {  # KernelUpload field -> names seen in progress.json files
     "input_tokens": ("input_tokens", "input"),
     "output_tokens": ("output_tokens", "output"),
@@ -53,12 +51,6 @@ class RunImport:
         if self.run_token_usage.get("total") is not None:
             parts.append(f"run-level tokens: {self.run_token_usage['total']}")
         return "; ".join(parts)
-
-
-def operator_id_from_filename(name: str) -> str | None:
-    """``aten__cos.py`` -> ``aten::cos``; None for a name that does not follow the convention."""
-    match = KERNEL_FILE_NAME.match(PurePosixPath(name).name)
-    return f"{match['namespace']}::{match['op']}" if match else None
 
 
 def read_run_files(files: Mapping[str, bytes]) -> RunImport:

@@ -87,6 +87,10 @@ class Method(models.Model):
     model = models.CharField(max_length=120, blank=True, help_text='e.g. "Opus-4.6"')
     kind = models.CharField(max_length=16, choices=MethodKind.choices, default=MethodKind.AGENT)
     link = models.URLField(blank=True)
+    model_version = models.CharField(max_length=120, blank=True,
+                                     help_text='The exact model build or snapshot, e.g. "2026-10-01"')
+    paper_url = models.URLField(blank=True, help_text="The paper or report describing the method")
+    code_url = models.URLField(blank=True, help_text="The method's code (scaffold, prompts)")
     description = models.TextField(blank=True)
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                               related_name="methods")

@@ -130,10 +130,14 @@ def check_upload_quota(*, owner: AbstractBaseUser, count: int) -> str | None:
 
 
 def method_get_or_create(*, owner: AbstractBaseUser, scaffold: str, model: str = "",
-                         kind: str = MethodKind.AGENT, link: str = "", public: bool = True) -> Method:
+                         kind: str = MethodKind.AGENT, link: str = "", public: bool = True,
+                         model_version: str = "", paper_url: str = "", code_url: str = "") -> Method:
+    """The owner's method of that scaffold and model; created with the given metadata when new (an existing
+    method keeps its own metadata)."""
     method, _ = Method.objects.get_or_create(
         scaffold=scaffold.strip(), model=model.strip(), owner=owner,
-        defaults={"kind": kind, "link": link, "public": public},
+        defaults={"kind": kind, "link": link, "public": public, "model_version": model_version.strip(),
+                  "paper_url": paper_url.strip(), "code_url": code_url.strip()},
     )
     return method
 

@@ -24,6 +24,7 @@ from django.conf import settings
 
 from leaderboard.services import KernelUpload, check_kernel_uploads
 
+# ``aten__cos.py`` -> aten::cos; the op part may itself start with underscores (``aten___softmax.py``).
 KERNEL_NAME = re.compile(r"^(?P<namespace>aten|vllm13|cublas)__(?P<op>[A-Za-z0-9_.]+)\.py$")
 USAGE_NAMES = ("progress.json", "usage.json", "usage.csv", "tokens.json", "tokens.csv")
 TOKEN_FIELDS = {

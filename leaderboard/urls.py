@@ -1,11 +1,12 @@
 from django.urls import path
 
-from leaderboard import views
+from leaderboard import upload_views, views
 
 app_name = "leaderboard"
 
 urlpatterns = [
     path("", views.leaderboard_index, name="index"),
+    path("about/", views.about, name="about"),
     path("boards/multi-chip/", views.multi_chip_board, name="multi_chip"),
     path("boards/cost/", views.cost_board, name="cost"),
     path("boards/matched/", views.matched_board, name="matched"),
@@ -16,10 +17,11 @@ urlpatterns = [
     path("operators/<str:operator_id>/", views.operator_detail, name="operator"),
     path("prompts/pack.jsonl", views.prompt_pack, name="prompt_pack"),
     path("methods/<int:pk>/", views.method_detail, name="method"),
-    path("submit/", views.submit_kernel, name="submit"),
-    path("submit/batch/", views.submit_batch, name="submit_batch"),
+    path("submit/", upload_views.submit_kernel, name="submit"),
+    path("submit/batch/", upload_views.submit_batch, name="submit_batch"),
+    path("me/submissions/", upload_views.my_submissions, name="my_submissions"),
     path("submissions/<int:pk>/", views.submission_detail, name="submission"),
     path("submissions/<int:pk>/status.json", views.submission_status, name="submission_status"),
     path("runs/<int:pk>/", views.run_detail, name="run"),
-    path("accounts/signup/", views.signup, name="signup"),
+    path("accounts/signup/", upload_views.signup, name="signup"),
 ]

@@ -1,82 +1,52 @@
-"""Pages: parse, authorise, call one service or selector, render."""
+"""Pages: parse, authorise, call one selector or read, render. Uploads and accounts are in ``upload_views``."""
 
 from __future__ import annotations
 
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 
-from django.contrib import messages
-from django.contrib.auth import login
-from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_http_methods
+from django.shortcuts import get_object_or_404, render
 
 from evaluation.models import Chip, Run
-from leaderboard import plots, selectors
-from leaderboard.forms import BatchUploadForm, SignUpForm, SingleKernelForm
-from leaderboard.models import MethodKind, Operator, OperatorSet
-from leaderboard.services import (
-    KernelUpload,
-    SubmissionRejected,
-    decode_kernel_file,
-    method_get_or_create,
-    submission_create,
-)
+from leaderboard import board_exports, plots, reads, run_report, selectors
+from leaderboard.boards import BoardQuery, board_query, pick, reference_chip
+from leaderboard.models import Operator, OperatorSet
+from leaderboard.ranking import multi_chip_order, rank_rows
 from leaderboard.templatetags.board import highlight_python
-from leaderboard.uploads import UploadProblems, parse_upload
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass
-class BoardQuery:
-    """What every board page reads from its query string, so each view can be linked exactly."""
-
-    chips: list[Chip]
-    sets: list[OperatorSet]
-    chip: Chip | None
-    operator_set: OperatorSet | None
-    method_filter: selectors.MethodFilter
-    sort: str
-    show_paper: bool
-    picked_chips: list[Chip]
-
-    def context(self) -> dict:
-        return {
-            "chips": self.chips, "sets": self.sets, "chip": self.chip, "operator_set": self.operator_set,
-            "kinds": MethodKind.choices, "picked_kinds": self.method_filter.kinds, "model": self.method_filter.model,
-            "sort": self.sort, "show_paper": self.show_paper, "picked_chips": self.picked_chips,
-            "curated_sets": [s for s in self.sets if not s.builtin],
-        }
+DOWNLOAD_FORMATS = ("csv", "json")
 
 
-def board_query(request: HttpRequest, *, default_set: str = "kgb-ms", fixed_set: OperatorSet | None = None
-                ) -> BoardQuery:
-    chips = list(Chip.objects.filter(active=True))
-    sets = list(OperatorSet.objects.filter(public=True))
-    chip = _pick(chips, request.GET.get("chip"), default=_default_chip(chips))
-    operator_set = fixed_set or _pick(sets, request.GET.get("set"),
-                                      default=_pick(sets, default_set, default=sets[0] if sets else None))
-    picked_slugs = set(request.GET.getlist("chips"))
-    picked_chips = [c for c in chips if c.slug in picked_slugs] or chips
-    kinds = tuple(kind for kind in request.GET.getlist("kind") if kind in MethodKind.values)
-    return BoardQuery(
-        chips=chips, sets=sets, chip=chip, operator_set=operator_set,
-        method_filter=selectors.MethodFilter(kinds=kinds, model=request.GET.get("model", "").strip()[:120]),
-        sort=request.GET.get("sort", "")[:64], show_paper=request.GET.get("paper") == "1",
-        picked_chips=picked_chips,
-    )
+def _download_format(request: HttpRequest) -> str | None:
+    requested = request.GET.get("format", "")
+    return requested if requested in DOWNLOAD_FORMATS else None
 
 
-def _pick(items: list, slug: str | None, default):
-    return next((item for item in items if item.slug == slug), default)
+def _rank_single_chip(rows: list, chip: Chip) -> None:
+    """Ranks by overall accuracy (ties where intervals overlap), and whether speed figures mean anything."""
+    for row, rank in zip(rows, rank_rows(rows, lambda r: (r.summaries["overall"].solved,
+                                                          r.summaries["overall"].operators_total)), strict=True):
+        row.rank = rank
+        row.speed_known = chip.timings_meaningful
 
 
-def _default_chip(chips: list[Chip]) -> Chip | None:
-    return next((c for c in chips if c.is_reference_platform), None) or (chips[0] if chips else None)
+def _view_meta(query: BoardQuery, board: str) -> dict:
+    return {"board": board, "chip": query.chip.slug if query.chip else None,
+            "set": query.operator_set.slug if query.operator_set else None,
+            "kinds": list(query.method_filter.kinds), "model": query.method_filter.model, "sort": query.sort,
+            "chips": [chip.slug for chip in query.picked_chips],
+            "rank_rule": "1 + methods whose 95% Wilson interval of accuracy lies wholly above; '=' marks ties"}
+
+
+def _download_name(board: str, query: BoardQuery) -> str:
+    parts = ["kgb", board, query.operator_set.slug if query.operator_set else "none"]
+    if board in ("ms", "cost", "matched") and query.chip:
+        parts.append(query.chip.slug)
+    return "-".join(parts)
 
 
 def leaderboard_index(request: HttpRequest, set_slug: str | None = None) -> HttpResponse:
@@ -87,10 +57,19 @@ def leaderboard_index(request: HttpRequest, set_slug: str | None = None) -> Http
                                        method_filter=query.method_filter, sort=query.sort)
             if query.chip and query.operator_set else [])
     views = [view for view in selectors.SOURCE_VIEWS if rows and view in rows[0].summaries] or ["overall"]
+    if query.chip:
+        _rank_single_chip(rows, query.chip)
+    requested = _download_format(request)
+    if requested:
+        columns, table = board_exports.multi_source_table(rows, views)
+        return board_exports.download(requested, name=_download_name("ms", query), columns=columns, rows=table,
+                                      meta=_view_meta(query, "ms"))
+    paper_views = views if rows else list(selectors.SOURCE_VIEWS)
     paper = selectors.paper_results(table="MS") if query.show_paper else {}
     return render(request, "leaderboard/index.html", {
-        **query.context(), "rows": rows, "views": views, "board": "ms", "paper_rows": _paper_rows(paper, views),
-        "fixed_set": fixed,
+        **query.context(fixed_set=bool(fixed)), "rows": rows, "views": views, "board": "ms",
+        "paper_views": paper_views, "paper_rows": _paper_rows(paper, paper_views), "fixed_set": fixed,
+        "first_screen": not fixed,
         "figures": {"accuracy-by-source": plots.accuracy_by_source(rows, query.chip)} if rows else {},
     })
 
@@ -103,12 +82,18 @@ def _paper_rows(layer: dict, views: list[str]) -> list[dict]:
 
 
 def multi_chip_board(request: HttpRequest) -> HttpResponse:
-    """The multi-chip board (the paper's MC table): accuracy and speedup on every chip, ATen (MC) set."""
+    """The multi-chip board (the paper's MC table): accuracy and speedup on every chip, ranked by the mean."""
     query = board_query(request, default_set="kgb-mc")
-    reference = _default_chip(query.chips)
+    reference = reference_chip(query.chips)
     rows = (selectors.multi_chip_rows(chips=query.picked_chips, operator_set=query.operator_set,
                                       method_filter=query.method_filter, sort=query.sort, reference_chip=reference)
             if query.operator_set else [])
+    multi_chip_order(rows, query.picked_chips, keep_order=bool(query.sort))
+    requested = _download_format(request)
+    if requested:
+        columns, table = board_exports.multi_chip_table(rows, query.picked_chips)
+        return board_exports.download(requested, name=_download_name("mc", query), columns=columns, rows=table,
+                                      meta=_view_meta(query, "mc"))
     paper = selectors.paper_results(table="MC") if query.show_paper else {}
     platforms = sorted({platform for figures in paper.values() for _, platform in figures})
     return render(request, "leaderboard/multi_chip.html", {
@@ -128,6 +113,13 @@ def cost_board(request: HttpRequest) -> HttpResponse:
     rows = (selectors.leaderboard_rows(chip=query.chip, operator_set=query.operator_set,
                                        method_filter=query.method_filter, sort=sort)
             if query.chip and query.operator_set else [])
+    if query.chip:
+        _rank_single_chip(rows, query.chip)
+    requested = _download_format(request)
+    if requested:
+        columns, table = board_exports.cost_table(rows)
+        return board_exports.download(requested, name=_download_name("cost", query), columns=columns, rows=table,
+                                      meta=_view_meta(query, "cost"))
     return render(request, "leaderboard/cost.html", {
         **query.context(), "rows": rows, "board": "cost",
         "paper_costs": selectors.paper_costs() if query.show_paper else [],
@@ -141,29 +133,47 @@ def matched_board(request: HttpRequest) -> HttpResponse:
     common, rows = (selectors.matched_rows(chip=query.chip, operator_set=query.operator_set,
                                            method_filter=query.method_filter)
                     if query.chip and query.operator_set else ([], []))
+    requested = _download_format(request)
+    if requested:
+        columns, table = board_exports.matched_table(rows)
+        return board_exports.download(requested, name=_download_name("matched", query), columns=columns,
+                                      rows=table, meta={**_view_meta(query, "matched"), "common_operators": common})
     return render(request, "leaderboard/matched.html", {**query.context(), "rows": rows, "common": common,
                                                          "board": "matched"})
 
 
 def portability_board(request: HttpRequest) -> HttpResponse:
-    """Each chip's figures against the same method's on the reference chip; a per-operator matrix per method."""
+    """Each chip's figures against the same method's on the reference chip; a per-operator matrix per method
+    whose cells link to the runs they stand for."""
     query = board_query(request, default_set="kgb-mc")
-    reference = _default_chip(query.chips)
+    reference = reference_chip(query.chips)
     rows = (selectors.multi_chip_rows(chips=query.picked_chips, operator_set=query.operator_set,
                                       method_filter=query.method_filter, reference_chip=reference)
             if query.operator_set else [])
-    methods = selectors.visible_methods(user=request.user).filter(public=True)
+    multi_chip_order(rows, query.picked_chips, keep_order=False)
+    methods = reads.listed_methods(user=request.user).filter(public=True)
     method = _pick_method(methods, request.GET.get("method")) or (rows[0].method if rows else None)
-    matrix = (selectors.operator_pass_matrix(method=method, operator_set=query.operator_set,
-                                             chips=query.picked_chips) if method and query.operator_set else [])
+    attempted_only = request.GET.get("attempted") == "1"
+    matrix = []
+    if method and query.operator_set:
+        matrix = selectors.operator_pass_matrix(method=method, operator_set=query.operator_set,
+                                                chips=query.picked_chips)
+        links = reads.matrix_run_links(method=method, operator_set=query.operator_set, chips=query.picked_chips)
+        for line in matrix:
+            for cell in line["cells"]:
+                cell["run_id"] = links.get((line["operator_id"], cell["chip"].pk))
+        if attempted_only:
+            matrix = [line for line in matrix if any(cell["state"] != "none" for cell in line["cells"])]
+    context = query.context()
+    method_qs = context["board_qs"] + (f"&method={method.pk}" if method else "")
     return render(request, "leaderboard/portability.html", {
-        **query.context(), "rows": rows, "board": "portability", "reference": reference, "method": method,
-        "matrix": matrix,
+        **context, "rows": rows, "board": "portability", "reference": reference, "method": method,
+        "matrix": matrix, "attempted_only": attempted_only, "method_qs": method_qs,
     })
 
 
 def _pick_method(methods, pk: str | None):
-    return methods.filter(pk=int(pk)).first() if pk and pk.isdigit() else None
+    return methods.filter(pk=int(pk)).first() if pk and pk.isdigit() and len(pk) < 12 else None
 
 
 def plots_page(request: HttpRequest) -> HttpResponse:
@@ -185,6 +195,11 @@ def plots_page(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/plots.html", {**query.context(), "figures": figures, "board": "plots"})
 
 
+def about(request: HttpRequest) -> HttpResponse:
+    """How to read the boards and how a verdict is made: the definitions every column title links to."""
+    return render(request, "leaderboard/about.html", {})
+
+
 # --- Catalog and methods ------------------------------------------------------------------------------
 
 
@@ -197,12 +212,23 @@ def operator_list(request: HttpRequest) -> HttpResponse:
 def operator_detail(request: HttpRequest, operator_id: str) -> HttpResponse:
     operator = get_object_or_404(Operator, operator_id=operator_id)
     chips = list(Chip.objects.filter(active=True))
-    chip = _pick(chips, request.GET.get("chip"), default=_default_chip(chips))
+    chip = pick(chips, request.GET.get("chip"), default=None) or _chip_with_verdicts(chips, operator)
     return render(request, "leaderboard/operator_detail.html", {
-        "operator": operator, "solvers": selectors.operator_solvers(operator=operator), "chips": chips,
-        "chip": chip, "prompt": _operator_prompt(operator, chip.slug if chip else ""),
+        "operator": operator, "chips": chips, "chip": chip,
+        "ranking": reads.operator_ranking(operator=operator, chip=chip) if chip else [],
+        "prompt": _operator_prompt(operator, chip.slug if chip else ""),
         "public_cases": operator.public_cases[:200],
     })
+
+
+def _chip_with_verdicts(chips: list[Chip], operator: Operator) -> Chip | None:
+    """The reference chip if the operator has public verdicts there, else the first chip that has some."""
+    judged = set(Run.objects.filter(kernel__operator=operator, kernel__submission__visibility="public")
+                 .values_list("chip_id", flat=True).distinct().order_by())
+    reference = reference_chip(chips)
+    if reference is not None and reference.pk in judged:
+        return reference
+    return next((chip for chip in chips if chip.pk in judged), reference)
 
 
 def _operator_prompt(operator: Operator, chip_slug: str) -> str | None:
@@ -250,72 +276,21 @@ def prompt_pack(request: HttpRequest) -> HttpResponse:
 
 
 def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    method = get_object_or_404(selectors.visible_methods(user=request.user), pk=pk)
+    method = get_object_or_404(reads.listed_methods(user=request.user).select_related("owner"), pk=pk)
     chips = list(Chip.objects.filter(active=True))
-    operator_set = OperatorSet.objects.filter(slug="kgb-ms").first() or OperatorSet.objects.first()
-    rows = (selectors.multi_chip_rows(chips=chips, operator_set=operator_set, reference_chip=_default_chip(chips))
+    sets = list(OperatorSet.objects.filter(public=True))
+    operator_set = pick(sets, request.GET.get("set"), default=None) or pick(sets, "kgb-ms", default=None) or (
+        sets[0] if sets else None)
+    rows = (selectors.multi_chip_rows(chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips))
             if operator_set else [])
     row = next((r for r in rows if r.method.pk == method.pk), None)
+    submissions = list(selectors.method_submissions(method=method, user=request.user)[:100])
+    dates = sorted(s.created_at for s in submissions)
     return render(request, "leaderboard/method_detail.html", {
-        "method": method, "chips": chips, "row": row, "operator_set": operator_set,
-        "submissions": selectors.method_submissions(method=method, user=request.user)[:100],
+        "method": method, "chips": chips, "row": row, "operator_set": operator_set, "sets": sets,
+        "submissions": submissions, "first_upload": dates[0] if dates else None,
+        "last_upload": dates[-1] if dates else None,
     })
-
-
-# --- Uploads -----------------------------------------------------------------------------------------
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def submit_kernel(request: HttpRequest) -> HttpResponse:
-    form = SingleKernelForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        upload_file = data["kernel_file"]
-        try:
-            source_code = decode_kernel_file(data=upload_file.read(), filename=upload_file.name)
-            method = method_get_or_create(owner=request.user, scaffold=data["scaffold"], model=data["model"],
-                                          kind=data["kind"])
-            submission = submission_create(
-                owner=request.user, method=method, chips=data["chips"], visibility=data["visibility"],
-                notes=data["notes"], target_chip=data["target_chip"],
-                uploads=[KernelUpload(operator_id=data["operator"].operator_id, source_code=source_code,
-                                      filename=upload_file.name, total_tokens=data["total_tokens"],
-                                      solve_seconds=data["solve_seconds"])],
-            )
-        except SubmissionRejected as rejected:
-            for problem in rejected.problems:
-                form.add_error(None, problem)
-        else:
-            messages.success(request, "Uploaded: runs are queued.")
-            return redirect("leaderboard:submission", pk=submission.pk)
-    return render(request, "leaderboard/submit.html", {"form": form})
-
-
-@login_required
-@require_http_methods(["GET", "POST"])
-def submit_batch(request: HttpRequest) -> HttpResponse:
-    """A zip or tar of ``<namespace>__<op>.py`` files, with optional token usage; all or nothing."""
-    form = BatchUploadForm(request.POST or None, request.FILES or None, user=request.user)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        archive = data["archive"]
-        try:
-            uploads = parse_upload(data=archive.read(), filename=archive.name,
-                                   usage_data=data["usage_file"].read() if data["usage_file"] else None,
-                                   usage_filename=data["usage_file"].name if data["usage_file"] else "")
-            method = data["method"] or method_get_or_create(
-                owner=request.user, scaffold=data["scaffold"], model=data["model"], kind=data["kind"])
-            submission = submission_create(owner=request.user, method=method, uploads=uploads, chips=data["chips"],
-                                           visibility=data["visibility"], notes=data["notes"],
-                                           target_chip=data["target_chip"])
-        except (UploadProblems, SubmissionRejected) as rejected:
-            for problem in rejected.problems:
-                form.add_error(None, problem)
-        else:
-            messages.success(request, f"Uploaded {len(uploads)} kernels: runs are queued.")
-            return redirect("leaderboard:submission", pk=submission.pk)
-    return render(request, "leaderboard/submit_batch.html", {"form": form})
 
 
 # --- Submissions and runs -----------------------------------------------------------------------------
@@ -352,16 +327,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     can_view_code = selectors.can_view_code(user=request.user, submission=submission)
     return render(request, "leaderboard/run_detail.html", {
         "run": run, "submission": submission, "can_view_code": can_view_code,
+        "report": run_report.run_report(run, code_visible=can_view_code),
         "code_html": highlight_python(run.kernel.source_code) if can_view_code else "",
         "stale": run.operator_version < run.kernel.operator.version,
     })
-
-
-@require_http_methods(["GET", "POST"])
-def signup(request: HttpRequest) -> HttpResponse:
-    form = SignUpForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()
-        login(request, user)
-        return redirect("leaderboard:index")
-    return render(request, "registration/signup.html", {"form": form})

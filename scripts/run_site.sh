@@ -17,6 +17,11 @@ stop() {
 trap stop INT TERM EXIT
 
 echo "worker started (log: var/log/worker.log)"
+# A fresh install ranks something real at once: the built-in reference kernels, judged by that worker in the
+# background (quick ones first; already-submitted ones are skipped). KGB_SEED_REFERENCE=0 skips this.
+if [ "${KGB_SEED_REFERENCE:-1}" != 0 ]; then
+  "$PY" manage.py judge_reference_kernels || echo "could not queue the reference kernels (see above)"
+fi
 echo "serving http://$HOST:$PORT/  (Ctrl-C stops the site and the worker)"
 "$(dirname "$PY")/gunicorn" kgbweb.wsgi --bind "$HOST:$PORT" --workers 2 --threads 4 --timeout 120 \
   --access-logfile - &

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -30,12 +29,12 @@ from rest_framework.views import APIView
 
 from evaluation.models import Chip, Run
 from evaluation.services import run_rerun
-from leaderboard import importers, selectors
+from leaderboard import importers, intake, reads, selectors
 from leaderboard.api import exports, serializers
 from leaderboard.api.filters import KernelFilter, MethodFilter, OperatorFilter, RunFilter, SubmissionFilter
 from leaderboard.api.permissions import IsStaff, ReadOnlyOrAuthenticatedCreate
 from leaderboard.models import Kernel, Method, Operator, OperatorSet
-from leaderboard.services import KernelUpload, SubmissionRejected, method_get_or_create, submission_create
+from leaderboard.services import KernelUpload, SubmissionRejected, method_get_or_create
 
 CHIP_PARAMETER = OpenApiParameter("chip", str, required=True, description="Chip slug, e.g. nvidia-h200")
 
@@ -144,13 +143,8 @@ class MethodViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     filterset_class = MethodFilter
 
     def get_queryset(self) -> QuerySet[Method]:
-        methods = Method.objects.select_related("owner").order_by("scaffold", "model", "pk")
-        user = self.request.user
-        if user.is_authenticated and user.is_staff:
-            return methods
-        if user.is_authenticated:
-            return methods.filter(Q(public=True) | Q(owner=user))
-        return methods.filter(public=True)
+        # As the pages list them: a method whose only work is private is not listed for others.
+        return reads.listed_methods(user=self.request.user).select_related("owner").order_by("scaffold", "model", "pk")
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """Create a method owned by you (200 with the existing one when you already have it)."""
@@ -251,57 +245,18 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         return Response(serializers.progress_data(self.get_object()))
 
     def _create(self, request: Request, options: dict[str, Any], uploads: list[KernelUpload]) -> Response:
-        problems: list[str] = []
-        chips = _chips_for_submission(options["chips"], problems)
-        target_chip = None
-        if options.get("target_chip"):
-            target_chip = Chip.objects.filter(slug=options["target_chip"]).first()
-            if target_chip is None:
-                problems.append(f"unknown target chip {options['target_chip']!r}")
-        method = None
-        if options.get("method_id"):
-            method = _method_for(request, options["method_id"])
-            if method is None:
-                problems.append(f"unknown method {options['method_id']}")
-        if problems:
-            return Response({"problems": problems}, status=status.HTTP_400_BAD_REQUEST)
+        """Through the one upload intake the web forms use: chips, method and checks resolved there."""
         try:
-            with transaction.atomic():  # a method created here is rolled back with a rejected submission
-                if method is None:
-                    method = method_get_or_create(
-                        owner=request.user, scaffold=options["scaffold"], model=options["model"], kind=options["kind"]
-                    )
-                submission = submission_create(
-                    owner=request.user,
-                    method=method,
-                    uploads=uploads,
-                    chips=chips,
-                    visibility=options["visibility"],
-                    notes=options["notes"],
-                    target_chip=target_chip,
-                )
+            submission = intake.submission_intake(owner=request.user, uploads=uploads, options=intake.IntakeOptions(
+                method_id=options.get("method_id"), scaffold=options.get("scaffold", ""),
+                model=options.get("model", ""), kind=options["kind"], chip_slugs=options["chips"],
+                target_chip_slug=options.get("target_chip"), visibility=options["visibility"],
+                notes=options["notes"]))
         except SubmissionRejected as rejected:
             return Response({"problems": rejected.problems}, status=status.HTTP_400_BAD_REQUEST)
         submission = self.get_queryset().get(pk=submission.pk)
         body = serializers.SubmissionDetailSerializer(submission, context={"request": request}).data
         return Response(body, status=status.HTTP_201_CREATED)
-
-
-def _chips_for_submission(slugs: list[str], problems: list[str]) -> list[Chip]:
-    """The chips asked for; by default every active chip with a live worker, else every active chip."""
-    active = list(Chip.objects.filter(active=True).order_by("slug"))
-    if slugs:
-        by_slug = {chip.slug: chip for chip in active}
-        unknown = [slug for slug in slugs if slug not in by_slug]
-        problems.extend(f"unknown or inactive chip {slug!r}" for slug in unknown)
-        return [by_slug[slug] for slug in dict.fromkeys(slugs) if slug in by_slug]
-    live = [chip for chip in active if selectors.chip_has_live_worker(chip=chip)]
-    return live or active
-
-
-def _method_for(request: Request, method_id: int) -> Method | None:
-    methods = MethodViewSet(request=request, action="retrieve").get_queryset()
-    return methods.filter(pk=method_id).first()
 
 
 class KernelViewSet(viewsets.ReadOnlyModelViewSet):

@@ -48,7 +48,9 @@ def sort_mark(context: dict, key: str) -> str:
 
 def highlight_python(source_code: str) -> SafeString:
     """Pygments escapes every character of the source: a kernel's text can never become markup."""
-    return mark_safe(highlight(source_code, PythonLexer(), HtmlFormatter(cssclass="highlight", linenos="table")))
+    # One anchor per line (id "L-<n>"), so a compile error's line on the run page links into the code.
+    formatter = HtmlFormatter(cssclass="highlight", linenos="table", lineanchors="L", anchorlinenos=True)
+    return mark_safe(highlight(source_code, PythonLexer(), formatter))
 
 
 @register.filter

@@ -6,8 +6,9 @@
   const text = (value) => document.createTextNode(value == null ? "–" : String(value));
 
   function update(data) {
-    const fill = progress.querySelector(".fill");
-    fill.style.width = (data.total ? (100 * data.finished) / data.total : 0) + "%";
+    const bar = document.getElementById("progress-bar");
+    bar.max = data.total || 1;
+    bar.value = data.finished;
     document.getElementById("progress-text").textContent =
       data.finished + " of " + data.total + " runs finished, " + data.passed + " passed";
     const warning = document.getElementById("no-worker");

