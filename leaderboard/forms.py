@@ -32,8 +32,10 @@ class UploadOptionsForm(forms.Form):
     model_version = forms.CharField(max_length=120, required=False,
                                     help_text="New method: the exact model build or snapshot, if known")
     kind = forms.ChoiceField(choices=MethodKind.choices, initial=MethodKind.AGENT)
-    paper_url = forms.URLField(required=False, assume_scheme="https", label="Paper link", help_text="New method: its paper or report")
-    code_url = forms.URLField(required=False, assume_scheme="https", label="Code link", help_text="New method: its code")
+    paper_url = forms.URLField(required=False, assume_scheme="https", label="Paper link",
+                               help_text="New method: its paper or report")
+    code_url = forms.URLField(required=False, assume_scheme="https", label="Code link",
+                              help_text="New method: its code")
     chips = forms.ModelMultipleChoiceField(queryset=Chip.objects.filter(active=True), to_field_name="slug",
                                            widget=forms.CheckboxSelectMultiple,
                                            help_text="Judge on these chips; those with a worker online are ticked")

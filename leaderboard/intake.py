@@ -24,7 +24,7 @@ from leaderboard.services import (
     method_get_or_create,
     submission_create,
 )
-from leaderboard.uploads import UploadProblems, operator_id_from_filename, parse_upload
+from leaderboard.uploads import operator_id_from_filename, read_upload
 
 
 @dataclass
@@ -69,11 +69,9 @@ def read_files(*, data: bytes, filename: str, operator_id: str = "", usage_data:
         filename_for_reader = filename if inferred == operator_id else operator_id.replace("::", "__") + ".py"
     else:
         filename_for_reader = filename
-    try:
-        uploads = parse_upload(data=data, filename=filename_for_reader, usage_data=usage_data,
-                               usage_filename=usage_filename, check=False)
-    except UploadProblems as refused:
-        return [], [problem.replace(filename_for_reader, filename, 1) for problem in refused.problems]
+    uploads, problems = read_upload(data=data, filename=filename_for_reader, usage_data=usage_data,
+                                    usage_filename=usage_filename)
+    problems = [problem.replace(filename_for_reader, filename, 1) for problem in problems]
     for upload in uploads:
         if filename_for_reader != filename:
             upload.filename = filename
@@ -81,7 +79,7 @@ def read_files(*, data: bytes, filename: str, operator_id: str = "", usage_data:
             upload.total_tokens = total_tokens
         if solve_seconds is not None:
             upload.solve_seconds = solve_seconds
-    return uploads, []
+    return uploads, problems
 
 
 def submission_intake(*, owner: AbstractBaseUser, uploads: list[KernelUpload], options: IntakeOptions,

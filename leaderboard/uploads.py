@@ -238,13 +238,29 @@ def parse_upload(*, data: bytes, filename: str, usage_data: bytes | None = None,
     """The kernels of an upload with their usage; UploadProblems with every problem otherwise.
 
     With ``check``, the service's own checks (unknown or duplicate operator, missing entry points, size)
-    run too, so the form shows every problem at once rather than one round at a time.
+    run too, so every problem shows at once rather than one round at a time.
+    """
+    uploads, problems = read_upload(data=data, filename=filename, usage_data=usage_data,
+                                    usage_filename=usage_filename)
+    if check and uploads:
+        service_problems, _ = check_kernel_uploads(uploads=uploads)
+        problems.extend(service_problems)
+    if problems:
+        raise UploadProblems(problems)
+    return uploads
+
+
+def read_upload(*, data: bytes, filename: str, usage_data: bytes | None = None,
+                usage_filename: str = "") -> tuple[list[KernelUpload], list[str]]:
+    """The kernels the upload's files hold, and every problem found reading them (each naming its file).
+
+    Only reading: whether the kernels are acceptable is ``submission_create``'s decision, taken once.
     """
     problems: list[str] = []
     try:
         members = archive_members(data=data, filename=filename, problems=problems)
     except ArchiveError as exc:
-        raise UploadProblems([f"{filename}: {exc}"]) from None
+        return [], [f"{filename}: {exc}"]
     uploads: list[KernelUpload] = []
     usage: dict[str, dict[str, Any]] = {}
     usage_sources = [(member.name, member.data) for member in members
@@ -280,9 +296,4 @@ def parse_upload(*, data: bytes, filename: str, usage_data: bytes | None = None,
         ))
     if not uploads and not problems:
         problems.append(f"{filename}: no kernel files (<namespace>__<op>.py) found")
-    if check and uploads:
-        service_problems, _ = check_kernel_uploads(uploads=uploads)
-        problems.extend(service_problems)
-    if problems:
-        raise UploadProblems(problems)
-    return uploads
+    return uploads, problems

@@ -9,6 +9,7 @@ Optional: --shots DIR saves full-page screenshots at both widths.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
@@ -30,10 +31,8 @@ def measure(browser, url: str, width: int, shots: Path | None) -> dict:
     page.on("response", lambda response: responses.append(response))
     page.goto(url, wait_until="networkidle")
     for response in responses:
-        try:
+        with contextlib.suppress(Exception):  # redirects have no body
             decoded += len(response.body())
-        except Exception:  # redirects have no body
-            pass
     widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
     if shots is not None:
         shots.mkdir(parents=True, exist_ok=True)
@@ -53,7 +52,8 @@ def main() -> None:
         for url in args.urls:
             wide = measure(browser, url, 1400, args.shots)
             narrow = measure(browser, url, 390, args.shots)
-            print(f"{url}\n  requests {wide['requests']}, on the wire {wide['wire']:,} B, decoded {wide['decoded']:,} B;"
+            print(f"{url}\n  requests {wide['requests']}, on the wire {wide['wire']:,} B,"
+                  f" decoded {wide['decoded']:,} B;"
                   f" scrollWidth/clientWidth at 1400 px {wide['widths'][0]}/{wide['widths'][1]},"
                   f" at 390 px {narrow['widths'][0]}/{narrow['widths'][1]}")
         browser.close()
