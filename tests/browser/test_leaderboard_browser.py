@@ -23,7 +23,7 @@ def world(transactional_db, django_user_model):
 
 
 def method_names(page) -> list[str]:
-    return [cell.strip() for cell in page.locator("#leaderboard tbody tr td:first-child").all_inner_texts()]
+    return [cell.strip() for cell in page.locator("#leaderboard tbody tr td.method").all_inner_texts()]
 
 
 def log_in(page, base_url: str, username: str, password: str) -> None:
@@ -71,7 +71,7 @@ def test_leaderboard_renders_with_plots_sorting_and_filters(world, live_server, 
     page.wait_for_url(re.compile(r"chip=platform-a"))
     # Both solved one operator with kernels written for Platform A; Fast Agent's is faster (1.2x against 0.8x).
     assert method_names(page) == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
-    assert page.locator("#leaderboard tbody tr").first.locator("td").nth(2).inner_text() == "25.0 (1/4)"
+    assert page.locator("#leaderboard tbody tr").first.locator("td").nth(3).inner_text() == "25.0 (1/4)"
     assert page.js_errors == []
 
 
@@ -116,6 +116,7 @@ def test_another_user_cannot_see_private_code(world, live_server, page):
     assert response.status == 404
     assert "SECRET_KERNEL_CODE" not in page.content()
     page.goto(live_server.url + "/")
+    page.click("#user-menu summary")
     page.click("text=Log out")
     page.wait_for_selector("text=Log in")
     log_in(page, live_server.url, "alice", "alice-pass-123")
