@@ -7,7 +7,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.contrib.auth.models import User
 
 from evaluation.models import Chip
-from leaderboard.intake import IntakeOptions, default_chips
+from leaderboard.intake import IntakeOptions
 from leaderboard.models import Method, MethodKind, Visibility
 from leaderboard.selectors import chip_has_live_worker
 
@@ -50,7 +50,10 @@ class UploadOptionsForm(forms.Form):
         self.fields["chips"].label_from_instance = (
             lambda chip: f"{chip.label} ({'worker online' if chip.pk in live else 'no worker now: runs wait'})")
         self.fields["target_chip"].label_from_instance = lambda chip: chip.label
-        self.fields["chips"].initial = [chip.slug for chip in default_chips()]
+        # Ticked: the chips a worker serves now. With none live nothing is ticked: a run queued for a chip
+        # nobody serves waits, and the uploader should choose that knowingly.
+        self.fields["chips"].initial = [chip.slug for chip in Chip.objects.filter(active=True).order_by("slug")
+                                        if chip.pk in live]
         if user is not None and user.is_authenticated:
             self.fields["method"].queryset = Method.objects.filter(owner=user).order_by("scaffold", "model")
         self.fields["method"].label_from_instance = str

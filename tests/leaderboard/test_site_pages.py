@@ -392,3 +392,8 @@ def test_an_infrastructure_error_is_not_the_kernels_fault(world, client):
     run.status, run.reason = RunStatus.ERROR, "the sandbox did not start within the budget"
     run.save(update_fields=["status", "reason"])
     assert "judge (infrastructure: not the kernel's fault)" in client.get(f"/runs/{run.pk}/").content.decode()
+
+
+def test_with_no_live_worker_the_forms_tick_no_chip(world, client, user):
+    client.force_login(user)
+    assert client.get("/submit/").context["form"].fields["chips"].initial == []
