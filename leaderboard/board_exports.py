@@ -13,8 +13,6 @@ from django.http import HttpResponse
 
 from leaderboard.api.exports import rows_to_csv
 
-VIEW_TITLES = {"overall": "overall", "aten": "aten", "vllm": "vllm", "cublas": "cublas"}
-
 
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
@@ -22,12 +20,14 @@ def _round(value: float | None, digits: int) -> float | None:
 
 def _method_columns(row: Any, rank: Any) -> dict[str, Any]:
     method = row.method
-    return {"rank": rank.label if rank else None, "method_id": method.pk, "method": str(method),
+    # The rank and whether it is shared, apart: "=1" would read as a formula in a spreadsheet.
+    return {"rank": rank.position if rank else None, "rank_tied": rank.tied if rank else None,
+            "method_id": method.pk, "method": str(method),
             "kind": method.get_kind_display()}
 
 
 def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[dict]]:
-    columns = ["rank", "method_id", "method", "kind"]
+    columns = ["rank", "rank_tied", "method_id", "method", "kind"]
     for view in views:
         columns += [f"{view}_accuracy_pct", f"{view}_solved", f"{view}_total", f"{view}_speedup",
                     f"{view}_speedup_covered"]
@@ -54,7 +54,7 @@ def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[di
 
 
 def multi_chip_table(rows: list, chips: list) -> tuple[list[str], list[dict]]:
-    columns = ["rank", "method_id", "method", "kind", "score_accuracy_pct"]
+    columns = ["rank", "rank_tied", "method_id", "method", "kind", "score_accuracy_pct"]
     for chip in chips:
         columns += [f"{chip.slug}_accuracy_pct", f"{chip.slug}_solved", f"{chip.slug}_total", f"{chip.slug}_speedup"]
     table = []
@@ -72,7 +72,7 @@ def multi_chip_table(rows: list, chips: list) -> tuple[list[str], list[dict]]:
 
 
 def cost_table(rows: list) -> tuple[list[str], list[dict]]:
-    columns = ["rank", "method_id", "method", "kind", "accuracy_pct", "solved", "total", "tokens_total",
+    columns = ["rank", "rank_tied", "method_id", "method", "kind", "accuracy_pct", "solved", "total", "tokens_total",
                "tokens_per_pass", "solve_hours"]
     table = []
     for row in rows:

@@ -12,7 +12,7 @@ from django.shortcuts import get_object_or_404, render
 from evaluation.models import Chip, Run
 from leaderboard import board_exports, plots, reads, run_report, selectors
 from leaderboard.boards import BoardQuery, board_query, pick, reference_chip
-from leaderboard.models import Operator, OperatorSet
+from leaderboard.models import Operator, OperatorSet, Visibility
 from leaderboard.ranking import multi_chip_order, rank_rows
 from leaderboard.templatetags.board import highlight_python
 
@@ -223,7 +223,7 @@ def operator_detail(request: HttpRequest, operator_id: str) -> HttpResponse:
 
 def _chip_with_verdicts(chips: list[Chip], operator: Operator) -> Chip | None:
     """The reference chip if the operator has public verdicts there, else the first chip that has some."""
-    judged = set(Run.objects.filter(kernel__operator=operator, kernel__submission__visibility="public")
+    judged = set(Run.objects.filter(kernel__operator=operator, kernel__submission__visibility=Visibility.PUBLIC)
                  .values_list("chip_id", flat=True).distinct().order_by())
     reference = reference_chip(chips)
     if reference is not None and reference.pk in judged:

@@ -89,7 +89,8 @@ def test_csv_of_the_view_is_what_is_on_screen(world, live_server, page):
     response = page.request.get(live_server.url + "/" + href)
     assert response.status == 200
     rows = list(csv.DictReader(io.StringIO(response.text())))
-    assert [[row["rank"], row["method"]] for row in rows] == [cells[:2] for cells in on_screen]
+    assert [[("=" if row["rank_tied"] == "True" else "") + row["rank"], row["method"]] for row in rows] == [
+        cells[:2] for cells in on_screen]
     for row, cells in zip(rows, on_screen, strict=True):
         accuracy = f"{float(row['overall_accuracy_pct']):.1f} ({row['overall_solved']}/{row['overall_total']})"
         assert cells[3] == accuracy
