@@ -76,7 +76,8 @@ def test_two_workers_on_one_host_share_a_queue_without_doubling_losing_or_collid
         os.killpg(children["1"], signal.SIGKILL)  # one GPU's worker dies mid-run, with all it started
 
         for submission in submissions:
-            assert [run["status"] for run in stack.wait_for_runs(session, submission, timeout=300)["runs"]] == ["passed"]
+            runs = stack.wait_for_runs(session, submission, timeout=300)["runs"]
+            assert [run["status"] for run in runs] == ["passed"]
         runs = runs_of(stack)
         assert len(runs) == 8 and len({run["kernel"] for run in runs}) == 8  # none lost, none doubled
         assert all(run["status"] == "passed" for run in runs)
