@@ -25,7 +25,6 @@ from evaluation.judge.compare import (
     map_tensors,
     widen_to_64,
 )
-from evaluation.judge.guard import poison_tree
 from evaluation.judge.job import CaseResult
 from evaluation.judge.runner import (
     DEVICE_FULL,
@@ -35,6 +34,7 @@ from evaluation.judge.runner import (
     _to_device,
     device_was_full,
 )
+from evaluation.judge.untrusted.guard import poison_tree
 
 if TYPE_CHECKING:
     from evaluation.judge.runner import _Judgement

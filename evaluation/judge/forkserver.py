@@ -20,6 +20,8 @@ import threading
 import time
 from typing import Any
 
+from evaluation.judge.launch import isolation_prefix, zygote_env
+
 _SHARED: dict[tuple[int, str], ForkServer] = {}
 _SHARED_LOCK = threading.Lock()
 
@@ -42,7 +44,7 @@ class ForkServer:
         with open(os.path.join(self.workdir, ".owner-pid"), "w") as marker:
             marker.write(str(os.getpid()))
         self.process = subprocess.Popen(
-            [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.forkserver_main",
+            [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.untrusted.forkserver_main",
              "--sock-fd", str(child.fileno()), "--parent-pid", str(os.getpid())],
             cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
@@ -125,8 +127,6 @@ def shared_forkserver(device_type: str) -> ForkServer:
     Keyed by pid: a process forked after the zygote started (a Celery prefork child of a parent that
     warmed one) never talks to its parent's zygote; it starts its own on first use.
     """
-    from evaluation.judge.sandbox import isolation_prefix, zygote_env
-
     key = (os.getpid(), device_type)
     with _SHARED_LOCK:
         server = _SHARED.get(key)

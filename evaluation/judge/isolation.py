@@ -393,7 +393,8 @@ def readable_by_others(path: str) -> bool:
 
 def check_readable(paths: list[str]) -> None:
     """Fail early, in words a person can act on, when the sandbox uid could not read the judge's code."""
-    probes = [JUDGE_PACKAGE, JUDGE_PACKAGE / "judge", JUDGE_PACKAGE / "judge" / "sandbox_worker.py",
+    untrusted = JUDGE_PACKAGE / "judge" / "untrusted"
+    probes = [JUDGE_PACKAGE, JUDGE_PACKAGE / "judge", untrusted, untrusted / "harness.py",
               Path(os.path.realpath(sys.executable)), Path(os.__file__)]
     for path in [*map(str, probes), *paths]:
         if os.path.exists(path) and not readable_by_others(path):
@@ -533,7 +534,7 @@ def _keep(child: int, close_fds: list[int]) -> None:
 def enter_sandbox(plan: ViewPlan, close_in_keeper: list[int]) -> None:
     """Become the contained sandbox (see the module's docstring). Called as root in a process that holds no
     candidate code; returns in the sandbox; the caller's original process never returns from here."""
-    from evaluation.judge.lifeline import die_with_parent
+    from evaluation.judge.untrusted.lifeline import die_with_parent
 
     os.umask(0o022)  # the view's folders must be traversable by the slot uid, whatever the judge's umask
     for path in plan.cgroups:  # joined before the fork: the sandbox and all it starts are counted there

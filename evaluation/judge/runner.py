@@ -39,7 +39,7 @@ from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.static_scan import scan_source
 
 # The most device memory the trusted side's allocator may keep cached between correctness cases, and the
-# sandbox's earlier cases' tensors may hold (sandbox_worker.Worker._trim_keep_alive), when the GPU is not
+# sandbox's earlier cases' tensors may hold (harness.Harness._trim_keep_alive), when the GPU is not
 # shared: several judges share one GPU, and on the H200 sixteen of them holding their largest case's cache
 # (up to 9 GiB each) ran it out of memory (2026-11-30). With more judges, device_memory_budget shrinks both.
 TRUSTED_CACHE_BYTES = 2 * 1024**3

@@ -1,6 +1,6 @@
 """The trusted side's handle on one sandbox process: how it is started, contained, talked to and killed.
 
-Start: ``python -s -P -m evaluation.judge.sandbox_main`` (or a fork of the zygote, forkserver_main) with an
+Start: ``python -s -P -m evaluation.judge.untrusted.sandbox_main`` (or a fork of the zygote, forkserver_main) with an
 environment built from an allow-list (no SECRET_KEY, DATABASE_URL, broker URLs), its own session and rlimits.
 Where this process is root, the sandbox is contained by the operating system (isolation.py): its own slot
 uid, PID / mount / network / IPC namespaces, a read-only view of only what the judge needs, private
@@ -18,8 +18,6 @@ import contextlib
 import functools
 import json
 import os
-import pwd
-import resource
 import secrets
 import shutil
 import signal
@@ -28,100 +26,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evaluation.judge import isolation, wire
+from evaluation.judge.launch import Limits, Protections, base_env, netns_available, nobody_ids, preexec
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
-             "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES",
-             "MACA_VISIBLE_DEVICES", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
 LOG_LIMIT = 4000
-
-
-@dataclass(frozen=True)
-class Limits:
-    # RLIMIT_NPROC counts every thread of every process of a uid. Contained sandboxes each run as their own
-    # slot uid, so this is a per-sandbox cap (beside the cgroup's pids.max where there is one); CUDA, torch
-    # and Triton start threads of their own and ptxas runs as a child, so it cannot be small. In the
-    # fallback (every sandbox as ``nobody``) it is shared by the host's sandboxes.
-    nproc: int = int(os.environ.get("KGB_SANDBOX_NPROC", "4096"))
-    nofile: int = 256
-    fsize_bytes: int = 64 * 1024 * 1024
-    address_space_bytes: int = 24 * 1024 * 1024 * 1024  # CPU only: RLIMIT_AS breaks the CUDA driver
-    cpu_threads: int = 1
-
-
-@dataclass
-class Protections:
-    """Which protections applied to this sandbox, for the evidence."""
-
-    applied: list[str] = field(default_factory=list)
-    unavailable: list[str] = field(default_factory=list)
-
-
-@functools.cache
-def _netns_available() -> bool:
-    if os.geteuid() != 0 or not shutil.which("unshare"):
-        return False
-    try:
-        return subprocess.run(["unshare", "-n", "true"], timeout=10, capture_output=True).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        return False
-
-
-def _nobody() -> tuple[int, int] | None:
-    try:
-        entry = pwd.getpwnam("nobody")
-    except KeyError:
-        return None
-    return entry.pw_uid, entry.pw_gid
-
-
-def _preexec(limits: Limits, device_type: str) -> None:
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (limits.nofile, limits.nofile))
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize_bytes, limits.fsize_bytes))
-    resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
-    if device_type == "cpu":
-        resource.setrlimit(resource.RLIMIT_AS, (limits.address_space_bytes, limits.address_space_bytes))
-
-
-def base_env(device_type: str, limits: Limits = Limits()) -> dict[str, str]:
-    """The allow-listed environment every sandbox (and the zygote) starts from: no secrets, no URLs."""
-    env = {key: os.environ[key] for key in ENV_ALLOW if key in os.environ}
-    env.setdefault("PATH", "/usr/bin:/bin")
-    env.update({"PYTHONPATH": str(PROJECT_ROOT), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "random",
-                "PYTHONUNBUFFERED": "1"})
-    if device_type == "cpu":
-        env.update({"TRITON_INTERPRET": "1", "OMP_NUM_THREADS": str(limits.cpu_threads)})
-    else:
-        env["OMP_NUM_THREADS"] = "2"  # the candidate's host work is small; threads count against nproc
-    return env
-
-
-def zygote_env(device_type: str) -> dict[str, str]:
-    env = base_env(device_type)
-    if isolation.containment_available() is None:
-        return env  # a root zygote: each fork contains itself (isolation.enter_sandbox)
-    if os.geteuid() == 0 and _nobody() is not None and not shutil.which("setpriv"):
-        env["KGB_SANDBOX_SETUID"] = str(_nobody()[0])
-    return env
-
-
-def isolation_prefix(isolate: bool) -> list[str]:
-    """How the zygote is started. Where sandboxes are contained, it stays root with nothing around it: it
-    runs only our code and each fork builds its own namespaces and takes its slot's uid. Elsewhere the
-    weaker fallback: ``unshare -n`` and ``setpriv`` (user nobody) where this process may use them."""
-    if isolate and isolation.containment_available() is None:
-        return []
-    prefix: list[str] = ["unshare", "-n"] if isolate and _netns_available() else []
-    nobody = _nobody() if isolate and os.geteuid() == 0 else None
-    if nobody is not None and shutil.which("setpriv"):
-        prefix += ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups", "--"]
-    return prefix
 
 
 # What a sandbox may report about its use of the GPU before its reply (see Sandbox.request).
@@ -212,12 +123,12 @@ class Sandbox:
         nobody = None
         if view is None:
             is_root = os.geteuid() == 0
-            netns = isolate and _netns_available()
+            netns = isolate and netns_available()
             if netns:
                 self.protections.applied.append("no network (network namespace)")
             else:
                 self.protections.unavailable.append("network namespace (needs root and unshare)")
-            nobody = _nobody() if isolate and is_root else None
+            nobody = nobody_ids() if isolate and is_root else None
             if nobody is not None and self.workdir is not None:
                 for path in [self.workdir, *self.workdir.iterdir()]:
                     os.chown(path, *nobody)
@@ -241,19 +152,19 @@ class Sandbox:
                 if view is not None:
                     env["KGB_SANDBOX_VIEW"] = json.dumps(view.to_json())
                 else:
-                    prefix = ["unshare", "-n"] if isolate and _netns_available() else []
+                    prefix = ["unshare", "-n"] if isolate and netns_available() else []
                     if nobody is not None:
                         if shutil.which("setpriv"):
                             prefix += ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups",
                                        "--"]
                         else:
                             env["KGB_SANDBOX_SETUID"] = str(nobody[0])
-                command = [*prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.sandbox_main",
+                command = [*prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.untrusted.sandbox_main",
                            "--cmd-fd", str(cmd_read), "--res-fd", str(res_write), "--parent-pid", str(os.getpid())]
                 self.process = subprocess.Popen(
                     command, cwd=self.workdir or "/", env=env, stdin=subprocess.DEVNULL, stdout=stdout,
                     stderr=stderr, pass_fds=(cmd_read, res_write), start_new_session=True, close_fds=True,
-                    preexec_fn=functools.partial(_preexec, limits, device_type),
+                    preexec_fn=functools.partial(preexec, limits, device_type),
                 )
         os.close(cmd_read)
         os.close(res_write)
@@ -273,7 +184,7 @@ class Sandbox:
         """Send a command and read its reply; the reply must carry this run's token. ``deadline``: a
         monotonic time, or a function giving it (read again after each event: waiting for the GPU moves it).
 
-        Before its reply the sandbox may report on its use of the GPU (sandbox_worker.GpuGate and
+        Before its reply the sandbox may report on its use of the GPU (harness.GpuGate and
         CompileWindows): ``want_gpu`` (a gated request: nothing touched the device yet), ``gpu_done`` (its
         device work is over), ``compiling`` and ``compiled`` (Triton compiles: CPU work). ``on_event`` sees
         each; after ``want_gpu`` and ``compiled`` it must return holding the GPU, and the sandbox is told to

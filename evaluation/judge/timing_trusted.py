@@ -1,7 +1,7 @@
 """The trusted half of timing (GPU only): what to time, checking what the sandbox reports, the speedup.
 
 For each timed case that passed, the trusted side builds rotating input sets (candidate and reference get
-different ones), asks the sandbox to time them (timing_sandbox), measures the host time of the whole round
+different ones), asks the sandbox to time them (untrusted.timing), measures the host time of the whole round
 trip, and refuses reports whose event total exceeds it. Spot-checked iterations are compared against the
 reference here. Then per-case medians, spread and speedup, a bootstrap interval of the geometric mean, the
 roofline flag, GPU clocks before/after, and a final correctness check on one fresh input.
@@ -20,7 +20,6 @@ from evaluation.catalog.spec import Call
 from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.compare import compare_outputs, map_tensors
-from evaluation.judge.timing_sandbox import CLOCK_WARMUP_S, WARMUP_CALLS, relative_standard_error_of_median
 from evaluation.judge.timing_stats import (
     bootstrap_speedup_ci,
     geometric_mean,
@@ -28,6 +27,7 @@ from evaluation.judge.timing_stats import (
     median_iqr,
     roofline_floor_ms,
 )
+from evaluation.judge.untrusted.timing import CLOCK_WARMUP_S, WARMUP_CALLS, relative_standard_error_of_median
 
 # Room for the spot checks' reply beyond what its cases' bytes account for (headers, small tensors).
 SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024

@@ -264,7 +264,7 @@ def cmd_prompts(args: argparse.Namespace, config: Config) -> int:
 
 def cmd_bundle(args: argparse.Namespace, config: Config) -> int:
     if args.bundle_command == "judge":
-        from evaluation.bundles import run_judge_command  # the judging side: no Django, no server
+        from evaluation.judge.bundle import run_judge_command  # the judging side: no Django, no server
 
         return run_judge_command(args.bundle, args.out, args.chip)
     client = KgbClient(config, timeout=600.0)

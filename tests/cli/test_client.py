@@ -208,7 +208,7 @@ def test_bundle_export_and_import_through_the_client(
 ):
     from rest_framework.authtoken.models import Token
 
-    from evaluation.bundles import judge_bundle
+    from evaluation.judge.bundle import judge_bundle
 
     directory = make_run_directory(tmp_path / "run")
     assert main(["submit", str(directory), "--method", "Offline", "--chip", "cpu-interpreter", "--no-wait"]) == 0

@@ -14,13 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evaluation.bundles import (
-    BUNDLE_LEASE_PREFIX,
-    BundleRefused,
-    bundle_export,
-    judge_bundle,
-    results_import,
-)
+from evaluation.bundles import BundleRefused, bundle_export, results_import
+from evaluation.judge.bundle import BUNDLE_LEASE_PREFIX, judge_bundle
 from evaluation.judge.job import JudgeJob, JudgeResult
 from evaluation.models import Run
 from evaluation.services import chip_ensure, run_claim, runs_requeue_stale
@@ -210,7 +205,7 @@ def test_management_commands_round_trip(runs, tmp_path):
 
 def test_the_judging_side_imports_no_django():
     code = (
-        "import sys, evaluation.bundles as b; b.judge_bundle; "
+        "import sys, evaluation.judge.bundle as b; b.judge_bundle; "
         "assert not [m for m in sys.modules if m.startswith('django')], 'django imported'"
     )
     result = subprocess.run(

@@ -1,5 +1,5 @@
 """``manage.py judge_bundle BUNDLE.json --out RESULTS.json [--chip SLUG]``: the same as
-``python -m evaluation.bundles judge`` (which needs no Django settings or database)."""
+``python -m evaluation.judge.bundle judge`` (which needs no Django settings or database)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--chip", default=None, help="This host's chip (default: detected, or KGB_CHIP)")
 
     def handle(self, *args, **options) -> None:
-        from evaluation.bundles import run_judge_command
+        from evaluation.judge.bundle import run_judge_command
 
         code = run_judge_command(options["bundle"], options["out"], options["chip"])
         if code:

@@ -91,7 +91,7 @@ def test_compute_that_starts_only_in_timing_is_caught_by_the_timed_audit(warm_fo
 
 def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_it(warm_forkserver):
     # EXPLOITS 7 in the timed loop: the rotating sets' buffers come back every few calls, but never with the
-    # values they held the round before (timing_sandbox.ValueRotation), and spot checks come from those
+    # values they held the round before (untrusted.timing.ValueRotation), and spot checks come from those
     # rounds. Without the refill this kernel "passes" at a speedup its no-op launches make up.
     spec = dataclasses.replace(small_cos_record(), smoke=(
         Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),

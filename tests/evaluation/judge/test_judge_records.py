@@ -15,7 +15,7 @@ from evaluation.judge import wire
 from evaluation.judge.compare import compare_outputs, fp64_relative_error
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
-from evaluation.judge.timing_sandbox import _reference_thunks, time_interleaved
+from evaluation.judge.untrusted.timing import _reference_thunks, time_interleaved
 
 CASE = Case("cos_list", {"n": 33})
 
@@ -106,7 +106,7 @@ def test_mutated_are_inputs_are_never_poisoned_before_the_call(warm_forkserver):
 
 
 def test_timed_rounds_poison_only_the_keys_they_are_given():
-    # timing_sandbox between rounds: poison_keys are poisoned, restore_keys put back, nothing else touched.
+    # untrusted.timing between rounds: poison_keys are poisoned, restore_keys put back, nothing else touched.
     def make(seed: int) -> dict:
         generator = torch.Generator().manual_seed(seed)
         return {"args": [[torch.rand(4, generator=generator) + 1], torch.rand(4, generator=generator)], "kwargs": {}}
@@ -409,7 +409,7 @@ def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
     import time
 
     from evaluation.judge.backends import HostClockEvent
-    from evaluation.judge.timing_sandbox import HOLD_MARGIN, HOLD_MAX_MS, StreamHolds
+    from evaluation.judge.untrusted.timing import HOLD_MARGIN, HOLD_MAX_MS, StreamHolds
 
     spins: list[int] = []
 
@@ -460,7 +460,7 @@ def test_timed_calls_count_work_off_the_timed_stream_and_compute_outside_triton(
     # While the timed stream is held, other streams run freely: work a kernel hides there would finish before
     # the start event (the H200 judged cheats/stream_hide.py, scan off, "passed" at 1.36x). Every launch on
     # another stream is counted, and timed calls run under the dispatch audit too. Fake streams here.
-    from evaluation.judge import guard
+    from evaluation.judge.untrusted import guard
 
     current = ["timed"]
     launch = guard._wrap_run(lambda self, *args, grid, warmup, **kwargs: None)  # a hooked Triton launch

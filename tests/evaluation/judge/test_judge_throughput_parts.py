@@ -357,7 +357,7 @@ def test_building_a_launcher_ahead_never_gets_in_the_way_of_the_compilation_it_f
     """prebuild_launcher is an optimisation inside the untrusted sandbox: whatever the hook hands it (another
     Triton's arguments, a kernel it cannot find, no GPU driver), it does nothing and says so, and Triton
     builds the launcher at the launch as it always did."""
-    from evaluation.judge.sandbox_worker import _LAUNCHER_SECONDS, prebuild_launcher
+    from evaluation.judge.untrusted.harness import _LAUNCHER_SECONDS, prebuild_launcher
 
     before = _LAUNCHER_SECONDS[0]
     assert prebuild_launcher({}) is False

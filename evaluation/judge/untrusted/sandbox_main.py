@@ -1,4 +1,4 @@
-"""The untrusted side: ``python -m evaluation.judge.sandbox_main --cmd-fd N --res-fd M``.
+"""The untrusted side: ``python -m evaluation.judge.untrusted.sandbox_main --cmd-fd N --res-fd M``.
 
 Started by evaluation.judge.sandbox with a scrubbed environment and limits; where the judge is root it
 first contains itself (isolation.enter_sandbox: its own uid, namespaces and read-only view). It then imports
@@ -32,7 +32,7 @@ def main() -> int:
     parser.add_argument("--res-fd", type=int, required=True)
     parser.add_argument("--parent-pid", type=int, default=None)
     options = parser.parse_args()
-    from evaluation.judge.lifeline import die_with_parent
+    from evaluation.judge.untrusted.lifeline import die_with_parent
 
     view = os.environ.pop("KGB_SANDBOX_VIEW", "")
     if view:
@@ -50,20 +50,21 @@ def main() -> int:
     import torch  # noqa: F401  (imported before the job arrives: that is the point of a warm sandbox)
     import triton  # noqa: F401
 
-    from evaluation.judge import guard, wire
-    from evaluation.judge.sandbox_worker import Worker
+    from evaluation.judge import wire
+    from evaluation.judge.untrusted import guard
+    from evaluation.judge.untrusted.harness import Harness
 
     guard.warm_up()
     hooks = guard.install_launch_hooks()
     wire.send(options.res_fd, {"event": "ready", "pid": os.getpid(), "uid": os.getuid()})
-    worker = Worker(options.cmd_fd, options.res_fd, hooks)
+    harness = Harness(options.cmd_fd, options.res_fd, hooks)
     try:
-        worker.serve()
+        harness.serve()
     except wire.PeerClosed:
         return 0
     except BaseException:  # the harness itself broke: say so on the private channel if it still can
         with contextlib.suppress(Exception):
-            wire.send(options.res_fd, {"event": "harness_error", "token": worker.token,
+            wire.send(options.res_fd, {"event": "harness_error", "token": harness.token,
                                        "error": traceback.format_exc()[-4000:]})
         return 3
     return 0

@@ -24,9 +24,10 @@ from typing import Any
 
 import torch
 
-from evaluation.judge import guard, wire
+from evaluation.judge import wire
 from evaluation.judge.backends import HostClockEvent
 from evaluation.judge.compare import flat_tensors, map_tensors, storage_bytes, storage_copier
+from evaluation.judge.untrusted import guard
 
 # Untimed rounds before the first sample, run exactly like timed ones (EXPLOITS 8: no way to tell them apart).
 WARMUP_CALLS = 3

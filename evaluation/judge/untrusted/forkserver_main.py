@@ -1,11 +1,11 @@
 """A zygote: imports torch and triton once, then forks one sandbox per job (design point 6).
 
-``python -s -P -m evaluation.judge.forkserver_main --sock-fd N`` is started by evaluation.judge.forkserver
+``python -s -P -m evaluation.judge.untrusted.forkserver_main --sock-fd N`` is started by evaluation.judge.forkserver
 with the same scrubbed environment as a sandbox. It never initialises a device, never loads a candidate and
 never sees a job's seed or inputs: it only receives, over its unix socket, the fds and settings of the next
 sandbox, forks, and reports pids and exit statuses. The forked child applies the same protections a
 freshly started sandbox gets (new session, rlimits, network namespace, user nobody, fresh directories),
-then runs the sandbox worker. Forking costs milliseconds where a fresh interpreter costs seconds.
+then runs the sandbox harness. Forking costs milliseconds where a fresh interpreter costs seconds.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
         if limits.get("address_space"):
             resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"], limits["address_space"]))
-        from evaluation.judge.lifeline import die_with_parent
+        from evaluation.judge.untrusted.lifeline import die_with_parent
 
         if request.get("view"):
             from evaluation.judge.isolation import ViewPlan, enter_sandbox
@@ -54,31 +54,32 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         else:
             os.chdir(request["workdir"])
             die_with_parent(zygote_pid)  # the zygote (our parent) dies: we die
-        sys.argv = ["evaluation.judge.sandbox_main", "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
-        from evaluation.judge import guard, wire
-        from evaluation.judge.sandbox_worker import Worker
+        sys.argv = ["evaluation.judge.untrusted.sandbox_main", "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
+        from evaluation.judge import wire
+        from evaluation.judge.untrusted import guard
+        from evaluation.judge.untrusted.harness import Harness
 
         hooks = guard.install_launch_hooks()
         ready: dict[str, Any] = {"event": "ready", "pid": os.getpid(), "uid": os.getuid()}
         prewarm_device = os.environ.pop("KGB_SANDBOX_PREWARM", "")
         if prewarm_device:  # a spare GPU sandbox: context and compiler warmed before any job (prewarm.py)
             try:
-                from evaluation.judge.prewarm import prewarm
+                from evaluation.judge.untrusted.prewarm import prewarm
 
                 ready["prewarm_s"] = prewarm(prewarm_device)
             except Exception as error:  # the job then pays for it, as without a spare
                 ready["prewarm_error"] = f"{type(error).__name__}: {error}"[:300]
         wire.send(res_write, ready)
-        worker = Worker(cmd_read, res_write, hooks)
+        harness = Harness(cmd_read, res_write, hooks)
         try:
-            worker.serve()
+            harness.serve()
             code = 0
         except wire.PeerClosed:
             code = 0
         except BaseException:
             traceback.print_exc()  # in the sandbox's stderr, which the judge quotes if the report below fails
             with contextlib.suppress(Exception):
-                wire.send(res_write, {"event": "harness_error", "token": worker.token,
+                wire.send(res_write, {"event": "harness_error", "token": harness.token,
                                       "error": traceback.format_exc()[-4000:]})
     except BaseException:
         traceback.print_exc()
@@ -96,7 +97,7 @@ def main() -> int:
         os.setgroups([])
         os.setgid(int(uid))
         os.setuid(int(uid))
-    from evaluation.judge.lifeline import die_with_parent
+    from evaluation.judge.untrusted.lifeline import die_with_parent
 
     # The judging process went away (even by SIGKILL): so do we, and our forks follow us (see _child).
     # Armed after the uid change, which would clear it.
@@ -107,18 +108,18 @@ def main() -> int:
 
     import evaluation.catalog.spec  # noqa: F401
     from evaluation.catalog import registry
-    from evaluation.judge import guard
     from evaluation.judge.backends import ACCELERATOR_FAMILIES, BACKENDS
+    from evaluation.judge.untrusted import guard
 
     guard.warm_up()
-    # The timed loops look up the operator's record for its reference (sandbox_worker._reference_callable):
+    # The timed loops look up the operator's record for its reference (harness._reference_callable):
     # importing every record module took 0.66 s, paid by each operator's first timed case while it held the
     # GPU alone (on the H200, 35 s of exclusive holds outside the timed loops in a 110-kernel submission).
     # A broken record module is the judge's concern (records.find_operator), not the zygote's.
     with contextlib.suppress(Exception):
         registry.all_operators()
-    import evaluation.judge.sandbox_worker  # noqa: F401
-    import evaluation.judge.timing_sandbox  # noqa: F401
+    import evaluation.judge.untrusted.harness  # noqa: F401
+    import evaluation.judge.untrusted.timing  # noqa: F401
 
     sock = socket.socket(fileno=options.sock_fd)
     statuses: dict[int, int] = {}

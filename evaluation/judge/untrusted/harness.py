@@ -18,18 +18,19 @@ from typing import Any
 
 import torch
 
-from evaluation.judge import guard, wire
+from evaluation.judge import wire
 from evaluation.judge.backends import backend_for
+from evaluation.judge.untrusted import guard
 
 PLAIN_TENSOR = torch.Tensor
-# Device memory earlier cases' inputs and outputs may hold (Worker._trim_keep_alive), unless the judge says
+# Device memory earlier cases' inputs and outputs may hold (Harness._trim_keep_alive), unless the judge says
 # less (start's keep_alive_bytes: runner.device_memory_budget, from the judges sharing the GPU).
 KEEP_ALIVE_BYTES = 4 << 30
 
 
 def host_snapshot(value: Any) -> Any:
-    """``value`` with its plain tensors copied to the host (aliases kept: timing_sandbox.device_snapshot)."""
-    from evaluation.judge.timing_sandbox import device_snapshot
+    """``value`` with its plain tensors copied to the host (aliases kept: untrusted.timing.device_snapshot)."""
+    from evaluation.judge.untrusted.timing import device_snapshot
 
     return device_snapshot(value, torch.device("cpu"))
 
@@ -97,8 +98,8 @@ class CompileWindows:
     Untrusted like everything here: a process that lies can only delay itself or disturb other judges' GPU
     use, never forge its own result (docs/judge.md)."""
 
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
         self.enabled = False
         self.lent = False
 
@@ -106,8 +107,8 @@ class CompileWindows:
         if self.enabled and not self.lent:
             # Kernels this call launched before the compilation must not run on into another judge's timed
             # loop once the GPU is lent out.
-            self.worker.backend.synchronize()
-            self.worker.reply({"event": "compiling"})
+            self.harness.backend.synchronize()
+            self.harness.reply({"event": "compiling"})
             self.lent = True
         return False  # falsy: Triton goes on and compiles
 
@@ -122,7 +123,7 @@ class CompileWindows:
         if not self.lent:
             return
         self.lent = False
-        self.worker.report_and_wait("compiled")
+        self.harness.report_and_wait("compiled")
 
 
 class GpuGate:
@@ -133,14 +134,14 @@ class GpuGate:
     process's device work to end and says ``gpu_done`` before the reply is written, so a large request or
     reply crossing the pipe, and the host-side encoding, never keep another judge's timer waiting."""
 
-    def __init__(self, worker: Worker) -> None:
-        self.worker = worker
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
         self.open_now = False
 
     def open(self, header: dict[str, Any]) -> None:
         if not header.get("gate_gpu") or self.open_now:
             return
-        self.worker.report_and_wait("want_gpu")
+        self.harness.report_and_wait("want_gpu")
         self.open_now = True
 
     def close(self) -> None:
@@ -150,11 +151,11 @@ class GpuGate:
         # Every stream: nothing of ours still runs once we say so. A device the kernel broke raises here: the
         # reply says so, and the hold ends anyway.
         with contextlib.suppress(Exception):
-            self.worker.backend.synchronize()
-        self.worker.reply({"event": "gpu_done"})
+            self.harness.backend.synchronize()
+        self.harness.reply({"event": "gpu_done"})
 
 
-class Worker:
+class Harness:
     def __init__(self, cmd_fd: int, res_fd: int, hooks: dict[str, Any]) -> None:
         self.cmd_fd = cmd_fd
         self.res_fd = res_fd
@@ -418,7 +419,7 @@ class Worker:
         self.reply(dict(result, event="timed", ok=True, integrity=self.integrity.violations()))
 
     def send_spots(self, header: dict[str, Any]) -> None:
-        from evaluation.judge.timing_sandbox import encode_spots
+        from evaluation.judge.untrusted.timing import encode_spots
 
         try:
             self.gate.open(header)
@@ -439,7 +440,7 @@ class Worker:
         self.answer({"event": "spots", "ok": True, "spots": by_key, "integrity": self.integrity.violations()}, blobs)
 
     def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
-        from evaluation.judge.timing_sandbox import time_interleaved
+        from evaluation.judge.untrusted.timing import time_interleaved
 
         candidate_sets, reference_sets = self.timing_sets.pop(str(header["sets_key"]))  # from time_load
         function = getattr(self.module, header["entry_point"])
