@@ -2,15 +2,16 @@
 reference; the sandbox's call, real and ghost replays; the comparisons), and the run-time checks on what
 comes back (inputs unchanged, ghost replay, float64 second opinion, random draws that differ).
 
-Functions of a judgement in progress (``runner._Judgement``), as timing_trusted's are: the judgement owns the
-sandbox, the device lock and the verdict; this module decides what a case's outputs mean.
+Functions of a judgement in progress (context.JudgementContext), as timing_trusted's are: the context's
+session owns the sandbox and the device lock; this module decides what a case's outputs mean, and stops the
+judgement with a Verdict when they are wrong.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -25,19 +26,11 @@ from evaluation.judge.compare import (
     map_tensors,
     widen_to_64,
 )
+from evaluation.judge.context import JudgementContext
+from evaluation.judge.inputs import call_bytes, to_device
 from evaluation.judge.job import CaseResult
-from evaluation.judge.runner import (
-    DEVICE_FULL,
-    Verdict,
-    _call_bytes,
-    _seed,
-    _to_device,
-    device_was_full,
-)
 from evaluation.judge.untrusted.guard import poison_tree
-
-if TYPE_CHECKING:
-    from evaluation.judge.runner import _Judgement
+from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
 
 
 @dataclass
@@ -60,18 +53,18 @@ class CaseInFlight:
     answered_at: float = 0.0
 
 
-def run_correctness(judgement: _Judgement) -> None:
+def run_correctness(judgement: JudgementContext) -> None:
     """Every case, in order. Each takes the GPU twice: one case's comparisons and the next case's inputs
     and reference share a hold (every hold taken is a chance to queue behind a timer: on the H200 with 24
     judges the 40,658 shared holds of a 110-kernel submission waited 3,233 s in all)."""
     started = time.monotonic()
     previous: CaseInFlight | None = None
     for tier, case in judgement.cases:
-        with judgement._device_shared("checks+inputs" if previous is not None else "inputs"):
+        with judgement.session.device_shared("checks+inputs" if previous is not None else "inputs"):
             if previous is not None:
                 judge_outputs(judgement, previous, record=True)
-                judgement._yield_to_timer("inputs")
-            pending = prepare_case(judgement, tier, case, _seed(judgement.secret, tier, case.case_id, 0))
+                judgement.session.yield_to_timer("inputs")
+            pending = prepare_case(judgement, tier, case, derive_seed(judgement.secret, tier, case.case_id, 0))
         previous = None
         if judgement.reference_device.type != "cpu":
             # Sixteen judges' allocator caches (up to 9 GiB each seen) ran the H200 out of memory.
@@ -79,7 +72,7 @@ def run_correctness(judgement: _Judgement) -> None:
         call_sandbox(judgement, pending)
         previous = pending
     if previous is not None:
-        with judgement._device_shared("checks"):
+        with judgement.session.device_shared("checks"):
             judge_outputs(judgement, previous, record=True)
     judgement.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
     for name, detail in (("dispatch_audit", "no compute aten op outside Triton on any call"),
@@ -96,29 +89,29 @@ def run_correctness(judgement: _Judgement) -> None:
                         else "switched off")
 
 
-def check_case(judgement: _Judgement, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
+def check_case(judgement: JudgementContext, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
     """One case, real call and ghost replays, on its own (the post-timing recheck). ``run_correctness``
     runs the same three steps, with one case's comparisons and the next case's inputs in one hold."""
-    with judgement._device_shared("inputs"):
+    with judgement.session.device_shared("inputs"):
         pending = prepare_case(judgement, tier, case, seed, ghost)
     call_sandbox(judgement, pending)
-    with judgement._device_shared("checks"):
+    with judgement.session.device_shared("checks"):
         judge_outputs(judgement, pending, record)
 
 
-def prepare_case(judgement: _Judgement, tier: str, case: Case, seed: int, ghost: bool = True) -> CaseInFlight:
+def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, ghost: bool = True) -> CaseInFlight:
     """Inputs, reference and the request for one case. Uses the GPU: the caller holds it shared."""
     entry = judgement.spec.entry_point(case.entry_point)
     started = time.perf_counter()
-    sent = judgement._make_call(case, seed)  # built once: the reference works on a private copy of it
+    sent = judgement.make_call(case, seed)  # built once: the reference works on a private copy of it
     built = time.perf_counter()
     judgement.add_stage("correctness.inputs", built - started)
-    expected = judgement._expected(case, sent)
+    expected = judgement.expected(case, sent)
     judgement.reference_seconds.setdefault(case.case_id, time.perf_counter() - built)
     if case.case_id not in judgement.poison_keys:  # a property of the case, not of the seed: once per case
         judgement.poison_keys[case.case_id] = pure_output_keys(judgement, case, sent, entry, expected)
         judgement.expected_meta[case.case_id] = map_tensors(expected, lambda t: t.to("meta"))
-        judgement.case_bytes[case.case_id] = _call_bytes(sent) + sum(
+        judgement.case_bytes[case.case_id] = call_bytes(sent) + sum(
             item.numel() * item.element_size() for item in flat_tensors(expected))
     judgement.add_stage("correctness.reference", time.perf_counter() - built)
     expected_tensors = flat_tensors(expected)
@@ -134,7 +127,7 @@ def prepare_case(judgement: _Judgement, tier: str, case: Case, seed: int, ghost:
         else 2)
 
 
-def call_sandbox(judgement: _Judgement, pending: CaseInFlight) -> None:
+def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     """Send the case, check what the sandbox says about the call, decode its outputs (ghosts' included).
     Host work and a gated request: the caller holds no device lock."""
     case, tier, entry = pending.case, pending.tier, pending.entry
@@ -148,7 +141,7 @@ def call_sandbox(judgement: _Judgement, pending: CaseInFlight) -> None:
     pending.sent = None  # the sandbox has its copy, ``before`` the untouched one
     asked = time.perf_counter()
     # Ghost replays send back only what is compared (the return value, mutated arguments).
-    reply, blobs = judgement._request({"op": "call", "entry_point": case.entry_point, "payload": payload,
+    reply, blobs = judgement.session.request({"op": "call", "entry_point": case.entry_point, "payload": payload,
                                        "ghost": pending.wants_ghost, "ghost_variants": pending.variants,
                                        "poison_keys": poison_keys, "ghost_keep": list(entry.mutates),
                                        "repeat": pending.wants_repeat},
@@ -182,7 +175,7 @@ def call_sandbox(judgement: _Judgement, pending: CaseInFlight) -> None:
     if int(real.get("launches", 0)) < 1:
         raise Verdict("rejected", "no Triton kernel was launched", check="triton_launched", case=case,
                       tier=tier, message="the call launched no Triton kernel")
-    judgement._integrity(list(reply.get("integrity", [])), case, tier)
+    check_integrity(list(reply.get("integrity", [])), case, tier)
     offsets = [int(item) for item in reply.get("ghost_blob_offsets", [])]
     offset = offsets[0] if offsets else len(blobs)
     repeat_offset = int(reply.get("repeat_blob_offset", offset)) if pending.wants_repeat else offset
@@ -198,7 +191,7 @@ def call_sandbox(judgement: _Judgement, pending: CaseInFlight) -> None:
         pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, offsets, case)
 
 
-def judge_outputs(judgement: _Judgement, pending: CaseInFlight, record: bool) -> None:
+def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bool) -> None:
     """Compare the case's outputs (and ghosts', and a random operator's second draw) with the reference
     on the GPU: the caller holds it shared."""
     case, tier, before, outputs, expected = (pending.case, pending.tier, pending.before, pending.outputs,
@@ -219,7 +212,7 @@ def judge_outputs(judgement: _Judgement, pending: CaseInFlight, record: bool) ->
     judgement.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
 
 
-def note_sandbox_phases(judgement: _Judgement, reply: dict[str, Any]) -> None:
+def note_sandbox_phases(judgement: JudgementContext, reply: dict[str, Any]) -> None:
     """The sandbox's own account of a call (decode, call, encode; ghosts apart; Triton compilations).
     Untrusted numbers, used only to show where time goes; malformed ones are ignored."""
     for kind, outcomes in (("sandbox", [reply.get("real", {})]), ("sandbox.ghost", reply.get("ghosts", []))):
@@ -228,20 +221,20 @@ def note_sandbox_phases(judgement: _Judgement, reply: dict[str, Any]) -> None:
             if not isinstance(phases, dict):
                 continue
             for phase in ("decode", "call", "encode", "launchers_lent"):
-                value = phases.get(phase)
-                if isinstance(value, (int, float)) and 0 <= value < 1e6:
-                    judgement.add_stage(f"{kind}.{phase}", float(value))
+                value = wire.bounded(phases.get(phase))
+                if value is not None:
+                    judgement.add_stage(f"{kind}.{phase}", value)
             compiles = outcome.get("compiles")
-            if kind == "sandbox" and isinstance(compiles, int) and 0 <= compiles < 1e6:
+            if kind == "sandbox" and wire.bounded(compiles, kinds=(int,)) is not None:
                 environment = judgement.environment
                 environment["triton_compilations"] = environment.get("triton_compilations", 0) + compiles
-                call_s = phases.get("call")
-                if compiles and isinstance(call_s, (int, float)) and 0 <= call_s < 1e6:
+                call_s = wire.bounded(phases.get("call"))
+                if compiles and call_s is not None:
                     # Calls that compiled: mostly Triton compilation, done while the GPU is held shared.
-                    judgement.add_stage("sandbox.call_compiling", float(call_s))
+                    judgement.add_stage("sandbox.call_compiling", call_s)
 
 
-def check_draws_differ(judgement: _Judgement, reply: dict[str, Any], blobs: list[bytes], case: Case, tier: str,
+def check_draws_differ(judgement: JudgementContext, reply: dict[str, Any], blobs: list[bytes], case: Case, tier: str,
                        before: Call, outputs: tuple[Any, ...], expected: tuple[Any, ...]) -> None:
     """A random operator's second call on the same inputs must also pass its statistical check and must
     not repeat the first call's draws (a fixed seed, or a pattern derived from the inputs), unless the
@@ -268,7 +261,7 @@ def check_draws_differ(judgement: _Judgement, reply: dict[str, Any], blobs: list
         judgement.check("random_draws_differ", "passed", "two calls on the same inputs drew different values")
         return
     # Two reference draws on the very inputs the candidate got (pure outputs poisoned alike).
-    first, again = judgement._expected(case, before), judgement._expected(case, before)
+    first, again = judgement.expected(case, before), judgement.expected(case, before)
     if bit_identical(list(flat_tensors(first)), list(flat_tensors(again))):
         return  # the reference repeats itself here too: nothing random to demand
     raise Verdict("failed_correctness", f"case {case.case_id}: two calls on the same inputs returned identical "
@@ -276,7 +269,7 @@ def check_draws_differ(judgement: _Judgement, reply: dict[str, Any], blobs: list
                   case=case, tier=tier, message="identical outputs from two calls of a random operator")
 
 
-def mutated_inputs(judgement: _Judgement, entry: Any, before: Call, after: Call) -> str:
+def mutated_inputs(judgement: JudgementContext, entry: Any, before: Call, after: Call) -> str:
     # Scratch arguments (workspaces such as paged_attention_v2's tmp_out) may change and are never judged.
     mutates = set(entry.mutates) | set(entry.scratch)
     for index, value in enumerate(before.args):
@@ -291,12 +284,12 @@ def mutated_inputs(judgement: _Judgement, entry: Any, before: Call, after: Call)
 def float64_outputs(spec: Any, case: Case, call: Call, device: torch.device) -> tuple[Any, ...]:
     """The reference's outputs for ``call`` computed in float64 (complex128) on ``device``, from a private
     widened copy of its tensors: what the fp64 opinion measures against."""
-    call64 = _to_device(call, device)
+    call64 = to_device(call, device)
     call64 = Call(args=map_tensors(call64.args, widen_to_64), kwargs=map_tensors(call64.kwargs, widen_to_64))
     return map_tensors(spec.outputs_of(case, call64, spec.reference(case, call64)), lambda t: t.detach())
 
 
-def check_fp64_opinion(judgement: _Judgement, case: Case, tier: str, before: Call,
+def check_fp64_opinion(judgement: JudgementContext, case: Case, tier: str, before: Call,
                        outputs: tuple[Any, ...]) -> None:
     # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU), on
     # the inputs the candidate got (pure outputs poisoned: the reference ignores them, pure_output_keys).
@@ -310,7 +303,7 @@ def check_fp64_opinion(judgement: _Judgement, case: Case, tier: str, before: Cal
                     f"bound {bound:g} on every float32 / complex64 output of {FP64_OPINION_MIN_VALUES} values or more")
 
 
-def pure_output_keys(judgement: _Judgement, case: Case, sent: Call, entry: Any,
+def pure_output_keys(judgement: JudgementContext, case: Case, sent: Call, entry: Any,
                      expected: tuple[Any, ...]) -> list[Any]:
     """Mutated arguments whose prior contents the reference ignores (``out=`` buffers, vLLM ``out``):
     those are poisoned before the call. In-out arguments (in-place ``self``, BLAS ``y``) are not. A record
@@ -322,7 +315,7 @@ def pure_output_keys(judgement: _Judgement, case: Case, sent: Call, entry: Any,
     for key in entry.mutates:
         if sum(tensor.numel() for tensor in flat_tensors(sent.get(key))) == 0:
             continue
-        private = _to_device(sent, judgement.reference_device)  # a copy: ``sent`` itself stays as drawn
+        private = to_device(sent, judgement.reference_device)  # a copy: ``sent`` itself stays as drawn
         poison_tree(private.get(key))
         returned = judgement.spec.reference(case, private)
         outputs = map_tensors(judgement.spec.outputs_of(case, private, returned), lambda t: t.detach())
@@ -332,7 +325,7 @@ def pure_output_keys(judgement: _Judgement, case: Case, sent: Call, entry: Any,
     return keys
 
 
-def decode_ghosts(judgement: _Judgement, reply: dict[str, Any], blobs: list[bytes], offsets: list[int],
+def decode_ghosts(judgement: JudgementContext, reply: dict[str, Any], blobs: list[bytes], offsets: list[int],
                   case: Case) -> list[tuple[Any, ...] | None]:
     """Each ghost replay's compared outputs, in order; None for a replay that raised or returned something
     other than plain tensors (its launches mattered). Empty when the reply holds no usable replays."""
@@ -351,7 +344,7 @@ def decode_ghosts(judgement: _Judgement, reply: dict[str, Any], blobs: list[byte
     return decoded_outputs
 
 
-def check_ghost_replay(judgement: _Judgement, ghost_outputs: list[tuple[Any, ...] | None], case: Case, tier: str,
+def check_ghost_replay(judgement: JudgementContext, ghost_outputs: list[tuple[Any, ...] | None], case: Case, tier: str,
                        before: Call, expected: tuple[Any, ...]) -> None:
     if not ghost_outputs:
         return
@@ -369,7 +362,7 @@ def check_ghost_replay(judgement: _Judgement, ghost_outputs: list[tuple[Any, ...
                   message="correct output without any Triton launch (fallback or precomputed result)")
 
 
-def poison_is_correct(judgement: _Judgement, case: Case, before: Call, expected: tuple[Any, ...],
+def poison_is_correct(judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...],
                       variants: int) -> bool:
     """True when outputs made wholly of the replay's poison would pass under every variant the replay
     used: a no-op replay then proves nothing (a 0-dim fmax of two NaNs is NaN, which is also the float
@@ -382,7 +375,7 @@ def poison_is_correct(judgement: _Judgement, case: Case, before: Call, expected:
     return True
 
 
-def doing_nothing_is_correct(judgement: _Judgement, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
+def doing_nothing_is_correct(judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
     """True when an in-place call's right answer is its untouched inputs, so a no-op replay must pass."""
     entry = judgement.spec.entry_point(case.entry_point)
     if entry.compare_return or not entry.mutates:

@@ -14,12 +14,16 @@ import math
 import os
 import random
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from evaluation.catalog.spec import Call
 from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.compare import compare_outputs, map_tensors
+from evaluation.judge.context import JudgementContext
+from evaluation.judge.correctness import check_case
+from evaluation.judge.inputs import call_bytes, to_device
+from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
 from evaluation.judge.timing_stats import (
     bootstrap_speedup_ci,
     geometric_mean,
@@ -28,6 +32,7 @@ from evaluation.judge.timing_stats import (
     roofline_floor_ms,
 )
 from evaluation.judge.untrusted.timing import CLOCK_WARMUP_S, WARMUP_CALLS, relative_standard_error_of_median
+from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
 
 # Room for the spot checks' reply beyond what its cases' bytes account for (headers, small tensors).
 SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024
@@ -35,14 +40,9 @@ SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024
 # How much longer than the reference's the candidate's end->settled tail may be (host jitter).
 TAIL_SLACK_MS = 0.05
 
-if TYPE_CHECKING:
-    from evaluation.judge.runner import _Judgement
 
 
-def run_timing(judgement: _Judgement) -> None:
-    from evaluation.judge.correctness import check_case
-    from evaluation.judge.runner import CORRECTNESS_NICE, DEVICE_FULL, TIMING_NICE, Verdict, _seed, device_was_full
-
+def run_timing(judgement: JudgementContext) -> None:
     job, spec, options = judgement.job, judgement.spec, judgement.options.timing
     samples: list[tuple[list[float], list[float]]] = []
     speedups: list[float] = []
@@ -56,13 +56,13 @@ def run_timing(judgement: _Judgement) -> None:
     prepared = []
     sets_started = time.perf_counter()
     for tier, case in timed:
-        if judgement._remaining() < 5:
+        if judgement.session.remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
             break
         load, blobs_out, header, first_call = _prepare_timed_case(judgement, case)
         sent_bytes = sum(len(blob) for blob in blobs_out)
         # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
-        loaded, _ = judgement._request(load, blobs_out, case, tier, gpu=True)
+        loaded, _ = judgement.session.request(load, blobs_out, case, tier, gpu=True)
         if not loaded.get("ok"):
             raise Verdict("error", f"timing case {case.case_id}: the sandbox could not load its input sets: "
                           f"{str(loaded.get('error', ''))[-500:]}")
@@ -73,9 +73,9 @@ def run_timing(judgement: _Judgement) -> None:
     judgement.add_stage("timing.gpu_state", time.perf_counter() - started)
     replies = []
     reniced = judgement.environment.get("sandbox", {}).get("nice") == CORRECTNESS_NICE
-    with judgement._device_exclusive(), _own_priority(TIMING_NICE if reniced else None):
+    with judgement.session.device_exclusive(), _own_priority(TIMING_NICE if reniced else None):
         if reniced:
-            judgement.sandbox.set_priority(TIMING_NICE)  # the timed loops wait for no other judge's CPU work
+            judgement.session.sandbox.set_priority(TIMING_NICE)  # the timed loops wait for no other judge's CPU work
         for index, (tier, case, header, first_call, (sent_bytes, sets)) in enumerate(prepared):
             # Only the first case spins the clocks up; the others follow it with the device still busy.
             header = dict(header, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
@@ -85,17 +85,17 @@ def run_timing(judgement: _Judgement) -> None:
             limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
                 judgement.reference_seconds.get(case.case_id, 0.0),
                 calls=2 * (options.min_iterations + options.sets_per_side + 2))
-            reply, _ = judgement._request(header, [], case, tier, call_limit_s=limit_s)
+            reply, _ = judgement.session.request(header, [], case, tier, call_limit_s=limit_s)
             host_ms = (time.perf_counter() - host_started) * 1000
             replies.append((tier, case, first_call, reply, (sent_bytes, sets), host_ms))
         if reniced:
-            judgement.sandbox.set_priority(CORRECTNESS_NICE)
+            judgement.session.sandbox.set_priority(CORRECTNESS_NICE)
     for tier, case, first_call, reply, _, host_ms in replies:
         judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)
         for key, stage in (("loop_s", "sandbox.timing_loop"), ("prep_s", "sandbox.timing_prep")):
-            seconds = reply.get(key)
-            if isinstance(seconds, (int, float)) and 0 <= seconds < 1e6:
-                judgement.add_stage(stage, float(seconds))
+            seconds = wire.bounded(reply.get(key))
+            if seconds is not None:
+                judgement.add_stage(stage, seconds)
         checks_started = time.perf_counter()
         if not reply.get("ok"):
             if device_was_full(str(reply.get("error", ""))):
@@ -104,7 +104,7 @@ def run_timing(judgement: _Judgement) -> None:
             raise Verdict("failed_runtime", f"timing case {case.case_id} raised: "
                           f"{str(reply.get('error', '')).strip().splitlines()[-1][:400]}", case=case, tier=tier,
                           message=str(reply.get("error", ""))[-2000:])
-        judgement._integrity(list(reply.get("integrity", [])), case, tier)
+        check_integrity(list(reply.get("integrity", [])), case, tier)
         candidate_ms = [float(value) for value in reply.get("candidate_ms", [])]
         reference_ms = [float(value) for value in reply.get("reference_ms", [])]
         event_total = sum(candidate_ms) + sum(reference_ms)
@@ -181,7 +181,7 @@ def run_timing(judgement: _Judgement) -> None:
     # spec.baseline is missing or returned None here and the reference itself was timed.
     judgement.environment["timing_baseline"] = ", ".join(sorted(timed_against)) if timed_against else ""
     judgement.speedup = geometric_mean(speedups)
-    judgement.speedup_ci95 = bootstrap_speedup_ci(samples, random.Random(_seed(judgement.secret, "bootstrap")))
+    judgement.speedup_ci95 = bootstrap_speedup_ci(samples, random.Random(derive_seed(judgement.secret, "bootstrap")))
     judgement.check("timing_crosscheck", "passed", "event totals within host-measured time on every case")
     judgement.check("roofline", "failed" if judgement.flagged else "passed",
                     "some case beat the roofline floor: flagged, not ranked" if judgement.flagged else "")
@@ -189,7 +189,7 @@ def run_timing(judgement: _Judgement) -> None:
     if timed:
         tier, case = timed[0]
         recheck_started = time.perf_counter()
-        check_case(judgement, tier, case, _seed(judgement.secret, "after-timing", case.case_id), record=False)
+        check_case(judgement, tier, case, derive_seed(judgement.secret, "after-timing", case.case_id), record=False)
         judgement.add_stage("timing.recheck", time.perf_counter() - recheck_started)
         judgement.check("post_timing_recheck", "passed", case.case_id)
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
@@ -201,12 +201,11 @@ def run_timing(judgement: _Judgement) -> None:
 ROTATION_BYTES = 128 * 1024 * 1024
 
 
-def _prepare_timed_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
+def _prepare_timed_case(judgement: JudgementContext,
+                        case: Any) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
     """One timed case: the ``time_load`` message shipping its rotating input sets (drawn from the secret seed,
     candidate and reference apart) with their blobs, the ``time`` message that later runs the loop on them,
     and the first set's call (for the roofline's byte count)."""
-    from evaluation.judge.runner import _call_bytes, _seed
-
     spec, options = judgement.spec, judgement.options.timing
     encoder = wire.Encoder()
     drawn: dict[str, list[Call]] = {"candidate": [], "reference": []}
@@ -215,15 +214,15 @@ def _prepare_timed_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any
     index = 0
     # Every set in one shared hold (the bulk values are drawn on the GPU): a hold taken per set queued behind
     # other judges' timers up to eight times per case.
-    with judgement._device_shared("timing_sets"):
+    with judgement.session.device_shared("timing_sets"):
         while index < sets:
             for side in ("candidate", "reference"):
                 if first_call is not None:
-                    judgement._yield_to_timer("timing_sets")  # a large case's draws take a while
-                call = judgement._make_call(case, _seed(judgement.secret, "timing", side, case.case_id, index))
+                    judgement.session.yield_to_timer("timing_sets")  # a large case's draws take a while
+                call = judgement.make_call(case, derive_seed(judgement.secret, "timing", side, case.case_id, index))
                 if first_call is None:
                     first_call = call
-                    sets = sets_for(options.sets_per_side, _call_bytes(call))
+                    sets = sets_for(options.sets_per_side, call_bytes(call))
                 drawn[side].append(call)
             index += 1
     candidate_sets, reference_sets = (
@@ -234,10 +233,10 @@ def _prepare_timed_case(judgement: _Judgement, case: Any) -> tuple[dict[str, Any
     header = {
         "op": "time", "sets_key": case.case_id, "entry_point": case.entry_point, "operator_id": spec.operator_id,
         "case": case.to_json(),
-        "budget_s": min(options.budget_s_per_case, max(1.0, judgement._remaining() / 4)),
+        "budget_s": min(options.budget_s_per_case, max(1.0, judgement.session.remaining() / 4)),
         "rse_target": options.rse_target, "min_iterations": options.min_iterations,
         "max_iterations": options.max_iterations, "spot_checks": options.spot_checks,
-        "spot_seed": _seed(judgement.secret, "spots", case.case_id),
+        "spot_seed": derive_seed(judgement.secret, "spots", case.case_id),
         "poison_keys": judgement.poison_keys.get(case.case_id, []),
         "restore_keys": [key for key in spec.entry_point(case.entry_point).mutates
                          if key not in judgement.poison_keys.get(case.case_id, [])],
@@ -322,27 +321,25 @@ def hidden_work_message(candidate_tail_ms: float, reference_tail_ms: float, cand
     return ""
 
 
-def _outputs_like(judgement: _Judgement, case: Any, call: Call) -> tuple[Any, ...]:
+def _outputs_like(judgement: JudgementContext, case: Any, call: Call) -> tuple[Any, ...]:
     """The expected outputs' shapes and dtypes (kept on "meta" from the correctness pass: no reference rerun)."""
     known = judgement.expected_meta.get(case.case_id)
     if known is not None:
         return known
     try:
-        return judgement._expected(case, judgement._make_call(case, 0))
+        return judgement.expected(case, judgement.make_call(case, 0))
     except Exception:
         return ()
 
 
-def _fetch_and_check_spots(judgement: _Judgement, cases: list[tuple[str, Any, int, int]]) -> None:
+def _fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, Any, int, int]]) -> None:
     """Ask the sandbox for its copies of every timed case's spot-checked calls (one request; ``cases``:
     tier, case, bytes of its input sets, sets per side) and compare them with the reference (one hold).
     Fewer spots than a case's loop must have taken (from the second round of its sets on) is a harness
     violation: skipping them would hide a timed call's wrong answer."""
-    from evaluation.judge.runner import Verdict
-
     options = judgement.options.timing
     tier, first = cases[0][0], cases[0][1]
-    reply, blobs = judgement._request(
+    reply, blobs = judgement.session.request(
         {"op": "time_spots", "keys": [case.case_id for _, case, _, _ in cases]}, [], first, tier,
         # Each spot holds a call's inputs before and after and its outputs: the case's input and output bytes
         # (case_bytes) bound it; a creation op's outputs dwarf its inputs (zeros: 16 MB from 3 ints).
@@ -352,7 +349,7 @@ def _fetch_and_check_spots(judgement: _Judgement, cases: list[tuple[str, Any, in
     if not reply.get("ok"):
         raise Verdict("error", f"timing: the sandbox could not send its spot checks: "
                       f"{str(reply.get('error', ''))[-500:]}")
-    judgement._integrity(list(reply.get("integrity", [])), first, tier)
+    check_integrity(list(reply.get("integrity", [])), first, tier)
     by_key = reply.get("spots", {})
     if not isinstance(by_key, dict):
         raise Verdict("rejected", "harness integrity: the spot checks came back malformed",
@@ -372,10 +369,10 @@ def _fetch_and_check_spots(judgement: _Judgement, cases: list[tuple[str, Any, in
             raise Verdict("rejected", f"the result channel was tampered with in timing case {case.case_id}: "
                           f"malformed spot checks ({error})", check="result_channel", case=case, tier=tier,
                           message=str(error)) from None
-    with judgement._device_shared("spot_checks"):  # the reference runs on the GPU
+    with judgement.session.device_shared("spot_checks"):  # the reference runs on the GPU
         for index, (tier, case, decoded) in enumerate(checked):
             if index:
-                judgement._yield_to_timer("spot_checks")
+                judgement.session.yield_to_timer("spot_checks")
             _check_spots(judgement, case, tier, decoded)
 
 
@@ -388,12 +385,10 @@ def _decode_spots(spots: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
     return decoded
 
 
-def _check_spots(judgement: _Judgement, case: Any, tier: str, spots: list[dict[str, Any]]) -> None:
-    from evaluation.judge.runner import Verdict, _to_device
-
+def _check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[dict[str, Any]]) -> None:
     for decoded in spots:
         before = Call(args=list(decoded["before"]["args"]), kwargs=dict(decoded["before"]["kwargs"]))
-        private = _to_device(before, judgement.reference_device)  # a private copy, as for correctness
+        private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
         expected = map_tensors(judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)),
                                 lambda t: t.detach())
         after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))

@@ -47,6 +47,14 @@ class PeerClosed(Exception):
     """The peer closed its end (it exited or crashed)."""
 
 
+def bounded(value: Any, kinds: tuple[type, ...] = (int, float), limit: float = 1e6) -> float | None:
+    """An untrusted number from the sandbox (a phase's seconds, a count) as a float when it is one of
+    ``kinds`` in [0, ``limit``); None otherwise, for the caller to ignore. One place for that check."""
+    if isinstance(value, kinds) and 0 <= value < limit:
+        return float(value)
+    return None
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 

@@ -241,7 +241,7 @@ def _do_bench_operator(operator_id: str, path: Path, result: JudgeResult, cases_
     import triton.testing
 
     from evaluation.catalog.spec import Call
-    from evaluation.judge.runner import _to_device
+    from evaluation.judge.inputs import to_device
 
     spec = find_operator(operator_id)
     module = _load_module(path)
@@ -254,7 +254,7 @@ def _do_bench_operator(operator_id: str, path: Path, result: JudgeResult, cases_
     for case in public:
         if spec.entry_point(case.entry_point).mutates:
             continue  # in-place / out= calls would drift over do_bench's repeats
-        call = _to_device(spec.make_inputs(case, torch.Generator().manual_seed(0)), torch.device("cuda"))
+        call = to_device(spec.make_inputs(case, torch.Generator().manual_seed(0)), torch.device("cuda"))
         function = getattr(module, case.entry_point)
         # do_bench is itself sensitive to host hiccups for ~10 us kernels (any host time past its L2 flush
         # lands in the window): three alternating rounds per side, the median of their medians.

@@ -32,8 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 from evaluation.judge.compare import flat_tensors, fp64_relative_error  # noqa: E402
 from evaluation.judge.correctness import float64_outputs  # noqa: E402
+from evaluation.judge.inputs import to_device  # noqa: E402
 from evaluation.judge.records import find_operator  # noqa: E402
-from evaluation.judge.runner import _to_device  # noqa: E402
 
 
 def main() -> int:
@@ -67,7 +67,7 @@ def probe(operator_id: str, args: argparse.Namespace, device: torch.device) -> N
         errors, worst = [], None
         for seed in range(args.draws):
             call = spec.make_inputs(case, torch.Generator().manual_seed(seed))
-            sent = _to_device(call, device)  # the kernel's copy; ``call`` stays as drawn
+            sent = to_device(call, device)  # the kernel's copy; ``call`` stays as drawn
             returned = getattr(module, case.entry_point)(*sent.args, **sent.kwargs)
             outputs = spec.outputs_of(case, sent, returned)
             expected64 = float64_outputs(spec, case, call, device)

@@ -113,15 +113,16 @@ def test_malformed_spot_checks_are_a_tampered_result_channel():
     from types import SimpleNamespace
 
     from evaluation.judge import timing_trusted
-    from evaluation.judge.runner import Verdict
+    from evaluation.judge.verdicts import Verdict
 
     case = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
     malformed = {"spots": {case.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
                  "ok": True, "integrity": []}
     judgement = SimpleNamespace(
         options=SimpleNamespace(timing=TimingOptions(spot_checks=1, min_iterations=12)), case_bytes={},
-        _request=lambda *args, **kwargs: (malformed, [b"\x00" * 4]), _integrity=lambda *args: None,
-        _device_shared=lambda label="": contextlib.nullcontext(), _yield_to_timer=lambda label="": None)
+        session=SimpleNamespace(request=lambda *args, **kwargs: (malformed, [b"\x00" * 4]),
+                                device_shared=lambda label="": contextlib.nullcontext(),
+                                yield_to_timer=lambda label="": None))
 
     with pytest.raises(Verdict) as raised:
         timing_trusted._fetch_and_check_spots(judgement, [("public", case, 32, 2)])

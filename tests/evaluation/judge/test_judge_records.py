@@ -554,7 +554,7 @@ def test_ghost_replay_never_convicts_where_the_poison_is_the_right_answer(warm_f
 def test_an_out_of_memory_error_is_the_kernels_unless_the_whole_device_was_full():
     # Sixteen judges on one H200 filled it (2026-11-30): a 256 MiB request failed with 165 MiB free. That is
     # the neighbours' doing ("error", judge again); a kernel asking for more than the device has is its own.
-    from evaluation.judge.runner import device_was_full
+    from evaluation.judge.verdicts import device_was_full
 
     full = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total "
             "capacity of 139.80 GiB of which 164.75 MiB is free. Process 498 has 3.44 GiB memory in use.")

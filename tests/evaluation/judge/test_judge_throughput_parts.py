@@ -617,11 +617,11 @@ def test_shared_spares_hand_out_a_fresh_sandbox_each_time(warm_forkserver):
 @pytest.mark.skipif(__import__("os").geteuid() != 0, reason="only root may raise a priority again")
 def test_a_sandbox_runs_niced_and_its_timed_loops_ahead(warm_forkserver):
     """GPU judges nice their sandbox for correctness and compiling, and raise it for the timed loops
-    (runner.CORRECTNESS_NICE / TIMING_NICE): the priorities land on the sandbox's process group."""
+    (session.CORRECTNESS_NICE / TIMING_NICE): the priorities land on the sandbox's process group."""
     import os
 
-    from evaluation.judge.runner import CORRECTNESS_NICE, TIMING_NICE
     from evaluation.judge.sandbox import Sandbox
+    from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
 
     sandbox = Sandbox("cpu", forkserver=warm_forkserver)
     try:
@@ -635,7 +635,7 @@ def test_a_sandbox_runs_niced_and_its_timed_loops_ahead(warm_forkserver):
 
 
 def test_each_judge_keeps_less_device_memory_cached_the_more_share_the_gpu():
-    from evaluation.judge.runner import SANDBOX_KEEP_ALIVE_BYTES, TRUSTED_CACHE_BYTES, device_memory_budget
+    from evaluation.judge.context import SANDBOX_KEEP_ALIVE_BYTES, TRUSTED_CACHE_BYTES, device_memory_budget
 
     gib = 1024**3
     # Alone, or on a device that cannot say its size: the defaults.
