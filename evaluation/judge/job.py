@@ -7,10 +7,10 @@ an offline job bundle, or a pipe to a sandbox, and a result can be stored on a R
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 # The verdicts a judge can give. ``queued`` and ``running`` belong to the Run's life on the Django side.
-Verdict = Literal[
+VerdictStatus = Literal[
     "passed",
     "failed_compile",  # the file does not import, or an entry point is missing
     "failed_correctness",  # some case gave a wrong answer
@@ -19,9 +19,7 @@ Verdict = Literal[
     "rejected",  # a cheat was caught: ``checks`` names the check that fired
     "error",  # our infrastructure failed, not the kernel
 ]
-VERDICTS: tuple[str, ...] = (
-    "passed", "failed_compile", "failed_correctness", "failed_runtime", "timeout", "rejected", "error",
-)
+VERDICTS: tuple[str, ...] = get_args(VerdictStatus)
 
 
 def call_limit_defaults(device_type: str) -> tuple[float, float]:
@@ -54,7 +52,7 @@ class JudgeJob:
     # against time_budget_s, up to this much in all; beyond it the run ends in ``error`` (not the kernel's fault).
     device_wait_limit_s: float = 300.0
     # Judgements that share this GPU at once (the worker's --concurrency): sizes how much device memory each
-    # judge's processes may keep cached between cases (runner.device_memory_budget).
+    # judge's processes may keep cached between cases (context.device_memory_budget).
     judges_sharing_device: int = 1
     run_id: str = ""  # for logs and evidence only
     # Each request to the sandbox must return within max(floor, factor x the reference's time for the same
@@ -115,7 +113,7 @@ class CaseResult:
 
 @dataclass
 class JudgeResult:
-    status: str  # one of VERDICTS
+    status: VerdictStatus
     reason: str
     cases_total: int = 0
     cases_passed: int = 0

@@ -24,7 +24,7 @@ from evaluation.judge.untrusted import guard
 
 PLAIN_TENSOR = torch.Tensor
 # Device memory earlier cases' inputs and outputs may hold (Harness._trim_keep_alive), unless the judge says
-# less (start's keep_alive_bytes: runner.device_memory_budget, from the judges sharing the GPU).
+# less (start's keep_alive_bytes: context.device_memory_budget, from the judges sharing the GPU).
 KEEP_ALIVE_BYTES = 4 << 30
 
 
@@ -236,14 +236,11 @@ class Harness:
             torch.set_num_threads(1)
             guard.install_interpreter_autotune_shim()
         torch.ones(4096).add_(1)  # start the intra-op machinery before the thread baseline
-        try:
-            from triton import knobs
+        from triton import knobs
 
-            knobs.runtime.jit_cache_hook = self.compile_windows.before
-            knobs.runtime.jit_post_compile_hook = self.compile_windows.after
-            guard.STATE.before_launch = self.compile_windows.take_back
-        except (ImportError, AttributeError):  # an older Triton: no counts, nothing else changes
-            pass
+        knobs.runtime.jit_cache_hook = self.compile_windows.before
+        knobs.runtime.jit_post_compile_hook = self.compile_windows.after
+        guard.STATE.before_launch = self.compile_windows.take_back
         self.integrity = guard.Integrity(self.hooks, self.backend.module())
         environment = {"python": sys.version.split()[0], "torch": torch.__version__,
                        "triton": __import__("triton").__version__, "native_threads_before": guard.native_thread_count()}
