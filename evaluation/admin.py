@@ -13,8 +13,17 @@ from leaderboard.admin import ChipChoiceForm, ask_for_object
 
 @admin.register(Chip)
 class ChipAdmin(admin.ModelAdmin):
-    list_display = ("slug", "display_name", "vendor", "device_type", "public_alias", "timings_meaningful",
-                    "is_reference_platform", "last_heartbeat_at", "active")
+    list_display = (
+        "slug",
+        "display_name",
+        "vendor",
+        "device_type",
+        "public_alias",
+        "timings_meaningful",
+        "is_reference_platform",
+        "last_heartbeat_at",
+        "active",
+    )
     list_filter = ("device_type", "vendor", "active", "timings_meaningful")
     search_fields = ("slug", "display_name", "vendor", "public_alias")
     readonly_fields = ("last_heartbeat_at", "last_worker_host", "software")
@@ -30,8 +39,18 @@ class WorkerAdmin(admin.ModelAdmin):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ("id", "operator", "chip", "status", "speedup", "flagged", "attempts", "worker", "created_at",
-                    "finished_at")
+    list_display = (
+        "id",
+        "operator",
+        "chip",
+        "status",
+        "speedup",
+        "flagged",
+        "attempts",
+        "worker",
+        "created_at",
+        "finished_at",
+    )
     list_filter = ("status", "chip", "flagged", "kernel__operator__source")
     search_fields = ("kernel__operator__operator_id", "kernel__submission__method__scaffold", "worker", "reason")
     list_select_related = ("kernel__operator", "chip")

@@ -18,5 +18,4 @@ class EvaluationConfig(AppConfig):
 
         from evaluation.worker import warm_judge_in_background
 
-        worker_process_init.connect(lambda **_: warm_judge_in_background(), weak=False,
-                                    dispatch_uid="kgb-warm-judge")
+        worker_process_init.connect(lambda **_: warm_judge_in_background(), weak=False, dispatch_uid="kgb-warm-judge")

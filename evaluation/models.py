@@ -29,8 +29,9 @@ class Chip(models.Model):
     )
     peak_bandwidth_bytes_per_s = models.FloatField(null=True, blank=True, help_text="Measured, for rooflines")
     peak_flops_by_dtype = models.JSONField(default=dict, blank=True, help_text='{"bfloat16": 7.08e14, ...}')
-    judge_tiers = models.JSONField(default=list, blank=True,
-                                   help_text='Case tiers judged here; empty = ["public", "held_out"]')
+    judge_tiers = models.JSONField(
+        default=list, blank=True, help_text='Case tiers judged here; empty = ["public", "held_out"]'
+    )
     last_heartbeat_at = models.DateTimeField(null=True, blank=True)
     last_worker_host = models.CharField(max_length=200, blank=True)
     software = models.JSONField(default=dict, blank=True, help_text="What its workers last reported")

@@ -63,8 +63,9 @@ class HeartbeatStep(bootsteps.StartStopStep):
             while not self._stop.is_set():
                 try:
                     close_old_connections()
-                    services.worker_heartbeat(hostname=hostname, chip_slug=chip_slug, software=software,
-                                              device_type=device_type)
+                    services.worker_heartbeat(
+                        hostname=hostname, chip_slug=chip_slug, software=software, device_type=device_type
+                    )
                     counts = services.runs_requeue_stale()
                     if any(counts.values()):
                         logger.warning("stale runs: %s", counts)
@@ -117,12 +118,19 @@ def record_measured_peaks() -> None:
     finally:
         lock.close()
     measured = json.loads(cache.read_text())
-    logger.info("measured peaks of %s: %.3g B/s, %s FLOP/s", chip_slug, measured["bandwidth_bytes_per_s"],
-                {name: f"{value:.3g}" for name, value in measured["flops_by_dtype"].items()})
+    logger.info(
+        "measured peaks of %s: %.3g B/s, %s FLOP/s",
+        chip_slug,
+        measured["bandwidth_bytes_per_s"],
+        {name: f"{value:.3g}" for name, value in measured["flops_by_dtype"].items()},
+    )
     close_old_connections()
     if services.chip_record_measured_peaks(slug=chip_slug, measured=measured):
-        logger.info("chip %s had no peaks: filled from the measurement (+%d%% headroom)", chip_slug,
-                    round((services.MEASURED_PEAK_HEADROOM - 1) * 100))
+        logger.info(
+            "chip %s had no peaks: filled from the measurement (+%d%% headroom)",
+            chip_slug,
+            round((services.MEASURED_PEAK_HEADROOM - 1) * 100),
+        )
     close_old_connections()
 
 

@@ -42,8 +42,9 @@ def judge_pool(jobs: int, device_type: str):
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"), initializer=warm_sandboxes,
-                               initargs=(device_type,))
+    return ProcessPoolExecutor(
+        jobs, mp_context=multiprocessing.get_context("spawn"), initializer=warm_sandboxes, initargs=(device_type,)
+    )
 
 
 def timed_judge(job: JudgeJob) -> tuple[JudgeResult, float]:
@@ -55,14 +56,29 @@ def timed_judge(job: JudgeJob) -> tuple[JudgeResult, float]:
 def _judge_one(job: JudgeJob, launcher: str) -> tuple[JudgeJob, dict, float]:
     started = time.perf_counter()
     result = judge_with(job, JudgeOptions(launcher=launcher))
-    return job, {"status": result.status, "stages": result.stage_seconds, "speedup": result.speedup,
-                 "breakdown": result.environment.get("stage_breakdown", {}),
-                 "triton_compilations": result.environment.get("triton_compilations", 0),
-                 "reason": result.reason[:300]}, time.perf_counter() - started
+    return (
+        job,
+        {
+            "status": result.status,
+            "stages": result.stage_seconds,
+            "speedup": result.speedup,
+            "breakdown": result.environment.get("stage_breakdown", {}),
+            "triton_compilations": result.environment.get("triton_compilations", 0),
+            "reason": result.reason[:300],
+        },
+        time.perf_counter() - started,
+    )
 
 
-def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, chip: str, device: str,
-              jobs: int = 1, tiers: tuple[str, ...] | None = None) -> dict:
+def run_batch(
+    sources: list[str],
+    operator_id: str | list[str],
+    launcher: str,
+    chip: str,
+    device: str,
+    jobs: int = 1,
+    tiers: tuple[str, ...] | None = None,
+) -> dict:
     """Judge ``sources`` (``operator_id``: one id for all or one per source), ``jobs`` at a time.
 
     ``jobs`` > 1 runs judges in that many warm processes at once (as a worker with that concurrency does):
@@ -72,10 +88,21 @@ def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, c
     bandwidth, flops = peaks_for(chip)
     operators = [operator_id] * len(sources) if isinstance(operator_id, str) else list(operator_id)
     tiers = tiers or (("public",) if on_gpu else ("smoke",))
-    batch = [JudgeJob(operator_id=operator, source_code=source, chip_slug=chip, device_type=device, tiers=tiers,
-                      measure_timing=on_gpu, time_budget_s=600, peak_bandwidth_bytes_per_s=bandwidth,
-                      peak_flops_by_dtype=flops, judges_sharing_device=jobs)
-             for source, operator in zip(sources, operators, strict=True)]
+    batch = [
+        JudgeJob(
+            operator_id=operator,
+            source_code=source,
+            chip_slug=chip,
+            device_type=device,
+            tiers=tiers,
+            measure_timing=on_gpu,
+            time_budget_s=600,
+            peak_bandwidth_bytes_per_s=bandwidth,
+            peak_flops_by_dtype=flops,
+            judges_sharing_device=jobs,
+        )
+        for source, operator in zip(sources, operators, strict=True)
+    ]
     rows = []
     pool_start = 0.0
     if jobs > 1:
@@ -95,10 +122,18 @@ def run_batch(sources: list[str], operator_id: str | list[str], launcher: str, c
         total = time.perf_counter() - started
     for job, outcome, wall in outcomes:
         rows.append(dict(outcome, operator=job.operator_id, wall_s=wall))
-    summary = {"launcher": launcher, "jobs": jobs, "kernels": len(sources), "total_s": total,
-               "per_kernel_s": total / len(sources), "pool_start_s": pool_start,
-               "statuses": {status: sum(1 for row in rows if row["status"] == status)
-                            for status in sorted({row["status"] for row in rows})}}
+    summary = {
+        "launcher": launcher,
+        "jobs": jobs,
+        "kernels": len(sources),
+        "total_s": total,
+        "per_kernel_s": total / len(sources),
+        "pool_start_s": pool_start,
+        "statuses": {
+            status: sum(1 for row in rows if row["status"] == status)
+            for status in sorted({row["status"] for row in rows})
+        },
+    }
     for stage in (*STAGES, "device_wait"):
         values = [row["stages"][stage] for row in rows if stage in row["stages"]]
         if values:
@@ -128,29 +163,47 @@ def main() -> int:
     if options.chip:
         chip = options.chip
         device = "cpu" if chip == "cpu-interpreter" else device
-    files = [Path(path) for path in options.kernels] if options.kernels else [
-        path for path in sorted((ROOT / "tests/evaluation/kernels/good").glob("*.py"))
-        if "\ndef cos(" in path.read_text()]  # the aten::cos fixtures (cos_inplace.py is for a test record)
+    files = (
+        [Path(path) for path in options.kernels]
+        if options.kernels
+        else [
+            path
+            for path in sorted((ROOT / "tests/evaluation/kernels/good").glob("*.py"))
+            if "\ndef cos(" in path.read_text()
+        ]
+    )  # the aten::cos fixtures (cos_inplace.py is for a test record)
     sources = [files[index % len(files)].read_text() for index in range(options.n)]
-    results = [run_batch(sources, options.operator, launcher, chip, device,
-                         jobs=options.jobs if launcher == "forkserver" else 1)
-               for launcher in options.launchers.split(",")]
-    header = f"{'launcher':<11}{'kernels':>8}{'total s':>10}{'s/kernel':>10}" + "".join(
-        f"{stage + ' s':>17}" for stage in STAGES) + "  statuses"
+    results = [
+        run_batch(
+            sources, options.operator, launcher, chip, device, jobs=options.jobs if launcher == "forkserver" else 1
+        )
+        for launcher in options.launchers.split(",")
+    ]
+    header = (
+        f"{'launcher':<11}{'kernels':>8}{'total s':>10}{'s/kernel':>10}"
+        + "".join(f"{stage + ' s':>17}" for stage in STAGES)
+        + "  statuses"
+    )
     print(f"chip {chip} ({device}), operator {options.operator}")
     print(header)
     for summary in results:
-        print(f"{summary['launcher']:<11}{summary['kernels']:>8}{summary['total_s']:>10.2f}"
-              f"{summary['per_kernel_s']:>10.2f}" + "".join(
-                  f"{summary.get(stage + '_total_s', float('nan')):>17.2f}" for stage in STAGES)
-              + f"  {summary['statuses']}")
+        print(
+            f"{summary['launcher']:<11}{summary['kernels']:>8}{summary['total_s']:>10.2f}"
+            f"{summary['per_kernel_s']:>10.2f}"
+            + "".join(f"{summary.get(stage + '_total_s', float('nan')):>17.2f}" for stage in STAGES)
+            + f"  {summary['statuses']}"
+        )
     for summary in results:
-        print(f"{summary['launcher']} breakdown (s, summed over kernels; sandbox.* as the sandbox reports it; "
-              f"{summary['triton_compilations']} Triton compilations): "
-              + ", ".join(f"{stage} {seconds:.2f}" for stage, seconds in summary["breakdown_total_s"].items()))
+        print(
+            f"{summary['launcher']} breakdown (s, summed over kernels; sandbox.* as the sandbox reports it; "
+            f"{summary['triton_compilations']} Triton compilations): "
+            + ", ".join(f"{stage} {seconds:.2f}" for stage, seconds in summary["breakdown_total_s"].items())
+        )
     if len(results) == 2:
-        print(f"speed-up of {results[0]['launcher']} over {results[1]['launcher']}: "
-              f"{results[1]['total_s'] / results[0]['total_s']:.2f}x")
+        print(
+            f"speed-up of {results[0]['launcher']} over {results[1]['launcher']}: "
+            f"{results[1]['total_s'] / results[0]['total_s']:.2f}x"
+        )
     if options.json:
         Path(options.json).write_text(json.dumps({"chip": chip, "device": device, "batches": results}, indent=1))
     return 0

@@ -55,8 +55,10 @@ def main() -> int:
         count = options.count if launcher == "forkserver" else max(3, options.count // 4)
         seconds, applied = measure(options.device, count, launcher)
         ms = sorted(value * 1000 for value in seconds)
-        print(f"{options.label}sandbox start {launcher}: median {statistics.median(ms):.1f} ms, min {ms[0]:.1f}, "
-              f"max {ms[-1]:.1f} (n={len(ms)}, {options.device})")
+        print(
+            f"{options.label}sandbox start {launcher}: median {statistics.median(ms):.1f} ms, min {ms[0]:.1f}, "
+            f"max {ms[-1]:.1f} (n={len(ms)}, {options.device})"
+        )
         print(f"  protections: {'; '.join(applied)}")
     return 0
 

@@ -92,10 +92,13 @@ def main() -> int:
                         seconds[mode].append(elapsed)
             medians = {mode: statistics.median(values) for mode, values in seconds.items()}
             rate = {mode: size_mb / 1024 / value for mode, value in medians.items()}
-            print(f"{size_mb:>6}MB {medians['bare'] * 1e3:>8.1f} ms {medians['reply'] * 1e3:>8.1f} ms "
-                  f"{medians['reply'] / medians['bare']:>7.2f} {medians['call'] * 1e3:>8.1f} ms "
-                  f"{medians['call'] / medians['bare']:>7.2f}   ({rate['bare']:.2f} / {rate['reply']:.2f} / "
-                  f"{rate['call']:.2f} GB/s)", flush=True)
+            print(
+                f"{size_mb:>6}MB {medians['bare'] * 1e3:>8.1f} ms {medians['reply'] * 1e3:>8.1f} ms "
+                f"{medians['reply'] / medians['bare']:>7.2f} {medians['call'] * 1e3:>8.1f} ms "
+                f"{medians['call'] / medians['bare']:>7.2f}   ({rate['bare']:.2f} / {rate['reply']:.2f} / "
+                f"{rate['call']:.2f} GB/s)",
+                flush=True,
+            )
     finally:
         for channel in channels.values():
             channel.close()

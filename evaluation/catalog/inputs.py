@@ -50,16 +50,24 @@ def random_permutations(shape: Sequence[int], dim: int, generator: torch.Generat
     return torch.rand(tuple(shape), generator=draw, device=device).argsort(dim=dim).cpu()
 
 
-def random_values(shape: Sequence[int], dtype: torch.dtype, generator: torch.Generator, *,
-                  low: float = -2.0, high: float = 2.0, away_from_zero: float = 0.0) -> torch.Tensor:
+def random_values(
+    shape: Sequence[int],
+    dtype: torch.dtype,
+    generator: torch.Generator,
+    *,
+    low: float = -2.0,
+    high: float = 2.0,
+    away_from_zero: float = 0.0,
+) -> torch.Tensor:
     """Uniform values in [low, high) (integers: in [low, high)); |x| >= away_from_zero for floats."""
     shape = tuple(shape)
     draw, device = draw_generator(generator)
     if dtype == torch.bool:
         return torch.randint(0, 2, shape, generator=draw, device=device).bool().cpu()
     if not (dtype.is_floating_point or dtype.is_complex):
-        return torch.randint(int(low), int(high), shape, generator=draw, dtype=torch.int64,
-                             device=device).to(dtype).cpu()
+        return (
+            torch.randint(int(low), int(high), shape, generator=draw, dtype=torch.int64, device=device).to(dtype).cpu()
+        )
     if dtype.is_complex:
         real_dtype = torch.float32 if dtype == torch.complex64 else torch.float64
         real = random_values(shape, real_dtype, generator, low=low, high=high, away_from_zero=away_from_zero)
@@ -72,9 +80,16 @@ def random_values(shape: Sequence[int], dtype: torch.dtype, generator: torch.Gen
     return values.to(dtype).cpu()
 
 
-def make_tensor(shape: Sequence[int], dtype: torch.dtype | str, generator: torch.Generator, *,
-                layout: Layout = "contiguous", low: float = -2.0, high: float = 2.0,
-                away_from_zero: float = 0.0) -> torch.Tensor:
+def make_tensor(
+    shape: Sequence[int],
+    dtype: torch.dtype | str,
+    generator: torch.Generator,
+    *,
+    layout: Layout = "contiguous",
+    low: float = -2.0,
+    high: float = 2.0,
+    away_from_zero: float = 0.0,
+) -> torch.Tensor:
     """A tensor of ``shape`` whose memory layout is ``layout``.
 
     transposed: the last two dimensions are swapped in memory (a ``.t()`` view of a contiguous tensor);
@@ -94,6 +109,6 @@ def make_tensor(shape: Sequence[int], dtype: torch.dtype | str, generator: torch
     if layout == "broadcast" and len(shape) >= 1:
         dim = next((index for index, size in enumerate(shape) if size > 1), None)
         if dim is not None:
-            narrow = shape[:dim] + (1,) + shape[dim + 1:]
+            narrow = shape[:dim] + (1,) + shape[dim + 1 :]
             return random_values(narrow, dtype, generator, **kwargs).expand(shape)
     return random_values(shape, dtype, generator, **kwargs)

@@ -15,18 +15,18 @@ from evaluation.catalog.spec import OperatorSpec
 
 # What each chip family's Triton is known to get wrong (PROTOCOL section 2), by chip slug prefix.
 CHIP_QUIRKS: dict[str, str] = {
-    "nvidia": "NVIDIA CUDA: for float32 inputs `tl.dot` uses TF32 unless told `input_precision=\"ieee\"`; "
-              "float32 results must be true float32.",
+    "nvidia": 'NVIDIA CUDA: for float32 inputs `tl.dot` uses TF32 unless told `input_precision="ieee"`; '
+    "float32 results must be true float32.",
     "ascend": "Huawei Ascend (torch_npu): `tl.dot` takes no `allow_tf32`; large tiles overflow the Unified Buffer, "
-              "keep BLOCK sizes moderate.",
+    "keep BLOCK sizes moderate.",
     "moore": "Moore Threads MUSA (torch_musa): use `triton.musa_testing` rather than `triton.testing`.",
     "musa": "Moore Threads MUSA (torch_musa): use `triton.musa_testing` rather than `triton.testing`.",
     "metax": "MetaX MACA: no 64-bit pointer offsets and partial bf16 support; some `tl` math functions are missing.",
     "hygon": "Hygon DCU (ROCm/HIP): some `tl` math functions are missing; the compiler can hang on very large "
-             "unrolled loops.",
+    "unrolled loops.",
     "iluvatar": "Iluvatar CoreX: some `tl` math functions are missing; prefer simple block shapes.",
     "cpu-interpreter": "Triton's CPU interpreter (TRITON_INTERPRET=1) runs the kernels on CPU tensors; it is slow, "
-                       "and its timings mean nothing.",
+    "and its timings mean nothing.",
 }
 
 FORMAT_RULES = """\
@@ -83,10 +83,22 @@ def operator_prompt(spec: OperatorSpec, chip_slug: str) -> str:
         parts.append(f"- `def {entry.signature}`{mutated}")
     if spec.judgement != "allclose" and spec.judgement_notes:
         parts += ["", "## How this operator is judged", spec.judgement_notes.strip()]
-    parts += ["", "## File format", FORMAT_RULES, "", "## Correctness and timing", CORRECTNESS_RULES,
-              "", "## Public cases", *describe_public_cases(spec),
-              "", "## Chip", chip_quirks(chip_slug),
-              "", f"Answer with the complete file `{file_name}` only."]
+    parts += [
+        "",
+        "## File format",
+        FORMAT_RULES,
+        "",
+        "## Correctness and timing",
+        CORRECTNESS_RULES,
+        "",
+        "## Public cases",
+        *describe_public_cases(spec),
+        "",
+        "## Chip",
+        chip_quirks(chip_slug),
+        "",
+        f"Answer with the complete file `{file_name}` only.",
+    ]
     return "\n".join(parts) + "\n"
 
 

@@ -240,8 +240,13 @@ class OperatorSpec:
         return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
-def grid(entry_point: str, *, reduce_dim: int | Callable[[dict[str, Any]], int] = 1,
-         timed: bool = True, **axes: Iterable[Any]) -> tuple[Case, ...]:
+def grid(
+    entry_point: str,
+    *,
+    reduce_dim: int | Callable[[dict[str, Any]], int] = 1,
+    timed: bool = True,
+    **axes: Iterable[Any],
+) -> tuple[Case, ...]:
     """The Cartesian product of ``axes`` as cases of ``entry_point`` (the original benchmark's grids)."""
     names = list(axes)
     cases = []

@@ -27,12 +27,18 @@ KNOWN_CHIPS = (
 
 # Datasheet peaks for the roofline floor (dense, no sparsity). Bytes/s and FLOP/s by dtype name.
 PEAKS: dict[str, tuple[float, dict[str, float]]] = {
-    "nvidia-h200": (4.8e12, {"float32": 67e12, "float16": 989e12, "bfloat16": 989e12, "float64": 67e12,
-                             "int8": 1979e12}),
-    "nvidia-h100": (3.35e12, {"float32": 67e12, "float16": 989e12, "bfloat16": 989e12, "float64": 67e12,
-                              "int8": 1979e12}),
-    "nvidia-a100": (2.039e12, {"float32": 19.5e12, "float16": 312e12, "bfloat16": 312e12, "float64": 19.5e12,
-                               "int8": 624e12}),
+    "nvidia-h200": (
+        4.8e12,
+        {"float32": 67e12, "float16": 989e12, "bfloat16": 989e12, "float64": 67e12, "int8": 1979e12},
+    ),
+    "nvidia-h100": (
+        3.35e12,
+        {"float32": 67e12, "float16": 989e12, "bfloat16": 989e12, "float64": 67e12, "int8": 1979e12},
+    ),
+    "nvidia-a100": (
+        2.039e12,
+        {"float32": 19.5e12, "float16": 312e12, "bfloat16": 312e12, "float64": 19.5e12, "int8": 624e12},
+    ),
 }
 
 
@@ -191,7 +197,7 @@ def slugify(name: str) -> str:
 
 
 def chip_slug_for(device_name: str) -> str:
-    """"NVIDIA H200" -> "nvidia-h200"; unknown names are slugified as they are."""
+    """ "NVIDIA H200" -> "nvidia-h200"; unknown names are slugified as they are."""
     lowered = device_name.lower()
     for marker, slug in KNOWN_CHIPS:
         if "nvidia" in lowered and marker in lowered:
@@ -232,8 +238,9 @@ def detect_chip_isolated(timeout_s: float = 180.0) -> tuple[str, str]:
     root = Path(__file__).resolve().parents[2]
     code = "import json; from evaluation.judge.backends import detect_chip; print(json.dumps(detect_chip()))"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s,
-                          cwd=root, env=env, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s, cwd=root, env=env, check=True
+    )
     slug, device = json.loads(done.stdout.strip().splitlines()[-1])
     return str(slug), str(device)
 
@@ -243,8 +250,9 @@ def peaks_for(chip_slug: str) -> tuple[float | None, dict[str, float]]:
     return bandwidth, dict(flops)
 
 
-def measure_peaks(device_type: str, *, copy_bytes: int = 1 << 30, matmul_n: int = 8192,
-                  repeats: int = 5) -> dict[str, Any]:
+def measure_peaks(
+    device_type: str, *, copy_bytes: int = 1 << 30, matmul_n: int = 8192, repeats: int = 5
+) -> dict[str, Any]:
     """What this device sustains, measured: a device-to-device copy (bytes read + written per second) and a
     square matmul per dtype (bf16, fp16, fp32 without TF32), best of ``repeats`` after one warm-up. Run with
     the device to itself (the worker holds its device lock). On the H200 a 64M fp32 add moved 4.24 TB/s and a
@@ -282,11 +290,14 @@ def measure_peaks(device_type: str, *, copy_bytes: int = 1 << 30, matmul_n: int 
             left = torch.rand(matmul_n, matmul_n, device=device).to(dtype)
             right = torch.rand(matmul_n, matmul_n, device=device).to(dtype)
             seconds = best_ms(lambda left=left, right=right: left @ right) / 1000
-            flops[str(dtype).removeprefix("torch.")] = 2 * matmul_n ** 3 / seconds
+            flops[str(dtype).removeprefix("torch.")] = 2 * matmul_n**3 / seconds
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
-    return {"bandwidth_bytes_per_s": bandwidth, "flops_by_dtype": flops,
-            "device_name": backend.device_name(0) if device_type != "cpu" else "cpu"}
+    return {
+        "bandwidth_bytes_per_s": bandwidth,
+        "flops_by_dtype": flops,
+        "device_name": backend.device_name(0) if device_type != "cpu" else "cpu",
+    }
 
 
 def gpu_state(device_type: str = "cuda") -> dict[str, Any]:
@@ -298,11 +309,14 @@ def nvidia_smi_state() -> dict[str, Any]:
     """Clocks, temperature, power and throttle reasons from nvidia-smi (empty where there is none)."""
     if not shutil.which("nvidia-smi"):
         return {}
-    fields = ("name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,"
-              "clocks_throttle_reasons.active")
+    fields = (
+        "name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,"
+        "clocks_throttle_reasons.active"
+    )
     try:
-        output = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=10).stdout.strip()
+        output = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={fields}", "--format=csv,noheader"], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return {}
     if not output:

@@ -122,7 +122,6 @@ def result_problem(data: Any) -> str | None:
     return None
 
 
-
 # --- Command line: judge a bundle on this host (no Django) -------------------------------------------------
 
 

@@ -19,15 +19,25 @@ def build_job(source: str, operator_id: str, chip: str | None) -> JudgeJob:
         device_type = "cpu"
     on_gpu = device_type != "cpu"
     bandwidth, flops = peaks_for(slug)
-    return JudgeJob(operator_id=operator_id, source_code=source, chip_slug=slug, device_type=device_type,
-                    tiers=("public", "held_out") if on_gpu else ("smoke",), measure_timing=on_gpu,
-                    time_budget_s=1800.0 if on_gpu else 600.0, peak_bandwidth_bytes_per_s=bandwidth,
-                    peak_flops_by_dtype=flops)
+    return JudgeJob(
+        operator_id=operator_id,
+        source_code=source,
+        chip_slug=slug,
+        device_type=device_type,
+        tiers=("public", "held_out") if on_gpu else ("smoke",),
+        measure_timing=on_gpu,
+        time_budget_s=1800.0 if on_gpu else 600.0,
+        peak_bandwidth_bytes_per_s=bandwidth,
+        peak_flops_by_dtype=flops,
+    )
 
 
 def summary(result: JudgeResult) -> str:
-    lines = [f"status:  {result.status}", f"reason:  {result.reason}",
-             f"cases:   {result.cases_passed}/{result.cases_total} passed"]
+    lines = [
+        f"status:  {result.status}",
+        f"reason:  {result.reason}",
+        f"cases:   {result.cases_passed}/{result.cases_total} passed",
+    ]
     if result.failed_case:
         lines.append(f"failed:  {result.failed_case['case_id']}: {result.failed_case['message'][:500]}")
     speedup = "n/a" if result.speedup is None else f"{result.speedup:.3f}x"

@@ -61,13 +61,21 @@ def storage_copier(device: torch.device | None = None) -> Callable[[torch.Tensor
             copies[key] = (storage, storage_bytes(tensor).to(target, copy=True).untyped_storage())
         copied = copies[key][1]
         return torch.empty(0, dtype=tensor.dtype, device=copied.device).set_(
-            copied, tensor.storage_offset(), tensor.size(), tensor.stride())
+            copied, tensor.storage_offset(), tensor.size(), tensor.stride()
+        )
 
     return copy
 
 
-def _tensor_message(label: str, out: torch.Tensor, ref: torch.Tensor, case: Case, judgement: str,
-                    tolerance: tuple[float, float] = (0.0, 0.0), explain: bool = True) -> str | None:
+def _tensor_message(
+    label: str,
+    out: torch.Tensor,
+    ref: torch.Tensor,
+    case: Case,
+    judgement: str,
+    tolerance: tuple[float, float] = (0.0, 0.0),
+    explain: bool = True,
+) -> str | None:
     if tuple(out.shape) != tuple(ref.shape):
         return f"{label}: shape {list(out.shape)} != expected {list(ref.shape)}"
     if out.dtype != ref.dtype:
@@ -93,8 +101,10 @@ def _tensor_message(label: str, out: torch.Tensor, ref: torch.Tensor, case: Case
         error = (out_t.to(torch.float64) - ref_t.to(torch.float64)).abs()
         bad = error > atol + rtol * ref_t.to(torch.float64).abs()
         if bool(bad.any()):
-            return (f"{label}: {int(bad.sum())} of {ref_t.numel()} values outside atol={atol:g} rtol={rtol:g}; "
-                    f"worst difference {float(error.max()):.6g}")
+            return (
+                f"{label}: {int(bad.sum())} of {ref_t.numel()} values outside atol={atol:g} rtol={rtol:g}; "
+                f"worst difference {float(error.max()):.6g}"
+            )
         return None
     if _all_close(out_t, ref_t, atol, rtol, case.allow_nan):
         return None  # the common case, decided in one fused pass; the slow path below only explains failures
@@ -115,8 +125,9 @@ def _all_close(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, a
     return bool(torch.isclose(out, ref, rtol=rtol, atol=atol, equal_nan=allow_nan).all())
 
 
-def _float_mismatch(label: str, out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float,
-                    allow_nan: bool) -> str | None:
+def _float_mismatch(
+    label: str, out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, allow_nan: bool
+) -> str | None:
     wide = torch.complex128 if ref.dtype.is_complex else torch.float64
     out_wide, ref_wide = out.to(wide), ref.to(wide)
     out_nan, ref_nan = torch.isnan(out_wide), torch.isnan(ref_wide)
@@ -136,15 +147,23 @@ def _float_mismatch(label: str, out: torch.Tensor, ref: torch.Tensor, atol: floa
     bad = error > allowed
     if bool(bad.any()):
         worst = int(torch.argmax(error - allowed))
-        return (f"{label}: {int(bad.sum())} of {ref.numel()} values outside atol={atol:g} rtol={rtol:g}; "
-                f"worst |{complex(out_f[worst]) if out_f.is_complex() else float(out_f[worst]):.6g} - "
-                f"{complex(ref_f[worst]) if ref_f.is_complex() else float(ref_f[worst]):.6g}| = "
-                f"{float(error[worst]):.3g}")
+        return (
+            f"{label}: {int(bad.sum())} of {ref.numel()} values outside atol={atol:g} rtol={rtol:g}; "
+            f"worst |{complex(out_f[worst]) if out_f.is_complex() else float(out_f[worst]):.6g} - "
+            f"{complex(ref_f[worst]) if ref_f.is_complex() else float(ref_f[worst]):.6g}| = "
+            f"{float(error[worst]):.3g}"
+        )
     return None
 
 
-def compare_outputs(spec: OperatorSpec, case: Case, call: Call, outputs: tuple[Any, ...],
-                    expected: tuple[Any, ...], explain: bool = True) -> str | None:
+def compare_outputs(
+    spec: OperatorSpec,
+    case: Case,
+    call: Call,
+    outputs: tuple[Any, ...],
+    expected: tuple[Any, ...],
+    explain: bool = True,
+) -> str | None:
     """None when ``outputs`` match ``expected`` under the operator's judgement, else the reason.
     ``explain=False`` skips working out the worst value of a float mismatch (ghost replays, which are
     expected to be wrong, only need to know that they are)."""
@@ -169,16 +188,16 @@ def compare_outputs(spec: OperatorSpec, case: Case, call: Call, outputs: tuple[A
     return None
 
 
-def _value_message(spec: OperatorSpec, case: Case, index: int, label: str, out: Any, ref: Any,
-                   explain: bool = True) -> str | None:
+def _value_message(
+    spec: OperatorSpec, case: Case, index: int, label: str, out: Any, ref: Any, explain: bool = True
+) -> str | None:
     """One compared output (``index`` in outputs_of order picks its tolerance); lists element by element."""
     if isinstance(out, Unsupported):
         return f"{label}: unsupported value of type {out.type_name}"
     if isinstance(ref, torch.Tensor):
         if not isinstance(out, torch.Tensor):
             return f"{label}: expected a tensor, got {type(out).__name__}"
-        return _tensor_message(label, out, ref, case, spec.judgement, spec.tolerance(case, index, ref.dtype),
-                               explain)
+        return _tensor_message(label, out, ref, case, spec.judgement, spec.tolerance(case, index, ref.dtype), explain)
     if isinstance(ref, (list, tuple)):
         # A list of tensors (cuBLAS Carray, vLLM key/value caches per layer): same length, each by the rule.
         if not isinstance(out, (list, tuple)):
@@ -222,8 +241,9 @@ def widen_to_64(tensor: torch.Tensor) -> torch.Tensor:
 FP64_OPINION_MIN_VALUES = 64
 
 
-def fp64_relative_error(outputs: tuple[Any, ...], expected64: tuple[Any, ...],
-                        min_values: int = FP64_OPINION_MIN_VALUES) -> float | None:
+def fp64_relative_error(
+    outputs: tuple[Any, ...], expected64: tuple[Any, ...], min_values: int = FP64_OPINION_MIN_VALUES
+) -> float | None:
     """max over float32 and complex64 outputs of ||out - ref64|| / ||ref64|| against the float64 /
     complex128 reference (EXPLOITS 16). An output that is a list (pointer-array BLAS: one tensor per batch
     entry) is one vector: its entries' norms are pooled. None when no output has ``min_values`` values."""
@@ -232,8 +252,9 @@ def fp64_relative_error(outputs: tuple[Any, ...], expected64: tuple[Any, ...],
         outs, refs = flat_tensors(out_value), flat_tensors(ref_value)
         if len(outs) != len(refs):
             continue  # the comparison has already judged the structure
-        pairs = [(out, ref) for out, ref in zip(outs, refs, strict=True)
-                 if out.dtype in (torch.float32, torch.complex64)]
+        pairs = [
+            (out, ref) for out, ref in zip(outs, refs, strict=True) if out.dtype in (torch.float32, torch.complex64)
+        ]
         if not pairs or sum(out.numel() for out, _ in pairs) < min_values:
             continue
         difference_squared, scale_squared = 0.0, 0.0
@@ -261,6 +282,9 @@ def bit_identical(before: Any, after: Any) -> bool:
             return torch.equal(left, right)
         return torch.equal(left.view(torch.uint8), right.view(torch.uint8))
     if isinstance(before, (list, tuple)):
-        return isinstance(after, (list, tuple)) and len(before) == len(after) and all(
-            bit_identical(x, y) for x, y in zip(before, after, strict=True))
+        return (
+            isinstance(after, (list, tuple))
+            and len(before) == len(after)
+            and all(bit_identical(x, y) for x, y in zip(before, after, strict=True))
+        )
     return True  # scalars are passed by value: the candidate cannot change ours

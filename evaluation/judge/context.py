@@ -40,10 +40,10 @@ def device_memory_budget(device_total_bytes: int | None, judges: int) -> tuple[i
     if not device_total_bytes or judges <= 1:
         return TRUSTED_CACHE_BYTES, SANDBOX_KEEP_ALIVE_BYTES
     share = max(0, device_total_bytes // judges - CONTEXTS_PER_JUDGE_BYTES)
-    return (min(TRUSTED_CACHE_BYTES, max(256 * 1024**2, share // 4)),
-            min(SANDBOX_KEEP_ALIVE_BYTES, max(512 * 1024**2, share // 3)))
-
-
+    return (
+        min(TRUSTED_CACHE_BYTES, max(256 * 1024**2, share // 4)),
+        min(SANDBOX_KEEP_ALIVE_BYTES, max(512 * 1024**2, share // 3)),
+    )
 
 
 @dataclass
@@ -97,8 +97,9 @@ class JudgementContext:
         self.environment: dict[str, Any] = {"chip": job.chip_slug, "device_type": job.device_type}
         self.stage_seconds: dict[str, float] = {}
         # Correctness shares the GPU with other judges on this host; timing holds it alone (device_lock).
-        device_lock = DeviceLock(job.device_type) if (
-            job.device_type != "cpu" or options.device_lock_on_cpu_for_tests) else None
+        device_lock = (
+            DeviceLock(job.device_type) if (job.device_type != "cpu" or options.device_lock_on_cpu_for_tests) else None
+        )
         self.session = SandboxSession(job, device_lock, self.add_stage)
         self.reference_seconds: dict[str, float] = {}  # per case: the reference's time (per-call limits)
         self.reference_device = torch.device("cpu")
@@ -124,15 +125,23 @@ class JudgementContext:
     def check(self, name: str, outcome: str, detail: str = "") -> None:
         self.checks[name] = CheckOutcome(name, outcome, detail)
 
-    def result(self, status: str, reason: str, failed_case: dict[str, Any] | None = None,
-               retryable: bool = False) -> JudgeResult:
+    def result(
+        self, status: str, reason: str, failed_case: dict[str, Any] | None = None, retryable: bool = False
+    ) -> JudgeResult:
         passed = sum(1 for case in self.case_results if case.passed)
         return JudgeResult(
-            status=status, reason=reason, cases_total=len(self.cases) if hasattr(self, "cases") else 0,
-            cases_passed=passed, failed_case=failed_case, case_results=self.case_results,
+            status=status,
+            reason=reason,
+            cases_total=len(self.cases) if hasattr(self, "cases") else 0,
+            cases_passed=passed,
+            failed_case=failed_case,
+            case_results=self.case_results,
             speedup=self.speedup if status == "passed" else None,
-            speedup_ci95=self.speedup_ci95 if status == "passed" else None, flagged=self.flagged,
-            checks=list(self.checks.values()), environment=self.environment, stage_seconds=self.stage_seconds,
+            speedup_ci95=self.speedup_ci95 if status == "passed" else None,
+            flagged=self.flagged,
+            checks=list(self.checks.values()),
+            environment=self.environment,
+            stage_seconds=self.stage_seconds,
             retryable=retryable,
         )
 

@@ -44,10 +44,25 @@ class ForkServer:
         with open(os.path.join(self.workdir, ".owner-pid"), "w") as marker:
             marker.write(str(os.getpid()))
         self.process = subprocess.Popen(
-            [*self.prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.untrusted.forkserver_main",
-             "--sock-fd", str(child.fileno()), "--parent-pid", str(os.getpid())],
-            cwd=self.workdir, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, pass_fds=(child.fileno(),), start_new_session=True,
+            [
+                *self.prefix,
+                sys.executable,
+                "-s",
+                "-P",
+                "-m",
+                "evaluation.judge.untrusted.forkserver_main",
+                "--sock-fd",
+                str(child.fileno()),
+                "--parent-pid",
+                str(os.getpid()),
+            ],
+            cwd=self.workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            pass_fds=(child.fileno(),),
+            start_new_session=True,
         )
         child.close()
         self._ready = False

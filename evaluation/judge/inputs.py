@@ -52,8 +52,9 @@ def make_call(spec: OperatorSpec, case: Case, seed: int, device: torch.device) -
         return spec.make_inputs(case, generator)
 
 
-def reference_outputs(spec: OperatorSpec, case: Case, call: Call, device: torch.device,
-                      backend: Backend) -> tuple[Any, ...]:
+def reference_outputs(
+    spec: OperatorSpec, case: Case, call: Call, device: torch.device, backend: Backend
+) -> tuple[Any, ...]:
     """The reference's outputs for ``call`` (left untouched), kept on ``device``: the comparison runs there."""
     private = to_device(call, device)
     torch.backends.cuda.matmul.allow_tf32 = False

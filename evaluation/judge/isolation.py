@@ -346,14 +346,21 @@ class ViewPlan:
 def _python_paths() -> list[str]:
     """Python's own tree, the virtual environment and every import path outside the project; the project
     itself contributes only the ``evaluation`` package (its settings, data and other apps stay outside)."""
-    paths = {sys.base_prefix, sys.base_exec_prefix, sys.prefix, sys.exec_prefix,
-             str(Path(sys.executable).parent), str(Path(os.path.realpath(sys.executable)).parent)}
+    paths = {
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        sys.prefix,
+        sys.exec_prefix,
+        str(Path(sys.executable).parent),
+        str(Path(os.path.realpath(sys.executable)).parent),
+    }
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):
             continue
         real = os.path.realpath(entry)
-        if real == str(PROJECT_ROOT) or (real.startswith(str(PROJECT_ROOT) + os.sep)
-                                        and not real.startswith(os.path.realpath(sys.prefix))):
+        if real == str(PROJECT_ROOT) or (
+            real.startswith(str(PROJECT_ROOT) + os.sep) and not real.startswith(os.path.realpath(sys.prefix))
+        ):
             continue
         paths.add(entry)
     paths.add(str(JUDGE_PACKAGE))
@@ -394,21 +401,34 @@ def readable_by_others(path: str) -> bool:
 def check_readable(paths: list[str]) -> None:
     """Fail early, in words a person can act on, when the sandbox uid could not read the judge's code."""
     untrusted = JUDGE_PACKAGE / "judge" / "untrusted"
-    probes = [JUDGE_PACKAGE, JUDGE_PACKAGE / "judge", untrusted, untrusted / "harness.py",
-              Path(os.path.realpath(sys.executable)), Path(os.__file__)]
+    probes = [
+        JUDGE_PACKAGE,
+        JUDGE_PACKAGE / "judge",
+        untrusted,
+        untrusted / "harness.py",
+        Path(os.path.realpath(sys.executable)),
+        Path(os.__file__),
+    ]
     for path in [*map(str, probes), *paths]:
         if os.path.exists(path) and not readable_by_others(path):
             mode = stat.S_IMODE(os.stat(path).st_mode)
             raise IsolationError(
                 f"the sandbox cannot start: its unprivileged user cannot read {path} (mode {mode:o}). The "
                 f"judge's code, Python and its packages must be readable by other users; for example "
-                f"`chmod -R o+rX {path}` (only the folders above them may stay private).")
+                f"`chmod -R o+rX {path}` (only the folders above them may stay private)."
+            )
 
 
 def plan_view(device_type: str, lease: SlotLease, cgroup: Cgroup, limits: ContainmentLimits) -> ViewPlan:
     read_only = list(_python_paths())
-    read_only += ["/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-                  "/etc/localtime"]
+    read_only += [
+        "/usr",
+        "/etc/ld.so.cache",
+        "/etc/ld.so.conf",
+        "/etc/ld.so.conf.d",
+        "/etc/alternatives",
+        "/etc/localtime",
+    ]
     symlinks = {}
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
         if os.path.islink(top):
@@ -424,9 +444,17 @@ def plan_view(device_type: str, lease: SlotLease, cgroup: Cgroup, limits: Contai
                 devices.append(f"/dev/{name}")
     read_only = _collapse([path for path in read_only if os.path.lexists(path)])
     check_readable([path for path in read_only if path.startswith(str(PROJECT_ROOT))])
-    return ViewPlan(read_only=read_only, symlinks=symlinks, devices=devices, sys=device_type != "cpu",
-                    uid=lease.uid, gid=lease.gid, limits=asdict(limits), cgroups=list(cgroup.paths),
-                    newroot=str(state_dir() / "newroot"))
+    return ViewPlan(
+        read_only=read_only,
+        symlinks=symlinks,
+        devices=devices,
+        sys=device_type != "cpu",
+        uid=lease.uid,
+        gid=lease.gid,
+        limits=asdict(limits),
+        cgroups=list(cgroup.paths),
+        newroot=str(state_dir() / "newroot"),
+    )
 
 
 # ---------------------------------------------------------------------------------------------------- entering
@@ -443,8 +471,16 @@ def _check(result: int, what: str) -> None:
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    _check(_libc().mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                         data.encode() if data else None), f"mount {source} on {target}")
+    _check(
+        _libc().mount(
+            source.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            flags,
+            data.encode() if data else None,
+        ),
+        f"mount {source} on {target}",
+    )
 
 
 def _make_mountpoint(path: str, like: str) -> None:
@@ -478,23 +514,37 @@ def _build_root(plan: ViewPlan) -> None:
     for device in plan.devices:
         if os.path.exists(device):
             _bind(device, root, read_only=False, device=True)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
-                         ("stderr", "/proc/self/fd/2")):
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"{root}/dev/{name}")
     owner = f"uid={plan.uid},gid={plan.gid},mode=0700"
-    for path, size in (("/dev/shm", limits["shm_bytes"]), ("/tmp", limits["tmp_bytes"]),
-                       (SANDBOX_WORKDIR, limits["workdir_bytes"])):
+    for path, size in (
+        ("/dev/shm", limits["shm_bytes"]),
+        ("/tmp", limits["tmp_bytes"]),
+        (SANDBOX_WORKDIR, limits["workdir_bytes"]),
+    ):
         os.makedirs(root + path, exist_ok=True)
-        _mount("kgb-" + path.strip("/").replace("/", "-"), root + path, "tmpfs", MS_NOSUID | MS_NODEV,
-               f"size={size},{owner}")
+        _mount(
+            "kgb-" + path.strip("/").replace("/", "-"),
+            root + path,
+            "tmpfs",
+            MS_NOSUID | MS_NODEV,
+            f"size={size},{owner}",
+        )
     if plan.sys and os.path.isdir("/sys"):
         _bind("/sys", root, read_only=True)
     os.makedirs(root + "/proc", exist_ok=True)
     os.makedirs(root + "/etc", exist_ok=True)
     # getpwuid() (Python's getpass, some compilers) must find the sandbox user.
     with open(root + "/etc/passwd", "w") as handle:
-        handle.write(f"root:x:0:0::/nonexistent:/usr/sbin/nologin\n"
-                     f"sandbox:x:{plan.uid}:{plan.gid}::{SANDBOX_WORKDIR}/home:/usr/sbin/nologin\n")
+        handle.write(
+            f"root:x:0:0::/nonexistent:/usr/sbin/nologin\n"
+            f"sandbox:x:{plan.uid}:{plan.gid}::{SANDBOX_WORKDIR}/home:/usr/sbin/nologin\n"
+        )
     with open(root + "/etc/group", "w") as handle:
         handle.write(f"root:x:0:\nsandbox:x:{plan.gid}:\n")
     with open(root + "/etc/hosts", "w") as handle:
@@ -539,8 +589,10 @@ def enter_sandbox(plan: ViewPlan, close_in_keeper: list[int]) -> None:
     os.umask(0o022)  # the view's folders must be traversable by the slot uid, whatever the judge's umask
     for path in plan.cgroups:  # joined before the fork: the sandbox and all it starts are counted there
         Path(path, "cgroup.procs").write_text(str(os.getpid()))
-    _check(_libc().unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
-           "unshare (mount, PID, network, IPC and UTS namespaces)")
+    _check(
+        _libc().unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
+        "unshare (mount, PID, network, IPC and UTS namespaces)",
+    )
     keeper = os.getpid()
     child = os.fork()
     if child:

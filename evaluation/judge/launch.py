@@ -16,9 +16,22 @@ from pathlib import Path
 from evaluation.judge import isolation
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-ENV_ALLOW = ("PATH", "LANG", "LC_ALL", "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH",
-             "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "MUSA_VISIBLE_DEVICES",
-             "MACA_VISIBLE_DEVICES", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH")
+ENV_ALLOW = (
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "CUDA_VISIBLE_DEVICES",
+    "LD_LIBRARY_PATH",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "NVIDIA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ASCEND_RT_VISIBLE_DEVICES",
+    "MUSA_VISIBLE_DEVICES",
+    "MACA_VISIBLE_DEVICES",
+    "TRITON_PTXAS_PATH",
+    "TRITON_LIBCUDA_PATH",
+)
 
 
 @dataclass(frozen=True)
@@ -73,8 +86,14 @@ def base_env(device_type: str, limits: Limits = Limits()) -> dict[str, str]:
     """The allow-listed environment every sandbox (and the zygote) starts from: no secrets, no URLs."""
     env = {key: os.environ[key] for key in ENV_ALLOW if key in os.environ}
     env.setdefault("PATH", "/usr/bin:/bin")
-    env.update({"PYTHONPATH": str(PROJECT_ROOT), "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "random",
-                "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {
+            "PYTHONPATH": str(PROJECT_ROOT),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "random",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     if device_type == "cpu":
         env.update({"TRITON_INTERPRET": "1", "OMP_NUM_THREADS": str(limits.cpu_threads)})
     else:

@@ -18,8 +18,9 @@ from evaluation.judge.sandbox import Sandbox
 
 
 class SandboxPool:
-    def __init__(self, device_type: str, size: int = 1, isolate: bool = True, forkserver: Any = None,
-                 prewarm: bool = False) -> None:
+    def __init__(
+        self, device_type: str, size: int = 1, isolate: bool = True, forkserver: Any = None, prewarm: bool = False
+    ) -> None:
         self.device_type = device_type
         self.size = max(0, size)
         self.isolate = isolate

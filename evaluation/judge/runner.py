@@ -65,7 +65,8 @@ def run(judgement: JudgementContext) -> JudgeResult:
     judgement.environment["reference_device"] = str(judgement.reference_device)
     judgement.trusted_cache_bytes, judgement.sandbox_keep_alive_bytes = device_memory_budget(
         judgement.backend.total_memory() if judgement.reference_device.type != "cpu" else None,
-        job.judges_sharing_device)
+        job.judges_sharing_device,
+    )
     judgement.cases = collect_cases(judgement)
     try:
         scan(judgement)
@@ -78,14 +79,21 @@ def run(judgement: JudgementContext) -> JudgeResult:
             run_timing(judgement)  # takes the device alone for its timed loops (device_lock)
             judgement.stage_seconds["timing"] = round(time.monotonic() - started, 4)
         else:
-            judgement.check("timing", "skipped", "timing off for this job" if job.device_type != "cpu"
-                            else "the CPU interpreter's times mean nothing")
+            judgement.check(
+                "timing",
+                "skipped",
+                "timing off for this job" if job.device_type != "cpu" else "the CPU interpreter's times mean nothing",
+            )
     except Verdict as verdict:
         return verdict_result(judgement, verdict)
     except DeviceBusy:
-        return judgement.result("error", f"other judgements on this host held the GPU for over "
-                                         f"{job.device_wait_limit_s:g} s in all (raise the worker's "
-                                         "KGB_DEVICE_WAIT_LIMIT_S or lower its --concurrency)", retryable=True)
+        return judgement.result(
+            "error",
+            f"other judgements on this host held the GPU for over "
+            f"{job.device_wait_limit_s:g} s in all (raise the worker's "
+            "KGB_DEVICE_WAIT_LIMIT_S or lower its --concurrency)",
+            retryable=True,
+        )
     finally:
         stop_sandbox(judgement)
         if judgement.reference_device.type != "cpu":
@@ -100,14 +108,27 @@ def verdict_result(judgement: JudgementContext, verdict: Verdict) -> JudgeResult
     """The result of a judgement that a stage stopped: its failed case and check recorded."""
     failed_case = None
     if verdict.case is not None:
-        failed_case = {"case_id": verdict.case.case_id, "tier": verdict.tier,
-                       "params": dict(verdict.case.params), "message": verdict.message}
-        judgement.case_results.append(CaseResult(case_id=verdict.case.case_id, tier=verdict.tier,
-                                                 params=dict(verdict.case.params), passed=False,
-                                                 message=verdict.message[-2000:]))
+        failed_case = {
+            "case_id": verdict.case.case_id,
+            "tier": verdict.tier,
+            "params": dict(verdict.case.params),
+            "message": verdict.message,
+        }
+        judgement.case_results.append(
+            CaseResult(
+                case_id=verdict.case.case_id,
+                tier=verdict.tier,
+                params=dict(verdict.case.params),
+                passed=False,
+                message=verdict.message[-2000:],
+            )
+        )
     if verdict.check:
-        judgement.check(verdict.check, "failed", verdict.message if verdict.case is None
-                        else f"{verdict.case.case_id}: {verdict.message}")
+        judgement.check(
+            verdict.check,
+            "failed",
+            verdict.message if verdict.case is None else f"{verdict.case.case_id}: {verdict.message}",
+        )
     return judgement.result(verdict.status, verdict.reason, failed_case, retryable=verdict.retryable)
 
 
@@ -138,9 +159,11 @@ def start_sandbox(judgement: JudgementContext) -> None:
     job, session = judgement.job, judgement.session
     started = time.monotonic()
     sandbox = session.sandbox = new_sandbox(judgement)
-    judgement.environment["sandbox"] = {"launcher": sandbox.launcher,
-                                        "applied": sandbox.protections.applied,
-                                        "unavailable": sandbox.protections.unavailable}
+    judgement.environment["sandbox"] = {
+        "launcher": sandbox.launcher,
+        "applied": sandbox.protections.applied,
+        "unavailable": sandbox.protections.unavailable,
+    }
     if sandbox.view:
         judgement.environment["sandbox"]["view"] = sandbox.view
     try:
@@ -153,23 +176,35 @@ def start_sandbox(judgement: JudgementContext) -> None:
     except wire.ChannelTimeout:
         raise Verdict("error", "the sandbox did not start within the budget") from None
     except (wire.PeerClosed, wire.WireError):
-        raise Verdict("error", f"the sandbox failed to start ({sandbox.exit_status()}): "
-                               f"{sandbox.logs()['stderr'][-1500:]}") from None
+        raise Verdict(
+            "error", f"the sandbox failed to start ({sandbox.exit_status()}): {sandbox.logs()['stderr'][-1500:]}"
+        ) from None
     judgement.stage_seconds["process_start"] = round(time.monotonic() - started, 4)
     if job.device_type != "cpu" and os.geteuid() == 0:
         # Many judges share a GPU host's cores; a timed loop that waits for the CPU holds the GPU alone
         # for longer and stalls every other judge (on the H200, 16 judges on 16 cores: 41 ms a timing
         # iteration for a 0.08 ms kernel). Correctness and compiling run niced; timing (run_timing) runs
         # ahead of everything. Only root can raise a priority again, so other users change nothing.
-        judgement.environment["sandbox"]["nice"] = CORRECTNESS_NICE if sandbox.set_priority(
-            CORRECTNESS_NICE) else "unchanged"
+        judgement.environment["sandbox"]["nice"] = (
+            CORRECTNESS_NICE if sandbox.set_priority(CORRECTNESS_NICE) else "unchanged"
+        )
     started = time.monotonic()
     entry_points = sorted({case.entry_point for _, case in judgement.cases})
-    reply = session.request({"op": "start", "token": sandbox.token, "device": sandbox_device(job.device_type),
-                             "memory_fraction": job.device_memory_fraction,
-                             "keep_alive_bytes": judgement.sandbox_keep_alive_bytes, "source": job.source_code,
-                             "entry_points": entry_points, "timing": job.measure_timing}, [], None,
-                            call_limit_s=job.call_limit_s(0.0) + START_ALLOWANCE_S)[0]
+    reply = session.request(
+        {
+            "op": "start",
+            "token": sandbox.token,
+            "device": sandbox_device(job.device_type),
+            "memory_fraction": job.device_memory_fraction,
+            "keep_alive_bytes": judgement.sandbox_keep_alive_bytes,
+            "source": job.source_code,
+            "entry_points": entry_points,
+            "timing": job.measure_timing,
+        },
+        [],
+        None,
+        call_limit_s=job.call_limit_s(0.0) + START_ALLOWANCE_S,
+    )[0]
     judgement.environment.update(reply.get("environment", {}))
     judgement.stage_seconds["compile"] = round(time.monotonic() - started, 4)
     if not reply.get("ok"):

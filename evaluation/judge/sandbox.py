@@ -46,9 +46,15 @@ class Sandbox:
     started with Popen. Both get the same protections.
     """
 
-    def __init__(self, device_type: str, limits: Limits = Limits(), isolate: bool = True,
-                 forkserver: Any = None, prewarm: bool = False,
-                 containment: isolation.ContainmentLimits | None = None) -> None:
+    def __init__(
+        self,
+        device_type: str,
+        limits: Limits = Limits(),
+        isolate: bool = True,
+        forkserver: Any = None,
+        prewarm: bool = False,
+        containment: isolation.ContainmentLimits | None = None,
+    ) -> None:
         """``prewarm``: a spare forked ahead of need initialises its device and Triton's compiler before it
         says it is ready (fork-server sandboxes on a GPU only; see prewarm.py and pool.shared_spare).
         ``isolate``: contain it (tests of the judge's own logic may switch it off; production never does)."""
@@ -80,8 +86,11 @@ class Sandbox:
                 self.workdir = _owned_tempdir("kgb-sandbox-")
                 for path in ("home", "tmp", "triton-cache"):
                     (self.workdir / path).mkdir()
-                run_env = {"HOME": str(self.workdir / "home"), "TMPDIR": str(self.workdir / "tmp"),
-                           "TRITON_CACHE_DIR": str(self.workdir / "triton-cache")}
+                run_env = {
+                    "HOME": str(self.workdir / "home"),
+                    "TMPDIR": str(self.workdir / "tmp"),
+                    "TRITON_CACHE_DIR": str(self.workdir / "triton-cache"),
+                }
                 self.protections.unavailable.append(f"containment by the operating system ({why_not})")
             self._start(device_type, limits, isolate, forkserver, prewarm, run_env, view)
         except BaseException:
@@ -96,14 +105,24 @@ class Sandbox:
             "own mount namespace: read-only view of Python, torch, triton and the judge only",
             f"private tmpfs: work dir {containment.workdir_bytes >> 20} MiB, /tmp {containment.tmp_bytes >> 20} MiB, "
             f"/dev/shm {containment.shm_bytes >> 20} MiB",
-            "no network (own network namespace)", "own IPC and UTS namespaces"]
+            "no network (own network namespace)",
+            "own IPC and UTS namespaces",
+        ]
         self.protections.applied += self.cgroup.applied
         self.protections.unavailable += self.cgroup.unavailable
         if not self.cgroup.paths:
             self.protections.applied.append(f"process cap: rlimit nproc {self.limits.nproc} for the slot's own uid")
 
-    def _start(self, device_type: str, limits: Limits, isolate: bool, forkserver: Any, prewarm: bool,
-               run_env: dict[str, str], view: isolation.ViewPlan | None) -> None:
+    def _start(
+        self,
+        device_type: str,
+        limits: Limits,
+        isolate: bool,
+        forkserver: Any,
+        prewarm: bool,
+        run_env: dict[str, str],
+        view: isolation.ViewPlan | None,
+    ) -> None:
         cmd_read, self.cmd_write = os.pipe()
         self.res_read, res_write = os.pipe()
         wire.widen_pipe(self.cmd_write)
@@ -112,14 +131,19 @@ class Sandbox:
         if prewarm and forkserver is not None:  # (on the CPU only in tests: the interpreter has nothing to warm)
             run_env = dict(run_env, KGB_SANDBOX_PREWARM=device_type)
         env = dict(base_env(device_type, limits), **run_env)
-        self.protections.applied += ["scrubbed environment (allow-list)", "own session and process group",
-                                     "rlimits: core=0, nofile, fsize, nproc",
-                                     "dies with the judging process (PR_SET_PDEATHSIG)"]
+        self.protections.applied += [
+            "scrubbed environment (allow-list)",
+            "own session and process group",
+            "rlimits: core=0, nofile, fsize, nproc",
+            "dies with the judging process (PR_SET_PDEATHSIG)",
+        ]
         if device_type == "cpu":
             self.protections.applied.append("rlimit address space")
         else:
-            self.protections.unavailable.append("rlimit address space (breaks the CUDA driver; GPU memory capped "
-                                                "with set_per_process_memory_fraction instead)")
+            self.protections.unavailable.append(
+                "rlimit address space (breaks the CUDA driver; GPU memory capped "
+                "with set_per_process_memory_fraction instead)"
+            )
         nobody = None
         if view is None:
             is_root = os.geteuid() == 0
@@ -141,10 +165,17 @@ class Sandbox:
             if forkserver is not None:
                 from evaluation.judge.forkserver import ForkedProcess
 
-                request = {"workdir": str(self.workdir) if self.workdir else None, "env": run_env,
-                           "view": view.to_json() if view else None,
-                           "limits": {"nofile": limits.nofile, "fsize": limits.fsize_bytes, "nproc": limits.nproc,
-                                      "address_space": limits.address_space_bytes if device_type == "cpu" else 0}}
+                request = {
+                    "workdir": str(self.workdir) if self.workdir else None,
+                    "env": run_env,
+                    "view": view.to_json() if view else None,
+                    "limits": {
+                        "nofile": limits.nofile,
+                        "fsize": limits.fsize_bytes,
+                        "nproc": limits.nproc,
+                        "address_space": limits.address_space_bytes if device_type == "cpu" else 0,
+                    },
+                }
                 pid = forkserver.fork(request, [cmd_read, res_write, stdout.fileno(), stderr.fileno()])
                 self.process: Any = ForkedProcess(forkserver, pid)
             else:
@@ -155,15 +186,39 @@ class Sandbox:
                     prefix = ["unshare", "-n"] if isolate and netns_available() else []
                     if nobody is not None:
                         if shutil.which("setpriv"):
-                            prefix += ["setpriv", f"--reuid={nobody[0]}", f"--regid={nobody[1]}", "--clear-groups",
-                                       "--"]
+                            prefix += [
+                                "setpriv",
+                                f"--reuid={nobody[0]}",
+                                f"--regid={nobody[1]}",
+                                "--clear-groups",
+                                "--",
+                            ]
                         else:
                             env["KGB_SANDBOX_SETUID"] = str(nobody[0])
-                command = [*prefix, sys.executable, "-s", "-P", "-m", "evaluation.judge.untrusted.sandbox_main",
-                           "--cmd-fd", str(cmd_read), "--res-fd", str(res_write), "--parent-pid", str(os.getpid())]
+                command = [
+                    *prefix,
+                    sys.executable,
+                    "-s",
+                    "-P",
+                    "-m",
+                    "evaluation.judge.untrusted.sandbox_main",
+                    "--cmd-fd",
+                    str(cmd_read),
+                    "--res-fd",
+                    str(res_write),
+                    "--parent-pid",
+                    str(os.getpid()),
+                ]
                 self.process = subprocess.Popen(
-                    command, cwd=self.workdir or "/", env=env, stdin=subprocess.DEVNULL, stdout=stdout,
-                    stderr=stderr, pass_fds=(cmd_read, res_write), start_new_session=True, close_fds=True,
+                    command,
+                    cwd=self.workdir or "/",
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    pass_fds=(cmd_read, res_write),
+                    start_new_session=True,
+                    close_fds=True,
                     preexec_fn=functools.partial(preexec, limits, device_type),
                 )
         os.close(cmd_read)
@@ -178,9 +233,14 @@ class Sandbox:
         self.ready_seconds = time.monotonic() - self.started_at
         return header
 
-    def request(self, header: dict[str, Any], blobs: list[bytes], deadline: float | Callable[[], float],
-                max_blob_bytes: int = wire.MAX_BLOB_BYTES,
-                on_event: Callable[[str], None] | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    def request(
+        self,
+        header: dict[str, Any],
+        blobs: list[bytes],
+        deadline: float | Callable[[], float],
+        max_blob_bytes: int = wire.MAX_BLOB_BYTES,
+        on_event: Callable[[str], None] | None = None,
+    ) -> tuple[dict[str, Any], list[bytes]]:
         """Send a command and read its reply; the reply must carry this run's token. ``deadline``: a
         monotonic time, or a function giving it (read again after each event: waiting for the GPU moves it).
 

@@ -43,9 +43,16 @@ class SandboxSession:
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
 
-    def request(self, header: dict[str, Any], blobs: list[bytes], case: Case | None, tier: str = "",
-                 reply_cap: int = wire.MAX_BLOB_BYTES, gpu: bool = False,
-                 call_limit_s: float | None = None) -> tuple[dict[str, Any], list[bytes]]:
+    def request(
+        self,
+        header: dict[str, Any],
+        blobs: list[bytes],
+        case: Case | None,
+        tier: str = "",
+        reply_cap: int = wire.MAX_BLOB_BYTES,
+        gpu: bool = False,
+        call_limit_s: float | None = None,
+    ) -> tuple[dict[str, Any], list[bytes]]:
         """``gpu``: the request uses the GPU outside timing (the sandbox's calls, loading timing sets, its spot
         copies): it holds the GPU shared, but only from the sandbox's ``want_gpu`` to its ``gpu_done`` (not
         while the request and the reply cross the pipe), and lends it out while the sandbox compiles."""
@@ -57,18 +64,32 @@ class SandboxSession:
         self.call_deadline = None if call_limit_s is None else time.monotonic() + call_limit_s
         try:
             with lock.gated() if gated else contextlib.nullcontext():
-                return self.sandbox.request(dict(header, lend_gpu=True, gate_gpu=True) if gated else header, blobs,
-                                            self._request_deadline, reply_cap,
-                                            on_event=self._gate_event if gated else None)
+                return self.sandbox.request(
+                    dict(header, lend_gpu=True, gate_gpu=True) if gated else header,
+                    blobs,
+                    self._request_deadline,
+                    reply_cap,
+                    on_event=self._gate_event if gated else None,
+                )
         except wire.ChannelTimeout:
             self.sandbox.kill()
             if self.call_deadline is not None and self.call_deadline < self.deadline:
                 what = f"case {case.case_id}" if case else "loading the kernel"
-                raise Verdict("timeout", f"{what}: the call did not return within {call_limit_s:.3g} s "
-                              "(the per-call limit: max(floor, factor x the reference's time))", case=case,
-                              tier=tier, message=f"per-call limit of {call_limit_s:.3g} s") from None
-            raise Verdict("timeout", f"the wall-clock budget of {self.job.time_budget_s:g} s ran out{where}",
-                          case=case, tier=tier, message="timeout") from None
+                raise Verdict(
+                    "timeout",
+                    f"{what}: the call did not return within {call_limit_s:.3g} s "
+                    "(the per-call limit: max(floor, factor x the reference's time))",
+                    case=case,
+                    tier=tier,
+                    message=f"per-call limit of {call_limit_s:.3g} s",
+                ) from None
+            raise Verdict(
+                "timeout",
+                f"the wall-clock budget of {self.job.time_budget_s:g} s ran out{where}",
+                case=case,
+                tier=tier,
+                message="timeout",
+            ) from None
         except wire.PeerClosed:
             status = self.sandbox.exit_status()
             if "SIGXFSZ" in status:
@@ -78,16 +99,32 @@ class SandboxSession:
             # What the process printed last (the kernel's own output, or the harness's traceback when it
             # failed in a way it could not report) goes with the message, never into the reason.
             stderr = self.sandbox.logs()["stderr"].strip()
-            raise Verdict("failed_runtime", f"the sandbox process died{where}: {status}", case=case, tier=tier,
-                          message=f"process died: {status}"
-                          + (f"\nlast stderr of the kernel's process:\n{stderr[-1500:]}" if stderr else "")) from None
+            raise Verdict(
+                "failed_runtime",
+                f"the sandbox process died{where}: {status}",
+                case=case,
+                tier=tier,
+                message=f"process died: {status}"
+                + (f"\nlast stderr of the kernel's process:\n{stderr[-1500:]}" if stderr else ""),
+            ) from None
         except wire.WireError as error:
             self.sandbox.kill()
             if "exceed the cap" in str(error):
-                raise Verdict("failed_runtime", f"the outputs{where} are far larger than expected: {error}",
-                              case=case, tier=tier, message=str(error)) from None
-            raise Verdict("rejected", f"the result channel was tampered with{where}: {error}",
-                          check="result_channel", case=case, tier=tier, message=str(error)) from None
+                raise Verdict(
+                    "failed_runtime",
+                    f"the outputs{where} are far larger than expected: {error}",
+                    case=case,
+                    tier=tier,
+                    message=str(error),
+                ) from None
+            raise Verdict(
+                "rejected",
+                f"the result channel was tampered with{where}: {error}",
+                check="result_channel",
+                case=case,
+                tier=tier,
+                message=str(error),
+            ) from None
         except HarnessError as error:
             raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
         finally:

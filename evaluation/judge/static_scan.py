@@ -26,50 +26,206 @@ from functools import cache
 import torch
 
 ALLOWED_MODULES = {
-    "torch", "triton", "triton.language", "math", "typing", "functools", "itertools", "dataclasses", "enum",
-    "collections", "collections.abc", "numbers", "__future__",
+    "torch",
+    "triton",
+    "triton.language",
+    "math",
+    "typing",
+    "functools",
+    "itertools",
+    "dataclasses",
+    "enum",
+    "collections",
+    "collections.abc",
+    "numbers",
+    "__future__",
 }
 ALLOWED_MODULE_PREFIXES = ("triton.language.",)
 
 # Full torch names a wrapper may use (dtypes are added programmatically).
 TORCH_ALLOWED = {
-    "torch.empty", "torch.empty_like", "torch.empty_strided", "torch.zeros", "torch.zeros_like", "torch.ones",
-    "torch.ones_like", "torch.full", "torch.full_like", "torch.arange", "torch.tensor", "torch.as_strided",
-    "torch.Tensor", "torch.Size", "torch.device", "torch.dtype", "torch.finfo", "torch.iinfo", "torch.is_tensor",
-    "torch.is_floating_point", "torch.is_complex", "torch.promote_types", "torch.result_type",
-    "torch.get_default_dtype", "torch.no_grad", "torch.inference_mode", "torch.contiguous_format",
-    "torch.channels_last", "torch.preserve_format", "torch.strided",
-    "torch.cuda.synchronize", "torch.cuda.current_device", "torch.cuda.device", "torch.cuda.is_available",
-    "torch.cuda.get_device_properties", "torch.cuda.get_device_capability", "torch.cuda.current_stream",
+    "torch.empty",
+    "torch.empty_like",
+    "torch.empty_strided",
+    "torch.zeros",
+    "torch.zeros_like",
+    "torch.ones",
+    "torch.ones_like",
+    "torch.full",
+    "torch.full_like",
+    "torch.arange",
+    "torch.tensor",
+    "torch.as_strided",
+    "torch.Tensor",
+    "torch.Size",
+    "torch.device",
+    "torch.dtype",
+    "torch.finfo",
+    "torch.iinfo",
+    "torch.is_tensor",
+    "torch.is_floating_point",
+    "torch.is_complex",
+    "torch.promote_types",
+    "torch.result_type",
+    "torch.get_default_dtype",
+    "torch.no_grad",
+    "torch.inference_mode",
+    "torch.contiguous_format",
+    "torch.channels_last",
+    "torch.preserve_format",
+    "torch.strided",
+    "torch.cuda.synchronize",
+    "torch.cuda.current_device",
+    "torch.cuda.device",
+    "torch.cuda.is_available",
+    "torch.cuda.get_device_properties",
+    "torch.cuda.get_device_capability",
+    "torch.cuda.current_stream",
     "torch.cuda.device_count",
 }
 # triton is allowed except for the parts that reach the harness's own machinery or switch modes.
 TRITON_DENIED_PREFIXES = (
-    "triton.knobs", "triton.runtime.jit", "triton.runtime.interpreter", "triton.compiler", "triton.backends",
-    "triton.testing", "triton.tools", "triton.runtime.cache",
+    "triton.knobs",
+    "triton.runtime.jit",
+    "triton.runtime.interpreter",
+    "triton.compiler",
+    "triton.backends",
+    "triton.testing",
+    "triton.tools",
+    "triton.runtime.cache",
 )
 # Tensor methods (and dtype/tensor attributes) that only read metadata, make views, allocate or copy.
 TENSOR_METHODS_ALLOWED = {
-    "view", "view_as", "reshape", "reshape_as", "contiguous", "stride", "size", "shape", "numel", "dim",
-    "ndim", "ndimension", "data_ptr", "is_contiguous", "element_size", "itemsize", "nbytes", "dtype", "device",
-    "expand", "expand_as", "t", "T", "mT", "transpose", "permute", "unsqueeze", "squeeze", "flatten",
-    "unflatten", "narrow", "select", "as_strided", "new_empty", "new_empty_strided", "new_zeros", "new_ones",
-    "new_full", "new_tensor", "zero_", "fill_", "copy_", "clone", "detach", "to", "split", "chunk", "unbind",
-    "movedim", "moveaxis", "swapaxes", "swapdims", "unfold", "diagonal", "view_as_real", "is_cuda", "is_cpu",
-    "is_floating_point", "is_complex", "is_signed", "layout", "storage_offset", "get_device", "is_leaf",
-    "requires_grad", "values", "type", "resize_", "is_meta", "real", "imag", "names", "is_sparse",
-    "requires_grad_", "dim_order", "is_set_to",
+    "view",
+    "view_as",
+    "reshape",
+    "reshape_as",
+    "contiguous",
+    "stride",
+    "size",
+    "shape",
+    "numel",
+    "dim",
+    "ndim",
+    "ndimension",
+    "data_ptr",
+    "is_contiguous",
+    "element_size",
+    "itemsize",
+    "nbytes",
+    "dtype",
+    "device",
+    "expand",
+    "expand_as",
+    "t",
+    "T",
+    "mT",
+    "transpose",
+    "permute",
+    "unsqueeze",
+    "squeeze",
+    "flatten",
+    "unflatten",
+    "narrow",
+    "select",
+    "as_strided",
+    "new_empty",
+    "new_empty_strided",
+    "new_zeros",
+    "new_ones",
+    "new_full",
+    "new_tensor",
+    "zero_",
+    "fill_",
+    "copy_",
+    "clone",
+    "detach",
+    "to",
+    "split",
+    "chunk",
+    "unbind",
+    "movedim",
+    "moveaxis",
+    "swapaxes",
+    "swapdims",
+    "unfold",
+    "diagonal",
+    "view_as_real",
+    "is_cuda",
+    "is_cpu",
+    "is_floating_point",
+    "is_complex",
+    "is_signed",
+    "layout",
+    "storage_offset",
+    "get_device",
+    "is_leaf",
+    "requires_grad",
+    "values",
+    "type",
+    "resize_",
+    "is_meta",
+    "real",
+    "imag",
+    "names",
+    "is_sparse",
+    "requires_grad_",
+    "dim_order",
+    "is_set_to",
 }
 # Attribute names that are never fine outside jit bodies, on anything.
 EXTRA_DENIED_ATTRIBUTES = {
-    "ops", "library", "nn", "functional", "linalg", "fft", "special", "jit", "compile", "fx", "autograd",
-    "backends", "distributed", "multiprocessing", "hub", "testing", "profiler", "graphs", "CUDAGraph",
-    "Stream", "stream", "graph", "set_stream", "utils", "export", "func", "vmap", "aten", "prims",
+    "ops",
+    "library",
+    "nn",
+    "functional",
+    "linalg",
+    "fft",
+    "special",
+    "jit",
+    "compile",
+    "fx",
+    "autograd",
+    "backends",
+    "distributed",
+    "multiprocessing",
+    "hub",
+    "testing",
+    "profiler",
+    "graphs",
+    "CUDAGraph",
+    "Stream",
+    "stream",
+    "graph",
+    "set_stream",
+    "utils",
+    "export",
+    "func",
+    "vmap",
+    "aten",
+    "prims",
 }
 BANNED_NAMES = {
-    "getattr", "setattr", "delattr", "exec", "eval", "compile", "globals", "locals", "vars", "open",
-    "breakpoint", "input", "memoryview", "dir", "help", "__import__", "__builtins__", "__loader__",
-    "__spec__", "__file__",
+    "getattr",
+    "setattr",
+    "delattr",
+    "exec",
+    "eval",
+    "compile",
+    "globals",
+    "locals",
+    "vars",
+    "open",
+    "breakpoint",
+    "input",
+    "memoryview",
+    "dir",
+    "help",
+    "__import__",
+    "__builtins__",
+    "__loader__",
+    "__spec__",
+    "__file__",
 }
 ALLOWED_DUNDER_NAMES = {"__name__"}
 ALLOWED_DUNDER_DEFS = {"__init__", "__post_init__", "__repr__", "__call__", "__eq__", "__hash__", "__len__"}
@@ -104,13 +260,41 @@ def _torch_dtype_names() -> frozenset[str]:
 def denied_attributes() -> frozenset[str]:
     """Every public torch.Tensor method or torch function name that is not a view/metadata/allocation one."""
     tensor_names = {name for name in dir(torch.Tensor) if not name.startswith("_")}
-    torch_functions = {name for name in dir(torch) if not name.startswith("_") and callable(getattr(torch, name, None))
-                       and not isinstance(getattr(torch, name, None), type)}
+    torch_functions = {
+        name
+        for name in dir(torch)
+        if not name.startswith("_")
+        and callable(getattr(torch, name, None))
+        and not isinstance(getattr(torch, name, None), type)
+    }
     allowed_short = TENSOR_METHODS_ALLOWED | {name.split(".")[-1] for name in TORCH_ALLOWED}
     # Python container / str methods that share a name with torch and are everyday code.
-    everyday = {"append", "extend", "items", "keys", "get", "format", "join", "index", "count", "update",
-                "startswith", "endswith", "replace", "lower", "upper", "strip", "insert", "pop", "setdefault",
-                "bit_length", "is_integer", "split", "values", "copy"}
+    everyday = {
+        "append",
+        "extend",
+        "items",
+        "keys",
+        "get",
+        "format",
+        "join",
+        "index",
+        "count",
+        "update",
+        "startswith",
+        "endswith",
+        "replace",
+        "lower",
+        "upper",
+        "strip",
+        "insert",
+        "pop",
+        "setdefault",
+        "bit_length",
+        "is_integer",
+        "split",
+        "values",
+        "copy",
+    }
     return frozenset((tensor_names | torch_functions | EXTRA_DENIED_ATTRIBUTES) - allowed_short - everyday)
 
 
@@ -118,8 +302,7 @@ def _module_allowed(module: str) -> bool:
     return module in ALLOWED_MODULES or module.startswith(ALLOWED_MODULE_PREFIXES)
 
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
-           ast.GeneratorExp)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 
 
 def _function_scope(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
@@ -133,9 +316,13 @@ def _function_scope(node: ast.AST) -> tuple[frozenset[str], frozenset[str]]:
     declared: set[str] = set()
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         arguments = node.args
-        for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                         *([arguments.vararg] if arguments.vararg else []),
-                         *([arguments.kwarg] if arguments.kwarg else [])]:
+        for argument in [
+            *arguments.posonlyargs,
+            *arguments.args,
+            *arguments.kwonlyargs,
+            *([arguments.vararg] if arguments.vararg else []),
+            *([arguments.kwarg] if arguments.kwarg else []),
+        ]:
             bound.add(argument.arg)
         roots: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
     else:
@@ -247,7 +434,8 @@ class _Scanner(ast.NodeVisitor):
             # A parameter or local named like a builtin (vLLM's ``rms_norm(out, input, weight, epsilon)``)
             # shadows it; the builtin itself stays banned. Storing to the name is only a binding.
             if not (isinstance(node.ctx, (ast.Store, ast.Del)) and not node.id.startswith("__")) and not (
-                    not node.id.startswith("__") and self.shadowed(node.id)):
+                not node.id.startswith("__") and self.shadowed(node.id)
+            ):
                 self.flag(node, "banned_builtin", f"{node.id} is not allowed")
         elif node.id.startswith("__") and node.id not in ALLOWED_DUNDER_NAMES:
             self.flag(node, "dunder_name", f"{node.id} is not allowed")
@@ -292,8 +480,11 @@ class _Scanner(ast.NodeVisitor):
         # ``t = torch`` / ``J = triton.runtime`` make ``t.cos`` resolve like ``torch.cos``.
         if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             source = node.value
-            chain = self.chain_of(source) if isinstance(source, ast.Attribute) else (
-                self.aliases.get(source.id) if isinstance(source, ast.Name) else None)
+            chain = (
+                self.chain_of(source)
+                if isinstance(source, ast.Attribute)
+                else (self.aliases.get(source.id) if isinstance(source, ast.Name) else None)
+            )
             if chain is not None:
                 self.aliases[node.targets[0].id] = chain
         self.generic_visit(node)
@@ -320,7 +511,7 @@ class _Scanner(ast.NodeVisitor):
             self.visit(default)  # evaluated in the enclosing scope
         self.jit_depth += jit
         self.scopes.append(_function_scope(node))
-        for child in [node.args, *node.body, *( [node.returns] if node.returns else [])]:
+        for child in [node.args, *node.body, *([node.returns] if node.returns else [])]:
             self.visit(child)
         self.scopes.pop()
         self.jit_depth -= jit
@@ -329,8 +520,11 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for base in [*node.bases, *(keyword.value for keyword in node.keywords)]:
-            chain = self.chain_of(base) if isinstance(base, ast.Attribute) else (
-                self.aliases.get(base.id) if isinstance(base, ast.Name) else None)
+            chain = (
+                self.chain_of(base)
+                if isinstance(base, ast.Attribute)
+                else (self.aliases.get(base.id) if isinstance(base, ast.Name) else None)
+            )
             if chain is not None and chain.startswith("torch"):
                 self.flag(node, "torch_subclass", f"class {node.name} derives from {chain}")
         self.class_depth += 1

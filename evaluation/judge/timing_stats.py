@@ -43,8 +43,9 @@ def coefficient_of_variation(values: list[float]) -> float | None:
     return statistics.stdev(values) / statistics.fmean(values)
 
 
-def bootstrap_speedup_ci(samples: list[tuple[list[float], list[float]]], rng: random.Random,
-                         repetitions: int = 300) -> tuple[float, float] | None:
+def bootstrap_speedup_ci(
+    samples: list[tuple[list[float], list[float]]], rng: random.Random, repetitions: int = 300
+) -> tuple[float, float] | None:
     """95% interval of the geometric-mean speedup, resampling each case's iterations."""
     if not samples:
         return None
@@ -64,8 +65,14 @@ def bootstrap_speedup_ci(samples: list[tuple[list[float], list[float]]], rng: ra
     return estimates[int(0.025 * (len(estimates) - 1))], estimates[int(0.975 * (len(estimates) - 1))]
 
 
-def roofline_floor_ms(spec: OperatorSpec, case: Case, call: Call, outputs: tuple[Any, ...],
-                      peak_bandwidth: float | None, peak_flops: dict[str, float]) -> float | None:
+def roofline_floor_ms(
+    spec: OperatorSpec,
+    case: Case,
+    call: Call,
+    outputs: tuple[Any, ...],
+    peak_bandwidth: float | None,
+    peak_flops: dict[str, float],
+) -> float | None:
     """max(bytes / peak bandwidth, flops / peak flops[dtype]) in ms; None without peaks."""
     if not peak_bandwidth:
         return None

@@ -41,14 +41,16 @@ SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024
 TAIL_SLACK_MS = 0.05
 
 
-
 def run_timing(judgement: JudgementContext) -> None:
     job, spec, options = judgement.job, judgement.spec, judgement.options.timing
     samples: list[tuple[list[float], list[float]]] = []
     speedups: list[float] = []
     results_by_id = {result.case_id: result for result in judgement.case_results}
-    timed = select_timed_cases([(tier, case) for tier, case in judgement.cases if case.timed and tier != "held_out"],
-                               judgement.case_bytes, options.max_timed_cases)
+    timed = select_timed_cases(
+        [(tier, case) for tier, case in judgement.cases if case.timed and tier != "held_out"],
+        judgement.case_bytes,
+        options.max_timed_cases,
+    )
     timed_against: set[str] = set()
     # Three phases, so the GPU is held alone once per operator and only for the timed loops: draw and
     # encode every case's rotating sets (CPU, short shared holds for the GPU's generator), time all cases back
@@ -64,8 +66,11 @@ def run_timing(judgement: JudgementContext) -> None:
         # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
         loaded, _ = judgement.session.request(load, blobs_out, case, tier, gpu=True)
         if not loaded.get("ok"):
-            raise Verdict("error", f"timing case {case.case_id}: the sandbox could not load its input sets: "
-                          f"{str(loaded.get('error', ''))[-500:]}")
+            raise Verdict(
+                "error",
+                f"timing case {case.case_id}: the sandbox could not load its input sets: "
+                f"{str(loaded.get('error', ''))[-500:]}",
+            )
         prepared.append((tier, case, header, first_call, (sent_bytes, len(load["candidate_sets"]))))
     judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
     started = time.perf_counter()
@@ -84,7 +89,8 @@ def run_timing(judgement: JudgementContext) -> None:
             # only once timed would otherwise hold the GPU alone for the rest of its budget).
             limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
                 judgement.reference_seconds.get(case.case_id, 0.0),
-                calls=2 * (options.min_iterations + options.sets_per_side + 2))
+                calls=2 * (options.min_iterations + options.sets_per_side + 2),
+            )
             reply, _ = judgement.session.request(header, [], case, tier, call_limit_s=limit_s)
             host_ms = (time.perf_counter() - host_started) * 1000
             replies.append((tier, case, first_call, reply, (sent_bytes, sets), host_ms))
@@ -99,11 +105,21 @@ def run_timing(judgement: JudgementContext) -> None:
         checks_started = time.perf_counter()
         if not reply.get("ok"):
             if device_was_full(str(reply.get("error", ""))):
-                raise Verdict("error", f"timing case {case.case_id}: {DEVICE_FULL}", case=case, tier=tier,
-                              message=str(reply.get("error", ""))[-2000:], retryable=True)
-            raise Verdict("failed_runtime", f"timing case {case.case_id} raised: "
-                          f"{str(reply.get('error', '')).strip().splitlines()[-1][:400]}", case=case, tier=tier,
-                          message=str(reply.get("error", ""))[-2000:])
+                raise Verdict(
+                    "error",
+                    f"timing case {case.case_id}: {DEVICE_FULL}",
+                    case=case,
+                    tier=tier,
+                    message=str(reply.get("error", ""))[-2000:],
+                    retryable=True,
+                )
+            raise Verdict(
+                "failed_runtime",
+                f"timing case {case.case_id} raised: {str(reply.get('error', '')).strip().splitlines()[-1][:400]}",
+                case=case,
+                tier=tier,
+                message=str(reply.get("error", ""))[-2000:],
+            )
         check_integrity(list(reply.get("integrity", [])), case, tier)
         candidate_ms = [float(value) for value in reply.get("candidate_ms", [])]
         reference_ms = [float(value) for value in reply.get("reference_ms", [])]
@@ -111,9 +127,14 @@ def run_timing(judgement: JudgementContext) -> None:
         if not candidate_ms or not reference_ms or not reply.get("finite", False):
             raise Verdict("error", f"timing case {case.case_id} returned no usable samples")
         if event_total > host_ms:
-            raise Verdict("rejected", f"timing case {case.case_id}: reported {event_total:.3f} ms of events in "
-                          f"{host_ms:.3f} ms of host time", check="timing_crosscheck", case=case, tier=tier,
-                          message="event times exceed the host-measured round trip")
+            raise Verdict(
+                "rejected",
+                f"timing case {case.case_id}: reported {event_total:.3f} ms of events in {host_ms:.3f} ms of host time",
+                check="timing_crosscheck",
+                case=case,
+                tier=tier,
+                message="event times exceed the host-measured round trip",
+            )
         # Low tails, not medians: work hidden on another stream lengthens every call's tail, host jitter only
         # some. On the H200 with 16 judges on 16 cores, an honest neg's median tail was 0.12 ms longer than
         # the reference's (0.307 vs 0.184 ms) and was rejected; its fast tenth was not.
@@ -121,39 +142,73 @@ def run_timing(judgement: JudgementContext) -> None:
         reference_tail = low_quantile([float(value) for value in reply.get("reference_tail_ms", [])] or [0.0])
         hidden = hidden_work_message(candidate_tail, reference_tail, median_iqr(candidate_ms)[0])
         if hidden:
-            raise Verdict("rejected", f"timing case {case.case_id}: {hidden}", check="timing_crosscheck", case=case,
-                          tier=tier, message=hidden)
+            raise Verdict(
+                "rejected",
+                f"timing case {case.case_id}: {hidden}",
+                check="timing_crosscheck",
+                case=case,
+                tier=tier,
+                message=hidden,
+            )
         if int(reply.get("foreign_stream_calls", 0)):
-            raise Verdict("rejected", f"timing case {case.case_id}: a timed call issued work on a stream other "
-                          "than the timed one", check="timing_crosscheck", case=case, tier=tier,
-                          message="work outside the timed stream")
+            raise Verdict(
+                "rejected",
+                f"timing case {case.case_id}: a timed call issued work on a stream other than the timed one",
+                check="timing_crosscheck",
+                case=case,
+                tier=tier,
+                message="work outside the timed stream",
+            )
         if int(reply.get("compute_calls", 0)):
             ops = ", ".join(str(op)[:60] for op in list(reply.get("compute_ops", []))[:5])
-            raise Verdict("rejected", f"timing case {case.case_id}: a timed call computed outside Triton: {ops}",
-                          check="dispatch_audit", case=case, tier=tier, message="compute outside Triton in timing")
+            raise Verdict(
+                "rejected",
+                f"timing case {case.case_id}: a timed call computed outside Triton: {ops}",
+                check="dispatch_audit",
+                case=case,
+                tier=tier,
+                message="compute outside Triton in timing",
+            )
         if int(reply.get("low_launch_calls", 0)):
-            raise Verdict("rejected", f"timing case {case.case_id}: a timed call launched no Triton kernel",
-                          check="triton_launched", case=case, tier=tier, message="timed call without a launch")
+            raise Verdict(
+                "rejected",
+                f"timing case {case.case_id}: a timed call launched no Triton kernel",
+                check="triton_launched",
+                case=case,
+                tier=tier,
+                message="timed call without a launch",
+            )
         judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
         reference_kind = str(reply.get("reference_kind", "reference"))
         timed_against.add(reference_kind)
         reference_median, reference_iqr = median_iqr(reference_ms)
         candidate_median, candidate_iqr = median_iqr(candidate_ms)
         speedup = reference_median / candidate_median if candidate_median > 0 else float("inf")
-        floor = roofline_floor_ms(spec, case, first_call, _outputs_like(judgement, case, first_call),
-                                  job.peak_bandwidth_bytes_per_s, job.peak_flops_by_dtype)
+        floor = roofline_floor_ms(
+            spec,
+            case,
+            first_call,
+            _outputs_like(judgement, case, first_call),
+            job.peak_bandwidth_bytes_per_s,
+            job.peak_flops_by_dtype,
+        )
         result = results_by_id.get(case.case_id)
         if result is not None:
             result.timed = True
             result.reference_ms, result.candidate_ms, result.speedup = reference_median, candidate_median, speedup
             result.spread = {
-                "candidate_iqr_ms": candidate_iqr, "reference_iqr_ms": reference_iqr,
+                "candidate_iqr_ms": candidate_iqr,
+                "reference_iqr_ms": reference_iqr,
                 "candidate_rse": relative_standard_error_of_median(candidate_ms),
                 "reference_rse": relative_standard_error_of_median(reference_ms),
-                "iterations": len(candidate_ms), "host_ms": host_ms, "event_ms": event_total,
+                "iterations": len(candidate_ms),
+                "host_ms": host_ms,
+                "event_ms": event_total,
                 "stop_reason": str(reply.get("stop_reason", "")),
-                "candidate_tail_ms": candidate_tail, "reference_tail_ms": reference_tail,
-                "reference_kind": reference_kind, "timed_against": reference_kind,
+                "candidate_tail_ms": candidate_tail,
+                "reference_tail_ms": reference_tail,
+                "reference_kind": reference_kind,
+                "timed_against": reference_kind,
                 "holds": _numbers_only(reply.get("holds")),
                 "value_rotation": str(reply.get("value_rotation", ""))[:80],
             }
@@ -171,8 +226,9 @@ def run_timing(judgement: JudgementContext) -> None:
         speedups.append(speedup)
     if options.spot_checks > 0 and replies:
         checks_started = time.perf_counter()
-        _fetch_and_check_spots(judgement, [(tier, case, sent_bytes, sets)
-                                           for tier, case, _, _, (sent_bytes, sets), _ in replies])
+        _fetch_and_check_spots(
+            judgement, [(tier, case, sent_bytes, sets) for tier, case, _, _, (sent_bytes, sets), _ in replies]
+        )
         judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
     state_started = time.perf_counter()
     judgement.environment["gpu_after"] = gpu_state(judgement.job.device_type)
@@ -183,8 +239,11 @@ def run_timing(judgement: JudgementContext) -> None:
     judgement.speedup = geometric_mean(speedups)
     judgement.speedup_ci95 = bootstrap_speedup_ci(samples, random.Random(derive_seed(judgement.secret, "bootstrap")))
     judgement.check("timing_crosscheck", "passed", "event totals within host-measured time on every case")
-    judgement.check("roofline", "failed" if judgement.flagged else "passed",
-                    "some case beat the roofline floor: flagged, not ranked" if judgement.flagged else "")
+    judgement.check(
+        "roofline",
+        "failed" if judgement.flagged else "passed",
+        "some case beat the roofline floor: flagged, not ranked" if judgement.flagged else "",
+    )
     # Behaviour after timing must match behaviour before it (EXPLOITS 7, 8): one fresh input, full checks.
     if timed:
         tier, case = timed[0]
@@ -201,8 +260,9 @@ def run_timing(judgement: JudgementContext) -> None:
 ROTATION_BYTES = 128 * 1024 * 1024
 
 
-def _prepare_timed_case(judgement: JudgementContext,
-                        case: Any) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
+def _prepare_timed_case(
+    judgement: JudgementContext, case: Any
+) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
     """One timed case: the ``time_load`` message shipping its rotating input sets (drawn from the secret seed,
     candidate and reference apart) with their blobs, the ``time`` message that later runs the loop on them,
     and the first set's call (for the roofline's byte count)."""
@@ -227,19 +287,27 @@ def _prepare_timed_case(judgement: JudgementContext,
             index += 1
     candidate_sets, reference_sets = (
         [encoder.encode({"args": call.args, "kwargs": call.kwargs}) for call in drawn[side]]
-        for side in ("candidate", "reference"))
-    load = {"op": "time_load", "key": case.case_id, "candidate_sets": candidate_sets,
-            "reference_sets": reference_sets}
+        for side in ("candidate", "reference")
+    )
+    load = {"op": "time_load", "key": case.case_id, "candidate_sets": candidate_sets, "reference_sets": reference_sets}
     header = {
-        "op": "time", "sets_key": case.case_id, "entry_point": case.entry_point, "operator_id": spec.operator_id,
+        "op": "time",
+        "sets_key": case.case_id,
+        "entry_point": case.entry_point,
+        "operator_id": spec.operator_id,
         "case": case.to_json(),
         "budget_s": min(options.budget_s_per_case, max(1.0, judgement.session.remaining() / 4)),
-        "rse_target": options.rse_target, "min_iterations": options.min_iterations,
-        "max_iterations": options.max_iterations, "spot_checks": options.spot_checks,
+        "rse_target": options.rse_target,
+        "min_iterations": options.min_iterations,
+        "max_iterations": options.max_iterations,
+        "spot_checks": options.spot_checks,
         "spot_seed": derive_seed(judgement.secret, "spots", case.case_id),
         "poison_keys": judgement.poison_keys.get(case.case_id, []),
-        "restore_keys": [key for key in spec.entry_point(case.entry_point).mutates
-                         if key not in judgement.poison_keys.get(case.case_id, [])],
+        "restore_keys": [
+            key
+            for key in spec.entry_point(case.entry_point).mutates
+            if key not in judgement.poison_keys.get(case.case_id, [])
+        ],
     }
     return load, encoder.blobs, header, first_call
 
@@ -270,12 +338,18 @@ def _numbers_only(value: Any) -> dict[str, float] | None:
     kernel's process, so nothing else is kept)."""
     if not isinstance(value, dict):
         return None
-    return {str(key)[:40]: float(item) for key, item in list(value.items())[:16]
-            if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item)}
+    return {
+        str(key)[:40]: float(item)
+        for key, item in list(value.items())[:16]
+        if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item)
+    }
 
 
-def select_timed_cases(cases: list[tuple[str, Any]], case_bytes: dict[str, int], limit: int,
-                       ) -> list[tuple[str, Any]]:
+def select_timed_cases(
+    cases: list[tuple[str, Any]],
+    case_bytes: dict[str, int],
+    limit: int,
+) -> list[tuple[str, Any]]:
     """At most ``limit`` of the record's timed cases, the same on every run: first the largest case of each
     (entry point, dtype), then the largest of the rest. The original times every ATen case; most are small
     enough that they time the launch, not the kernel (on the H200 the judge and do_bench disagreed by up to
@@ -291,7 +365,7 @@ def select_timed_cases(cases: list[tuple[str, Any]], case_bytes: dict[str, int],
             seen_keys.add(key)
             chosen.append(item)
     chosen = chosen[:limit]
-    chosen += [item for item in by_size if item not in chosen][:limit - len(chosen)]
+    chosen += [item for item in by_size if item not in chosen][: limit - len(chosen)]
     order = {item[1].case_id: index for index, item in enumerate(cases)}
     return sorted(chosen, key=lambda item: order[item[1].case_id])
 
@@ -308,16 +382,17 @@ def host_bound_sides(holds: dict[str, float] | None, iterations: int) -> list[st
     the median operator moved 0.2 %). Evidence for readers of the figure; it changes no verdict."""
     if not holds or iterations <= 0:
         return []
-    return [side for side in ("reference", "candidate")
-            if holds.get(f"{side}_exposed_calls", 0) >= 0.5 * iterations]
+    return [side for side in ("reference", "candidate") if holds.get(f"{side}_exposed_calls", 0) >= 0.5 * iterations]
 
 
 def hidden_work_message(candidate_tail_ms: float, reference_tail_ms: float, candidate_median_ms: float) -> str:
     """Non-empty when the device stayed busy after the timed stream's end event far longer for the candidate
     than for the reference (median end->settled tails): work on another stream escaping the timer."""
     if candidate_tail_ms - reference_tail_ms > max(TAIL_SLACK_MS, 0.5 * candidate_median_ms):
-        return (f"the device was still busy {candidate_tail_ms:.3f} ms after the timed stream finished "
-                f"(reference: {reference_tail_ms:.3f} ms): work on another stream")
+        return (
+            f"the device was still busy {candidate_tail_ms:.3f} ms after the timed stream finished "
+            f"(reference: {reference_tail_ms:.3f} ms): work on another stream"
+        )
     return ""
 
 
@@ -340,35 +415,55 @@ def _fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, A
     options = judgement.options.timing
     tier, first = cases[0][0], cases[0][1]
     reply, blobs = judgement.session.request(
-        {"op": "time_spots", "keys": [case.case_id for _, case, _, _ in cases]}, [], first, tier,
+        {"op": "time_spots", "keys": [case.case_id for _, case, _, _ in cases]},
+        [],
+        first,
+        tier,
         # Each spot holds a call's inputs before and after and its outputs: the case's input and output bytes
         # (case_bytes) bound it; a creation op's outputs dwarf its inputs (zeros: 16 MB from 3 ints).
-        reply_cap=SPOT_REPLY_SLACK_BYTES + 8 * (1 + options.spot_checks) * sum(
-            sent + judgement.case_bytes.get(case.case_id, 0) for _, case, sent, _ in cases),
-        gpu=True)  # the sandbox reads its device copies back (GPU held shared, gated)
+        reply_cap=SPOT_REPLY_SLACK_BYTES
+        + 8
+        * (1 + options.spot_checks)
+        * sum(sent + judgement.case_bytes.get(case.case_id, 0) for _, case, sent, _ in cases),
+        gpu=True,
+    )  # the sandbox reads its device copies back (GPU held shared, gated)
     if not reply.get("ok"):
-        raise Verdict("error", f"timing: the sandbox could not send its spot checks: "
-                      f"{str(reply.get('error', ''))[-500:]}")
+        raise Verdict(
+            "error", f"timing: the sandbox could not send its spot checks: {str(reply.get('error', ''))[-500:]}"
+        )
     check_integrity(list(reply.get("integrity", [])), first, tier)
     by_key = reply.get("spots", {})
     if not isinstance(by_key, dict):
-        raise Verdict("rejected", "harness integrity: the spot checks came back malformed",
-                      check="harness_integrity", message="spots not keyed by case")
+        raise Verdict(
+            "rejected",
+            "harness integrity: the spot checks came back malformed",
+            check="harness_integrity",
+            message="spots not keyed by case",
+        )
     checked = []
     for tier, case, _, sets in cases:
         spots = list(by_key.get(case.case_id, []))
-        expected = min(options.spot_checks,
-                       max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
+        expected = min(options.spot_checks, max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
         if len(spots) < expected:
-            raise Verdict("rejected", f"harness integrity: timing case {case.case_id} sent {len(spots)} spot "
-                          f"checks of {expected}", check="harness_integrity", case=case, tier=tier,
-                          message="spot-checked timed calls missing")
+            raise Verdict(
+                "rejected",
+                f"harness integrity: timing case {case.case_id} sent {len(spots)} spot checks of {expected}",
+                check="harness_integrity",
+                case=case,
+                tier=tier,
+                message="spot-checked timed calls missing",
+            )
         try:
             checked.append((tier, case, _decode_spots(spots, blobs)))  # host work: before the hold
         except (wire.WireError, KeyError, TypeError, ValueError) as error:
-            raise Verdict("rejected", f"the result channel was tampered with in timing case {case.case_id}: "
-                          f"malformed spot checks ({error})", check="result_channel", case=case, tier=tier,
-                          message=str(error)) from None
+            raise Verdict(
+                "rejected",
+                f"the result channel was tampered with in timing case {case.case_id}: malformed spot checks ({error})",
+                check="result_channel",
+                case=case,
+                tier=tier,
+                message=str(error),
+            ) from None
     with judgement.session.device_shared("spot_checks"):  # the reference runs on the GPU
         for index, (tier, case, decoded) in enumerate(checked):
             if index:
@@ -381,7 +476,7 @@ def _decode_spots(spots: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
     decoded = []
     for spot in spots:
         start, count = int(spot["blob_offset"]), int(spot["blob_count"])
-        decoded.append(wire.Decoder(blobs[start:start + count], private=False).decode(spot["value"]))
+        decoded.append(wire.Decoder(blobs[start : start + count], private=False).decode(spot["value"]))
     return decoded
 
 
@@ -389,13 +484,20 @@ def _check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[
     for decoded in spots:
         before = Call(args=list(decoded["before"]["args"]), kwargs=dict(decoded["before"]["kwargs"]))
         private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
-        expected = map_tensors(judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)),
-                                lambda t: t.detach())
+        expected = map_tensors(
+            judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)), lambda t: t.detach()
+        )
         after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
         outputs = judgement.spec.outputs_of(case, after, decoded["returned"])
         message = compare_outputs(judgement.spec, case, before, outputs, expected)
         if message:
-            raise Verdict("rejected", f"timing case {case.case_id}: a timed call's output was wrong ({message})",
-                          check="timing_spot_check", case=case, tier=tier, message=message)
+            raise Verdict(
+                "rejected",
+                f"timing case {case.case_id}: a timed call's output was wrong ({message})",
+                check="timing_spot_check",
+                case=case,
+                tier=tier,
+                message=message,
+            )
     if spots:
         judgement.check("timing_spot_check", "passed", "spot-checked timed calls matched the reference")

@@ -12,8 +12,17 @@ from evaluation.catalog.spec import Case
 class Verdict(Exception):
     """Raised inside a judgement to stop it with a verdict."""
 
-    def __init__(self, status: str, reason: str, *, check: str = "", case: Case | None = None,
-                 tier: str = "", message: str = "", retryable: bool = False) -> None:
+    def __init__(
+        self,
+        status: str,
+        reason: str,
+        *,
+        check: str = "",
+        case: Case | None = None,
+        tier: str = "",
+        message: str = "",
+        retryable: bool = False,
+    ) -> None:
         super().__init__(reason)
         self.status, self.reason, self.check, self.case, self.tier = status, reason, check, case, tier
         self.message = message or reason
@@ -28,12 +37,19 @@ def derive_seed(secret: bytes, *parts: object) -> int:
 def check_integrity(violations: list[str], case: Case | None, tier: str) -> None:
     """The sandbox's own report that its harness was tampered with (timers, hooks, threads): a rejection."""
     if violations:
-        raise Verdict("rejected", f"harness integrity: {violations[0]}", check="harness_integrity", case=case,
-                      tier=tier, message="; ".join(violations))
+        raise Verdict(
+            "rejected",
+            f"harness integrity: {violations[0]}",
+            check="harness_integrity",
+            case=case,
+            tier=tier,
+            message="; ".join(violations),
+        )
 
 
-DEVICE_FULL = ("the GPU had no memory left for a modest allocation: other judgements held it, not this "
-               "kernel (judge again)")
+DEVICE_FULL = (
+    "the GPU had no memory left for a modest allocation: other judgements held it, not this kernel (judge again)"
+)
 _OOM_FIGURES = re.compile(r"Tried to allocate ([\d.]+) (\w?i?B)\b.*? of which ([\d.]+) (\w?i?B) is free", re.S)
 _UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
 

@@ -25,9 +25,22 @@ MAX_BLOB_BYTES = 8 * 1024 * 1024 * 1024
 DTYPES: dict[str, torch.dtype] = {
     str(dtype).removeprefix("torch."): dtype
     for dtype in (
-        torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex32, torch.complex64,
-        torch.complex128, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool,
-        torch.uint16, torch.uint32, torch.uint64,
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.complex32,
+        torch.complex64,
+        torch.complex128,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.uint8,
+        torch.bool,
+        torch.uint16,
+        torch.uint32,
+        torch.uint64,
     )
 }
 for _name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz"):
@@ -86,13 +99,15 @@ class Encoder:
 
     def encode(self, value: Any) -> Any:
         if isinstance(value, torch.Tensor):
-            return {"__tensor__": {
-                "storage": self.storage_of(value),
-                "dtype": dtype_name(value.dtype),
-                "size": list(value.shape),
-                "stride": list(value.stride()),
-                "offset": value.storage_offset(),
-            }}
+            return {
+                "__tensor__": {
+                    "storage": self.storage_of(value),
+                    "dtype": dtype_name(value.dtype),
+                    "size": list(value.shape),
+                    "stride": list(value.stride()),
+                    "offset": value.storage_offset(),
+                }
+            }
         if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
             return value
         if isinstance(value, float):
@@ -247,7 +262,7 @@ def _read_exact(fd: int, count: int, deadline: float | None) -> bytearray:
             ready, _, _ = select.select([fd], [], [], wait)
             if not ready:
                 raise ChannelTimeout()
-        got = os.readv(fd, [view[done:done + (1 << 24)]])
+        got = os.readv(fd, [view[done : done + (1 << 24)]])
         if not got:
             raise PeerClosed()
         done += got
@@ -265,8 +280,11 @@ def widen_pipe(fd: int) -> None:
         pass
 
 
-def receive(fd: int, deadline: float | None = None, max_blob_bytes: int = MAX_BLOB_BYTES,
-            ) -> tuple[dict[str, Any], list[bytes]]:
+def receive(
+    fd: int,
+    deadline: float | None = None,
+    max_blob_bytes: int = MAX_BLOB_BYTES,
+) -> tuple[dict[str, Any], list[bytes]]:
     """Read one frame; WireError when it is malformed or larger than the caps."""
     (length,) = struct.unpack("<Q", _read_exact(fd, 8, deadline))
     if length > MAX_HEADER_BYTES:

@@ -26,8 +26,14 @@ from evaluation.judge.timing_stats import coefficient_of_variation, geometric_me
 
 # Seen host-bound (``host_bound_sides``) on the H200 in runs d-g: their reference (or, for cublasDgemv, the
 # candidate) synchronises with the host inside the timed call.
-HOST_BOUND = ("aten__masked_fill_.py", "vllm13__reshape_and_cache.py", "vllm13__reshape_and_cache_flash.py",
-              "vllm13__merge_attn_states.py", "vllm13__concat_and_cache_mla.py", "cublas__cublasDgemv_v2.py")
+HOST_BOUND = (
+    "aten__masked_fill_.py",
+    "vllm13__reshape_and_cache.py",
+    "vllm13__reshape_and_cache_flash.py",
+    "vllm13__merge_attn_states.py",
+    "vllm13__concat_and_cache_mla.py",
+    "cublas__cublasDgemv_v2.py",
+)
 
 
 def load(path: Path) -> dict[str, dict]:
@@ -52,15 +58,15 @@ def spreads(runs: list[dict[str, dict]], min_ms: float = 0.010) -> dict[str, Any
         long_ids = []
         for case_id in sorted(set.intersection(*(set(cases) for cases in by_case))):
             cases = [cases[case_id] for cases in by_case]
-            if all(case["speedup"] and min(case["reference_ms"], case["candidate_ms"]) >= min_ms
-                   for case in cases):
+            if all(case["speedup"] and min(case["reference_ms"], case["candidate_ms"]) >= min_ms for case in cases):
                 long_ids.append(case_id)
                 case_cv = coefficient_of_variation([case["speedup"] for case in cases])
                 if case_cv is not None:
                     case_cvs.append((name, case_id, case_cv))
         if long_ids:
-            long_cv = coefficient_of_variation([geometric_mean([cases[case_id]["speedup"] for case_id in long_ids])
-                                                for cases in by_case])
+            long_cv = coefficient_of_variation(
+                [geometric_mean([cases[case_id]["speedup"] for case_id in long_ids]) for cases in by_case]
+            )
             if long_cv is not None:
                 long_operator_cvs[name] = long_cv
     return {"operators": operator_cvs, "long_operators": long_operator_cvs, "cases": case_cvs}
@@ -81,27 +87,48 @@ def main() -> int:
     def summary(values: list[float]) -> str:
         if not values:
             return "none"
-        return (f"{len(values)}: median {statistics.median(values):.2%}, under 1 % {sum(v < 0.01 for v in values)}, "
-                f"under 2 % {sum(v < 0.02 for v in values)}, max {max(values):.2%}")
+        return (
+            f"{len(values)}: median {statistics.median(values):.2%}, under 1 % {sum(v < 0.01 for v in values)}, "
+            f"under 2 % {sum(v < 0.02 for v in values)}, max {max(values):.2%}"
+        )
 
     print(f"{len(runs)} runs, {len(files)} kernels in all of them, {len(operator_cvs)} passed in every run")
     steady = [cv for name, cv in operator_cvs.items() if name not in host_bound]
     print(f"per-operator speedup CV, all operators      {summary(list(operator_cvs.values()))}")
     print(f"per-operator speedup CV, host-bound excluded {summary(steady)}")
     steady_long = [cv for name, cv in long_operator_cvs.items() if name not in host_bound]
-    print(f"per-operator speedup CV over its cases >= {args.min_ms * 1000:g} us, host-bound excluded "
-          f"{summary(steady_long)}")
+    print(
+        f"per-operator speedup CV over its cases >= {args.min_ms * 1000:g} us, host-bound excluded "
+        f"{summary(steady_long)}"
+    )
     steady_cases = [cv for name, _, cv in case_cvs if name not in host_bound]
     print(f"per-case speedup CV (>= {args.min_ms * 1000:g} us both sides, host-bound excluded) {summary(steady_cases)}")
-    print("over 1 % on cases >= 10 us: " + (", ".join(
-        f"{name.removesuffix('.py')} {cv:.2%}" for cv, name in sorted(
-            ((cv, name) for name, cv in long_operator_cvs.items() if name not in host_bound and cv >= 0.01),
-            reverse=True)) or "none"))
+    print(
+        "over 1 % on cases >= 10 us: "
+        + (
+            ", ".join(
+                f"{name.removesuffix('.py')} {cv:.2%}"
+                for cv, name in sorted(
+                    ((cv, name) for name, cv in long_operator_cvs.items() if name not in host_bound and cv >= 0.01),
+                    reverse=True,
+                )
+            )
+            or "none"
+        )
+    )
     worst = sorted(((cv, name) for name, cv in operator_cvs.items() if name not in host_bound), reverse=True)[:8]
-    print("largest per-operator CVs (host-bound excluded): "
-          + ", ".join(f"{name.removesuffix('.py')} {cv:.2%}" for cv, name in worst))
-    print("host-bound: " + ", ".join(f"{name.removesuffix('.py')} {operator_cvs[name]:.1%}"
-                                     for name in sorted(host_bound) if name in operator_cvs))
+    print(
+        "largest per-operator CVs (host-bound excluded): "
+        + ", ".join(f"{name.removesuffix('.py')} {cv:.2%}" for cv, name in worst)
+    )
+    print(
+        "host-bound: "
+        + ", ".join(
+            f"{name.removesuffix('.py')} {operator_cvs[name]:.1%}"
+            for name in sorted(host_bound)
+            if name in operator_cvs
+        )
+    )
     return 0
 
 

@@ -43,8 +43,15 @@ def hostile(name: str, **values: object) -> str:
 
 
 def judge_source(source: str, device: str, scan: bool, floor_s: float | None = None) -> JudgeResult:
-    job = JudgeJob(operator_id="aten::cos", source_code=source, chip_slug="containment-check", device_type=device,
-                   tiers=("smoke",), time_budget_s=120.0, call_limit_floor_s=floor_s)
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=source,
+        chip_slug="containment-check",
+        device_type=device,
+        tiers=("smoke",),
+        time_budget_s=120.0,
+        call_limit_floor_s=floor_s,
+    )
     return judge_with(job, JudgeOptions(static_scan=scan))
 
 
@@ -119,36 +126,58 @@ def main() -> int:
             held("detached_grandchild.py", result, uid is None or isolation.processes_of_uid(uid) == [])
             marker = "kgb-marker-" + secrets.token_hex(6)
             result = judge_source(hostile("shared_temp_folders.py", MARKER=marker), device, scan)
-            held("shared_temp_folders.py", result,
-                 not any(os.path.exists(os.path.join(folder, marker)) for folder in ("/tmp", "/dev/shm", "/var/tmp")))
+            held(
+                "shared_temp_folders.py",
+                result,
+                not any(os.path.exists(os.path.join(folder, marker)) for folder in ("/tmp", "/dev/shm", "/var/tmp")),
+            )
             result = judge_source(hostile("many_medium_files.py"), device, scan)
             written = int(stdout_of(result).split("WROTE")[1].split()[0]) if "WROTE" in stdout_of(result) else 0
             # On a GPU the full work dir also stops Triton writing its cache: the kernel then fails by its
             # own doing (failed_runtime), which is as contained as passing.
             filled = result.status == "failed_runtime" and "No space left on device" in result.reason
-            held("many_medium_files.py", result if not filled else JudgeResult(status="passed", reason=result.reason),
-                 written <= isolation.ContainmentLimits().written_bytes)
+            held(
+                "many_medium_files.py",
+                result if not filled else JudgeResult(status="passed", reason=result.reason),
+                written <= isolation.ContainmentLimits().written_bytes,
+            )
             result = judge_source(hostile("network_reach.py"), device, scan)
             held("network_reach.py", result, "LEAK" not in stdout_of(result))
             started = time.monotonic()
             result = judge_source(hostile("sleeper.py"), device, scan, floor_s=5.0)
             elapsed = time.monotonic() - started
-            held("sleeper.py", result, (scan and result.status == "rejected") or (
-                result.status == "timeout" and "did not return within 5 s" in result.reason and elapsed < 60))
+            held(
+                "sleeper.py",
+                result,
+                (scan and result.status == "rejected")
+                or (result.status == "timeout" and "did not return within 5 s" in result.reason and elapsed < 60),
+            )
             victim_marker = "victim-marker-" + secrets.token_hex(10)
             results: dict[str, JudgeResult] = {}
             victim_source = hostile("victim.py", MARKER=victim_marker, VICTIM_SECONDS=4.5)
-            victim = threading.Thread(target=lambda source=victim_source, into=results: into.setdefault(
-                "victim", judge_source(source, device, False)))
+            victim = threading.Thread(
+                target=lambda source=victim_source, into=results: into.setdefault(
+                    "victim", judge_source(source, device, False)
+                )
+            )
             victim.start()
             time.sleep(1.5)
-            on_host = any(victim_marker in Path(path).read_text(errors="replace")
-                          for path in glob.glob("/tmp/**/candidate_kernel.py", recursive=True))
+            on_host = any(
+                victim_marker in Path(path).read_text(errors="replace")
+                for path in glob.glob("/tmp/**/candidate_kernel.py", recursive=True)
+            )
             snoop = results["snoop"] = judge_source(
-                hostile("sibling_snoop.py", MARKER_REVERSED=victim_marker[::-1]), device, scan)
+                hostile("sibling_snoop.py", MARKER_REVERSED=victim_marker[::-1]), device, scan
+            )
             victim.join()
-            held("sibling_snoop.py", snoop, not on_host and results["victim"].status == "passed"
-                 and victim_marker not in json.dumps(snoop.to_json()) and "LEAK" not in stdout_of(snoop))
+            held(
+                "sibling_snoop.py",
+                snoop,
+                not on_host
+                and results["victim"].status == "passed"
+                and victim_marker not in json.dumps(snoop.to_json())
+                and "LEAK" not in stdout_of(snoop),
+            )
             close_spares()  # the warm spare is a live sandbox by design; nothing else may be left
             outcomes.append((f"no sandbox process left [{label}]", wait_clean() == [], ""))
     finally:

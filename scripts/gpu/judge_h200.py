@@ -60,21 +60,43 @@ def save() -> None:
     target.write_text(json.dumps(OUTPUT, indent=1, default=str))
 
 
-def make_job(operator_id: str, source: str, chip: str, device: str, tiers: tuple[str, ...], timing: bool,
-             budget_s: float = 1200.0) -> JudgeJob:
+def make_job(
+    operator_id: str,
+    source: str,
+    chip: str,
+    device: str,
+    tiers: tuple[str, ...],
+    timing: bool,
+    budget_s: float = 1200.0,
+) -> JudgeJob:
     bandwidth, flops = peaks_for(chip)
-    return JudgeJob(operator_id=operator_id, source_code=source, chip_slug=chip, device_type=device, tiers=tiers,
-                    measure_timing=timing, time_budget_s=budget_s, peak_bandwidth_bytes_per_s=bandwidth,
-                    peak_flops_by_dtype=flops,
-                    judges_sharing_device=max(1, int(os.environ.get("KGB_JUDGES_PER_DEVICE", "1") or 1)))
+    return JudgeJob(
+        operator_id=operator_id,
+        source_code=source,
+        chip_slug=chip,
+        device_type=device,
+        tiers=tiers,
+        measure_timing=timing,
+        time_budget_s=budget_s,
+        peak_bandwidth_bytes_per_s=bandwidth,
+        peak_flops_by_dtype=flops,
+        judges_sharing_device=max(1, int(os.environ.get("KGB_JUDGES_PER_DEVICE", "1") or 1)),
+    )
 
 
 def summarise(result: JudgeResult) -> dict:
     failed_check = next((check.name for check in result.checks if check.outcome == "failed"), "")
-    return {"status": result.status, "reason": result.reason[:300], "cases": f"{result.cases_passed}/"
-            f"{result.cases_total}", "speedup": result.speedup, "ci95": result.speedup_ci95,
-            "flagged": result.flagged, "failed_check": failed_check, "stages": result.stage_seconds,
-            "failed_case": (result.failed_case or {}).get("case_id", "")}
+    return {
+        "status": result.status,
+        "reason": result.reason[:300],
+        "cases": f"{result.cases_passed}/{result.cases_total}",
+        "speedup": result.speedup,
+        "ci95": result.speedup_ci95,
+        "flagged": result.flagged,
+        "failed_check": failed_check,
+        "stages": result.stage_seconds,
+        "failed_case": (result.failed_case or {}).get("case_id", ""),
+    }
 
 
 def fmt_speedup(value: float | None) -> str:
@@ -110,17 +132,22 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
         files = files[: args.max_ops]
     tiers = tuple(args.refs_tiers.split(","))
     print(f"\n== reference kernels ({len(files)} files, tiers {'+'.join(tiers)}, timing on public timed cases)")
-    print(f"{'operator':<36}{'status':<20}{'cases':>9}{'speedup':>10}  {'95% CI':<18}{'wall s':>8}"
-          f"{'timing s':>9}{'iters':>7}  against / failed check")
+    print(
+        f"{'operator':<36}{'status':<20}{'cases':>9}{'speedup':>10}  {'95% CI':<18}{'wall s':>8}"
+        f"{'timing s':>9}{'iters':>7}  against / failed check"
+    )
     section_started = time.perf_counter()
     parallel: dict[str, tuple[JudgeResult, float]] = {}
     if args.refs_jobs > 1:  # judged N at once (timing still holds the GPU alone: device_lock), reported in order
         from bench_judge import judge_pool, timed_judge
 
         with judge_pool(args.refs_jobs, device) as pool:
-            futures = {operator_id: pool.submit(timed_judge, make_job(operator_id, path.read_text(), chip, device,
-                                                                       tiers, True))
-                       for operator_id, path in files}
+            futures = {
+                operator_id: pool.submit(
+                    timed_judge, make_job(operator_id, path.read_text(), chip, device, tiers, True)
+                )
+                for operator_id, path in files
+            }
             parallel = {operator_id: future.result() for operator_id, future in futures.items()}
     for operator_id, path in files:
         timing = time.perf_counter() - section_started < args.refs_timing_s or operator_id in parallel
@@ -131,16 +158,24 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
             result = judge_with(make_job(operator_id, path.read_text(), chip, device, tiers, timing), JudgeOptions())
         REF_RESULTS[operator_id] = result
         iterations = [case.spread.get("iterations", 0) for case in result.case_results if case.spread]
-        row = dict(summarise(result), operator=operator_id, timed=timing,
-                   wall_s=parallel[operator_id][1] if operator_id in parallel else time.perf_counter() - started,
-                   timed_cases=len(iterations), median_iterations=statistics.median(iterations) if iterations else 0,
-                   timing_baseline=result.environment.get("timing_baseline", ""))
+        row = dict(
+            summarise(result),
+            operator=operator_id,
+            timed=timing,
+            wall_s=parallel[operator_id][1] if operator_id in parallel else time.perf_counter() - started,
+            timed_cases=len(iterations),
+            median_iterations=statistics.median(iterations) if iterations else 0,
+            timing_baseline=result.environment.get("timing_baseline", ""),
+        )
         rows.append(row)
         ci = "-" if not result.speedup_ci95 else f"{result.speedup_ci95[0]:.3f}-{result.speedup_ci95[1]:.3f}"
-        print(f"{operator_id:<36}{result.status:<20}{row['cases']:>9}{fmt_speedup(result.speedup):>10}  {ci:<18}"
-              f"{row['wall_s']:>8.1f}{result.stage_seconds.get('timing', 0):>9.1f}{row['median_iterations']:>7}  "
-              f"{row['timing_baseline']} {row['failed_check']} "
-              f"{row['reason'][:80] if result.status != 'passed' else ''}", flush=True)
+        print(
+            f"{operator_id:<36}{result.status:<20}{row['cases']:>9}{fmt_speedup(result.speedup):>10}  {ci:<18}"
+            f"{row['wall_s']:>8.1f}{result.stage_seconds.get('timing', 0):>9.1f}{row['median_iterations']:>7}  "
+            f"{row['timing_baseline']} {row['failed_check']} "
+            f"{row['reason'][:80] if result.status != 'passed' else ''}",
+            flush=True,
+        )
     passed = sum(1 for row in rows if row["status"] == "passed")
     summed = sum(row["wall_s"] for row in rows)
     section_wall = time.perf_counter() - section_started
@@ -149,20 +184,29 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
     # A projection for 110 operators only means something judged one at a time: N at once, the wall is not
     # N-fold shorter (they queue for the GPU), and judge_reference_kernels.py --fill 110 measures it instead.
     serial = args.refs_jobs <= 1
-    OUTPUT["refs_summary"] = {"passed": passed, "total": len(rows), "wall_s": section_wall,
-                              "summed_judge_s": summed, "jobs": args.refs_jobs,
-                              "mean_wall_s_with_timing": per_op_timed,
-                              "projection_110_ops_s": per_op_timed * 110 if per_op_timed and serial else None}
-    print(f"reference kernels: {passed}/{len(rows)} passed in {section_wall:.1f} s ({args.refs_jobs} at once; "
-          f"{summed:.1f} judge-s summed); with timing {per_op_timed or 0:.2f} s per operator"
-          + (f" -> 110 operators one at a time ~ {(per_op_timed or 0) * 110:.0f} s" if serial else ""))
+    OUTPUT["refs_summary"] = {
+        "passed": passed,
+        "total": len(rows),
+        "wall_s": section_wall,
+        "summed_judge_s": summed,
+        "jobs": args.refs_jobs,
+        "mean_wall_s_with_timing": per_op_timed,
+        "projection_110_ops_s": per_op_timed * 110 if per_op_timed and serial else None,
+    }
+    print(
+        f"reference kernels: {passed}/{len(rows)} passed in {section_wall:.1f} s ({args.refs_jobs} at once; "
+        f"{summed:.1f} judge-s summed); with timing {per_op_timed or 0:.2f} s per operator"
+        + (f" -> 110 operators one at a time ~ {(per_op_timed or 0) * 110:.0f} s" if serial else "")
+    )
 
 
 def _judge_fixture(job: JudgeJob, static_scan: bool, case_budget: float) -> dict:
     """One fixture's judgement (top level: it runs in a pool process)."""
     result = judge_with(job, JudgeOptions(static_scan=static_scan, timing=TimingOptions(budget_s_per_case=case_budget)))
-    return dict(summarise(result), fp64_failed=any(check.name == "fp64_second_opinion" and check.outcome == "failed"
-                                                   for check in result.checks))
+    return dict(
+        summarise(result),
+        fp64_failed=any(check.name == "fp64_second_opinion" and check.outcome == "failed" for check in result.checks),
+    )
 
 
 def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
@@ -178,19 +222,43 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
             tiers = ("public", "held_out") if path.name in SPECIAL_STATUSES else ("public",)
             must_pass = folder == "good" or path.name in HARMLESS_CHEATS
             timed = folder == "good" or path.name in TIMED_CHEATS
-            tasks.append((f"{folder}/{path.name}", make_job("aten::cos", path.read_text(), chip, device, tiers,
-                                                             timed), True, must_pass))
-    for name in ("stream_hide.py", "spawn_thread.py", "torch_cos.py", "method_cos.py", "no_launch.py",
-                 "patch_synchronize.py", "patch_timer.py"):
+            tasks.append(
+                (
+                    f"{folder}/{path.name}",
+                    make_job("aten::cos", path.read_text(), chip, device, tiers, timed),
+                    True,
+                    must_pass,
+                )
+            )
+    for name in (
+        "stream_hide.py",
+        "spawn_thread.py",
+        "torch_cos.py",
+        "method_cos.py",
+        "no_launch.py",
+        "patch_synchronize.py",
+        "patch_timer.py",
+    ):
         path = KERNELS / "cheats" / name
         if path.exists():
-            tasks.append((f"cheats/{name} (scan off)", make_job("aten::cos", path.read_text(), chip, device,
-                                                                 ("public",), True), False, False))
+            tasks.append(
+                (
+                    f"cheats/{name} (scan off)",
+                    make_job("aten::cos", path.read_text(), chip, device, ("public",), True),
+                    False,
+                    False,
+                )
+            )
     try:
         find_operator("aten::mm")
-        tasks.append(("cheats/gpu_tf32_mm.py (aten::mm)", make_job(
-            "aten::mm", (KERNELS / "cheats/gpu_tf32_mm.py").read_text(), chip, device, ("public",), False),
-            True, "fp64"))
+        tasks.append(
+            (
+                "cheats/gpu_tf32_mm.py (aten::mm)",
+                make_job("aten::mm", (KERNELS / "cheats/gpu_tf32_mm.py").read_text(), chip, device, ("public",), False),
+                True,
+                "fp64",
+            )
+        )
     except KeyError:
         print("aten::mm not in the catalog: tf32 cheat skipped")
     if args.fixtures_only:
@@ -205,8 +273,11 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
         else:
             ok = (summary["status"] == "passed") == expectation
         rows.append(dict(summary, kernel=label, verdict_ok=ok))
-        print(f"{label:<34}{summary['status']:<20}{str(ok):<11}{fmt_speedup(summary['speedup']):>10}"
-              f"  {summary['failed_check']} {summary['reason'][:90]}", flush=True)
+        print(
+            f"{label:<34}{summary['status']:<20}{str(ok):<11}{fmt_speedup(summary['speedup']):>10}"
+            f"  {summary['failed_check']} {summary['reason'][:90]}",
+            flush=True,
+        )
         save()
 
     if args.jobs > 1:
@@ -215,8 +286,10 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
         from bench_judge import judge_pool
 
         with judge_pool(args.jobs, device) as pool:
-            futures = {pool.submit(_judge_fixture, job, scan, args.case_budget): (label, expectation)
-                       for label, job, scan, expectation in tasks}
+            futures = {
+                pool.submit(_judge_fixture, job, scan, args.case_budget): (label, expectation)
+                for label, job, scan, expectation in tasks
+            }
             for future in as_completed(futures):
                 record(*futures[future], future.result())
     else:
@@ -249,8 +322,10 @@ def _do_bench_operator(operator_id: str, path: Path, result: JudgeResult, cases_
     rows = []
     # The judge's longest timed cases first: do_bench's own host overhead (40-60 us a call on the H200)
     # stays out of its median only for kernels that outlast it.
-    public = sorted((case for case in spec.cases("public") if case.case_id in judged),
-                    key=lambda case: -min(judged[case.case_id].reference_ms, judged[case.case_id].candidate_ms))
+    public = sorted(
+        (case for case in spec.cases("public") if case.case_id in judged),
+        key=lambda case: -min(judged[case.case_id].reference_ms, judged[case.case_id].candidate_ms),
+    )
     for case in public:
         if spec.entry_point(case.entry_point).mutates:
             continue  # in-place / out= calls would drift over do_bench's repeats
@@ -260,41 +335,65 @@ def _do_bench_operator(operator_id: str, path: Path, result: JudgeResult, cases_
         # lands in the window): three alternating rounds per side, the median of their medians.
         rounds: dict[str, list[float]] = {"candidate": [], "reference": []}
         for _ in range(3):
-            rounds["candidate"].append(triton.testing.do_bench(
-                lambda call=call, function=function: function(*call.args, **call.kwargs),
-                warmup=25, rep=100, return_mode="median"))
-            rounds["reference"].append(triton.testing.do_bench(lambda call=call, case=case: spec.reference(
-                case, Call(args=list(call.args), kwargs=dict(call.kwargs))), warmup=25, rep=100,
-                return_mode="median"))
+            rounds["candidate"].append(
+                triton.testing.do_bench(
+                    lambda call=call, function=function: function(*call.args, **call.kwargs),
+                    warmup=25,
+                    rep=100,
+                    return_mode="median",
+                )
+            )
+            rounds["reference"].append(
+                triton.testing.do_bench(
+                    lambda call=call, case=case: spec.reference(
+                        case, Call(args=list(call.args), kwargs=dict(call.kwargs))
+                    ),
+                    warmup=25,
+                    rep=100,
+                    return_mode="median",
+                )
+            )
         candidate, reference = statistics.median(rounds["candidate"]), statistics.median(rounds["reference"])
         # The same calls replayed from a CUDA graph: no host launch overhead at all (nor an L2 flush), the
         # device time the judge's stream holds aim at.
         graphed = {}
         try:
             graphed["candidate"] = triton.testing.do_bench_cudagraph(
-                lambda call=call, function=function: function(*call.args, **call.kwargs), rep=100,
-                return_mode="median")
-            graphed["reference"] = triton.testing.do_bench_cudagraph(lambda call=call, case=case: spec.reference(
-                case, Call(args=list(call.args), kwargs=dict(call.kwargs))), rep=100, return_mode="median")
+                lambda call=call, function=function: function(*call.args, **call.kwargs), rep=100, return_mode="median"
+            )
+            graphed["reference"] = triton.testing.do_bench_cudagraph(
+                lambda call=call, case=case: spec.reference(case, Call(args=list(call.args), kwargs=dict(call.kwargs))),
+                rep=100,
+                return_mode="median",
+            )
         except Exception as error:  # a wrapper that cannot be captured: report do_bench alone
             graphed = {"error": f"{type(error).__name__}: {str(error)[:120]}"}
         flushed = {}
         try:
             flushed["candidate"] = _graphed_with_flush_ms(
-                lambda call=call, function=function: function(*call.args, **call.kwargs))
-            flushed["reference"] = _graphed_with_flush_ms(lambda call=call, case=case: spec.reference(
-                case, Call(args=list(call.args), kwargs=dict(call.kwargs))))
+                lambda call=call, function=function: function(*call.args, **call.kwargs)
+            )
+            flushed["reference"] = _graphed_with_flush_ms(
+                lambda call=call, case=case: spec.reference(case, Call(args=list(call.args), kwargs=dict(call.kwargs)))
+            )
         except Exception as error:
             flushed = {"error": f"{type(error).__name__}: {str(error)[:120]}"}
         judged_case = judged[case.case_id]
-        rows.append({"case_id": case.case_id, "do_bench": reference / candidate, "judge": judged_case.speedup,
-                     "cudagraph": graphed["reference"] / graphed["candidate"] if "candidate" in graphed else None,
-                     "cudagraph_ms": graphed,
-                     "graph_flushed": flushed["reference"] / flushed["candidate"] if "candidate" in flushed else None,
-                     "graph_flushed_ms": flushed,
-                     "do_bench_ms": rounds, "judge_reference_ms": judged_case.reference_ms,
-                     "judge_candidate_ms": judged_case.candidate_ms,
-                     "holds": (judged_case.spread or {}).get("holds")})
+        rows.append(
+            {
+                "case_id": case.case_id,
+                "do_bench": reference / candidate,
+                "judge": judged_case.speedup,
+                "cudagraph": graphed["reference"] / graphed["candidate"] if "candidate" in graphed else None,
+                "cudagraph_ms": graphed,
+                "graph_flushed": flushed["reference"] / flushed["candidate"] if "candidate" in flushed else None,
+                "graph_flushed_ms": flushed,
+                "do_bench_ms": rounds,
+                "judge_reference_ms": judged_case.reference_ms,
+                "judge_candidate_ms": judged_case.candidate_ms,
+                "holds": (judged_case.spread or {}).get("holds"),
+            }
+        )
         if len(rows) >= cases_per_op:
             break
     if not rows:
@@ -306,12 +405,20 @@ def _do_bench_operator(operator_id: str, path: Path, result: JudgeResult, cases_
     cudagraph = geometric_mean(graphed) if len(graphed) == len(rows) else None
     flushed = [row["graph_flushed"] for row in rows if row["graph_flushed"]]
     graph_flushed = geometric_mean(flushed) if len(flushed) == len(rows) else None
-    return {"operator": operator_id, "cases": rows, "do_bench": do_bench, "judge": judge,
-            "ratio": judge / do_bench, "within_5pct": abs(judge / do_bench - 1) <= 0.05,
-            "cudagraph": cudagraph, "cudagraph_ratio": judge / cudagraph if cudagraph else None,
-            "within_5pct_cudagraph": cudagraph is not None and abs(judge / cudagraph - 1) <= 0.05,
-            "graph_flushed": graph_flushed, "graph_flushed_ratio": judge / graph_flushed if graph_flushed else None,
-            "within_5pct_graph_flushed": graph_flushed is not None and abs(judge / graph_flushed - 1) <= 0.05}
+    return {
+        "operator": operator_id,
+        "cases": rows,
+        "do_bench": do_bench,
+        "judge": judge,
+        "ratio": judge / do_bench,
+        "within_5pct": abs(judge / do_bench - 1) <= 0.05,
+        "cudagraph": cudagraph,
+        "cudagraph_ratio": judge / cudagraph if cudagraph else None,
+        "within_5pct_cudagraph": cudagraph is not None and abs(judge / cudagraph - 1) <= 0.05,
+        "graph_flushed": graph_flushed,
+        "graph_flushed_ratio": judge / graph_flushed if graph_flushed else None,
+        "within_5pct_graph_flushed": graph_flushed is not None and abs(judge / graph_flushed - 1) <= 0.05,
+    }
 
 
 def _graphed_with_flush_ms(fn: Any, reps: int = 40, rounds: int = 5) -> float:
@@ -350,17 +457,23 @@ def _graphed_with_flush_ms(fn: Any, reps: int = 40, rounds: int = 5) -> float:
 
 def section_dobench(chip: str, device: str, args: argparse.Namespace) -> None:
     """Judge speedups (from the refs section) against do_bench medians measured here, same cases."""
-    print(f"\n== judge speedup vs triton.testing.do_bench (up to {args.dobench_ops} operators, "
-          f"{args.dobench_cases} cases each; reference timed in both: spec.reference)")
+    print(
+        f"\n== judge speedup vs triton.testing.do_bench (up to {args.dobench_ops} operators, "
+        f"{args.dobench_cases} cases each; reference timed in both: spec.reference)"
+    )
     if not REF_RESULTS:
         section_refs(chip, device, args)
     rows = OUTPUT.setdefault("dobench", [])
     files = dict(_reference_files())
-    candidates = [operator_id for operator_id, result in REF_RESULTS.items()
-                  if result.status == "passed" and result.speedup
-                  and result.environment.get("timing_baseline") == "reference"]
-    print(f"{'operator':<36}{'judge':>9}{'do_bench':>10}{'ratio':>8}  within 5%  {'cudagraph':>9}{'ratio':>8}"
-          f"  within 5%  {'graph+flush':>11}{'ratio':>8}  within 5%")
+    candidates = [
+        operator_id
+        for operator_id, result in REF_RESULTS.items()
+        if result.status == "passed" and result.speedup and result.environment.get("timing_baseline") == "reference"
+    ]
+    print(
+        f"{'operator':<36}{'judge':>9}{'do_bench':>10}{'ratio':>8}  within 5%  {'cudagraph':>9}{'ratio':>8}"
+        f"  within 5%  {'graph+flush':>11}{'ratio':>8}  within 5%"
+    )
     for operator_id in candidates:
         if len(rows) >= args.dobench_ops:
             break
@@ -376,16 +489,25 @@ def section_dobench(chip: str, device: str, args: argparse.Namespace) -> None:
         graphed_ratio = "-" if row["cudagraph_ratio"] is None else f"{row['cudagraph_ratio']:.3f}"
         flushed = "-" if row["graph_flushed"] is None else f"{row['graph_flushed']:.3f}"
         flushed_ratio = "-" if row["graph_flushed_ratio"] is None else f"{row['graph_flushed_ratio']:.3f}"
-        print(f"{operator_id:<36}{row['judge']:>9.3f}{row['do_bench']:>10.3f}{row['ratio']:>8.3f}  "
-              f"{str(row['within_5pct']):<9}  {graphed:>9}{graphed_ratio:>8}  {str(row['within_5pct_cudagraph']):<9}"
-              f"  {flushed:>11}{flushed_ratio:>8}  {row['within_5pct_graph_flushed']}", flush=True)
+        print(
+            f"{operator_id:<36}{row['judge']:>9.3f}{row['do_bench']:>10.3f}{row['ratio']:>8.3f}  "
+            f"{str(row['within_5pct']):<9}  {graphed:>9}{graphed_ratio:>8}  {str(row['within_5pct_cudagraph']):<9}"
+            f"  {flushed:>11}{flushed_ratio:>8}  {row['within_5pct_graph_flushed']}",
+            flush=True,
+        )
     agree = sum(1 for row in rows if row["within_5pct"])
     agree_graphed = sum(1 for row in rows if row["within_5pct_cudagraph"])
     agree_flushed = sum(1 for row in rows if row["within_5pct_graph_flushed"])
-    OUTPUT["dobench_summary"] = {"operators": len(rows), "within_5pct": agree,
-                                 "within_5pct_cudagraph": agree_graphed, "within_5pct_graph_flushed": agree_flushed}
-    print(f"operators whose judge speedup is within 5%: of do_bench {agree}/{len(rows)}, of do_bench_cudagraph "
-          f"{agree_graphed}/{len(rows)}, of flushed graph replays {agree_flushed}/{len(rows)} (target >= 10)")
+    OUTPUT["dobench_summary"] = {
+        "operators": len(rows),
+        "within_5pct": agree,
+        "within_5pct_cudagraph": agree_graphed,
+        "within_5pct_graph_flushed": agree_flushed,
+    }
+    print(
+        f"operators whose judge speedup is within 5%: of do_bench {agree}/{len(rows)}, of do_bench_cudagraph "
+        f"{agree_graphed}/{len(rows)}, of flushed graph replays {agree_flushed}/{len(rows)} (target >= 10)"
+    )
 
 
 def section_repeat(chip: str, device: str, args: argparse.Namespace) -> None:
@@ -393,11 +515,15 @@ def section_repeat(chip: str, device: str, args: argparse.Namespace) -> None:
     path = KERNELS / "good/cos_plain.py"
     values = []
     for index in range(5):
-        result = judge_with(make_job("aten::cos", path.read_text(), chip, device, ("public",), True),
-                            JudgeOptions(timing=TimingOptions(budget_s_per_case=args.case_budget)))
+        result = judge_with(
+            make_job("aten::cos", path.read_text(), chip, device, ("public",), True),
+            JudgeOptions(timing=TimingOptions(budget_s_per_case=args.case_budget)),
+        )
         values.append(result.speedup)
-        print(f"  run {index + 1}: {result.status} {fmt_speedup(result.speedup)} stages {result.stage_seconds}",
-              flush=True)
+        print(
+            f"  run {index + 1}: {result.status} {fmt_speedup(result.speedup)} stages {result.stage_seconds}",
+            flush=True,
+        )
     usable = [value for value in values if value]
     cv = coefficient_of_variation(usable)
     OUTPUT["repeat"] = {"speedups": values, "cv": cv}
@@ -414,25 +540,42 @@ def section_repeat_refs(chip: str, device: str, args: argparse.Namespace) -> Non
 
     files = _reference_files()
     tiers = tuple(args.refs_tiers.split(","))
-    print(f"\n== repeatability: {len(files)} reference kernels judged {args.repeat_rounds} more times "
-          f"({args.refs_jobs} at once, tiers {'+'.join(tiers)})")
+    print(
+        f"\n== repeatability: {len(files)} reference kernels judged {args.repeat_rounds} more times "
+        f"({args.refs_jobs} at once, tiers {'+'.join(tiers)})"
+    )
     raw = OUTPUT.setdefault("repeat_refs_raw", [])  # saved as judgements finish: a cut-off run keeps them
 
     def record(operator_id: str, result: JudgeResult) -> None:
-        long = [case.speedup for case in result.case_results if case.timed and case.speedup
-                and min(case.reference_ms, case.candidate_ms) >= 0.010]
+        long = [
+            case.speedup
+            for case in result.case_results
+            if case.timed and case.speedup and min(case.reference_ms, case.candidate_ms) >= 0.010
+        ]
         # Per-case medians too: which side moved between judgements (NOTES.md, "Reference-side spread").
-        raw.append({"operator": operator_id, "status": result.status, "speedup": result.speedup,
-                    "speedup_10us": geometric_mean(long),
-                    "cases": [{"case_id": case.case_id, "reference_ms": case.reference_ms,
-                               "candidate_ms": case.candidate_ms} for case in result.case_results if case.timed]})
+        raw.append(
+            {
+                "operator": operator_id,
+                "status": result.status,
+                "speedup": result.speedup,
+                "speedup_10us": geometric_mean(long),
+                "cases": [
+                    {"case_id": case.case_id, "reference_ms": case.reference_ms, "candidate_ms": case.candidate_ms}
+                    for case in result.case_results
+                    if case.timed
+                ],
+            }
+        )
 
     for operator_id, _ in files:
         if operator_id in REF_RESULTS:
             record(operator_id, REF_RESULTS[operator_id])
     with judge_pool(args.refs_jobs, device) as pool:
-        futures = {pool.submit(timed_judge, make_job(operator_id, path.read_text(), chip, device, tiers, True)):
-                   operator_id for _ in range(args.repeat_rounds) for operator_id, path in files}
+        futures = {
+            pool.submit(timed_judge, make_job(operator_id, path.read_text(), chip, device, tiers, True)): operator_id
+            for _ in range(args.repeat_rounds)
+            for operator_id, path in files
+        }
         for future in as_completed(futures):
             record(futures[future], future.result()[0])
             save()
@@ -444,13 +587,21 @@ def section_repeat_refs(chip: str, device: str, args: argparse.Namespace) -> Non
         passed = [entry for entry in judged if entry["status"] == "passed"]
         speedups = [entry["speedup"] for entry in passed if entry["speedup"]]
         long = [entry["speedup_10us"] for entry in passed if entry["speedup_10us"]]
-        row = {"operator": operator_id, "statuses": [entry["status"] for entry in judged], "speedups": speedups,
-               "cv": coefficient_of_variation(speedups), "speedups_10us": long,
-               "cv_10us": coefficient_of_variation(long)}
+        row = {
+            "operator": operator_id,
+            "statuses": [entry["status"] for entry in judged],
+            "speedups": speedups,
+            "cv": coefficient_of_variation(speedups),
+            "speedups_10us": long,
+            "cv_10us": coefficient_of_variation(long),
+        }
         rows.append(row)
         shown = ["-" if row[key] is None else f"{row[key]:.2%}" for key in ("cv", "cv_10us")]
-        print(f"{operator_id:<36}{len(judged):>5}  {' '.join(f'{v:.3f}' for v in speedups):<44}"
-              f"{shown[0]:>8}{shown[1]:>11}", flush=True)
+        print(
+            f"{operator_id:<36}{len(judged):>5}  {' '.join(f'{v:.3f}' for v in speedups):<44}"
+            f"{shown[0]:>8}{shown[1]:>11}",
+            flush=True,
+        )
     under = sum(1 for row in rows if row["cv_10us"] is not None and row["cv_10us"] < 0.01)
     print(f"operators with CV under 1% (cases >= 10 us): {under}/{len(rows)}")
 
@@ -464,26 +615,36 @@ def section_batch(chip: str, device: str, args: argparse.Namespace) -> None:
     operators = [operator_id for operator_id, _ in files]
     sources = [path.read_text() for _, path in files]
     tiers = ("public", "held_out")
-    print(f"\n== throughput: {len(files)} operators, public + held_out, correctness + timing per kernel; "
-          f"fork-server with {args.jobs} judges at once vs one fresh process per kernel, one after another "
-          f"(on the first {args.naive_batch})")
+    print(
+        f"\n== throughput: {len(files)} operators, public + held_out, correctness + timing per kernel; "
+        f"fork-server with {args.jobs} judges at once vs one fresh process per kernel, one after another "
+        f"(on the first {args.naive_batch})"
+    )
     results = {
         "forkserver": run_batch(sources, operators, "forkserver", chip, device, jobs=args.jobs, tiers=tiers),
-        "popen": run_batch(sources[: args.naive_batch], operators[: args.naive_batch], "popen", chip, device,
-                           jobs=1, tiers=tiers),
+        "popen": run_batch(
+            sources[: args.naive_batch], operators[: args.naive_batch], "popen", chip, device, jobs=1, tiers=tiers
+        ),
     }
     for launcher, summary in results.items():
-        print(f"  {launcher:<11} {summary['kernels']} kernels, {summary['jobs']} at once: "
-              f"total {summary['total_s']:.1f} s ({summary['per_kernel_s']:.2f} s/operator, "
-              f"pool start {summary['pool_start_s']:.1f} s); summed stages " +
-              ", ".join(f"{stage} {summary.get(stage + '_total_s', 0):.1f} s"
-                        for stage in ("process_start", "compile", "correctness", "timing", "device_wait"))
-              + f"; {summary['statuses']}", flush=True)
+        print(
+            f"  {launcher:<11} {summary['kernels']} kernels, {summary['jobs']} at once: "
+            f"total {summary['total_s']:.1f} s ({summary['per_kernel_s']:.2f} s/operator, "
+            f"pool start {summary['pool_start_s']:.1f} s); summed stages "
+            + ", ".join(
+                f"{stage} {summary.get(stage + '_total_s', 0):.1f} s"
+                for stage in ("process_start", "compile", "correctness", "timing", "device_wait")
+            )
+            + f"; {summary['statuses']}",
+            flush=True,
+        )
     OUTPUT["batch"] = {launcher: summary for launcher, summary in results.items()}
     OUTPUT["batch"]["projection_110_ops_s"] = results["forkserver"]["per_kernel_s"] * 110
     fast, naive = results["forkserver"]["per_kernel_s"], results["popen"]["per_kernel_s"]
-    print(f"per operator: fork-server x{args.jobs} {fast:.2f} s vs naive {naive:.2f} s ({naive / fast:.1f}x); "
-          f"110 operators projected at {results['forkserver']['per_kernel_s'] * 110:.0f} s (target < 300 s)")
+    print(
+        f"per operator: fork-server x{args.jobs} {fast:.2f} s vs naive {naive:.2f} s ({naive / fast:.1f}x); "
+        f"110 operators projected at {results['forkserver']['per_kernel_s'] * 110:.0f} s (target < 300 s)"
+    )
 
 
 def print_summary() -> None:
@@ -497,12 +658,16 @@ def print_summary() -> None:
         ("reference kernels passed", f"{refs.get('passed', '-')}/{refs.get('total', '-')}"),
         ("refs: mean s/operator with timing", f"{refs.get('mean_wall_s_with_timing') or 0:.2f}"),
         ("refs: section wall s", f"{refs.get('wall_s') or 0:.1f}"),
-        ("refs: 110-operator projection s (one at a time)",
-         "-" if refs.get("projection_110_ops_s") is None else f"{refs['projection_110_ops_s']:.0f}"),
+        (
+            "refs: 110-operator projection s (one at a time)",
+            "-" if refs.get("projection_110_ops_s") is None else f"{refs['projection_110_ops_s']:.0f}",
+        ),
         ("speedup within 5% of do_bench", f"{dobench.get('within_5pct', '-')}/{dobench.get('operators', '-')}"),
         ("... of do_bench_cudagraph", f"{dobench.get('within_5pct_cudagraph', '-')}/{dobench.get('operators', '-')}"),
-        ("... of flushed graph replays",
-         f"{dobench.get('within_5pct_graph_flushed', '-')}/{dobench.get('operators', '-')}"),
+        (
+            "... of flushed graph replays",
+            f"{dobench.get('within_5pct_graph_flushed', '-')}/{dobench.get('operators', '-')}",
+        ),
         ("5-repeat CV of speedup", "-" if repeat.get("cv") is None else f"{repeat['cv']:.2%}"),
         ("batch forkserver total s", f"{batch.get('forkserver', {}).get('total_s', 0):.1f}"),
         ("batch naive (popen) total s", f"{batch.get('popen', {}).get('total_s', 0):.1f}"),
@@ -515,16 +680,26 @@ def print_summary() -> None:
         print(f"{name:<36} {value}")
 
 
-SECTIONS = {"refs": section_refs, "fixtures": section_fixtures, "dobench": section_dobench,
-            "repeat": section_repeat, "repeat_refs": section_repeat_refs, "batch": section_batch}
+SECTIONS = {
+    "refs": section_refs,
+    "fixtures": section_fixtures,
+    "dobench": section_dobench,
+    "repeat": section_repeat,
+    "repeat_refs": section_repeat_refs,
+    "batch": section_batch,
+}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sections", default="refs,dobench,repeat,batch,fixtures")
     parser.add_argument("--max-ops", type=int, default=0, help="judge only the first N reference kernels (0: all)")
-    parser.add_argument("--refs-timing-s", type=float, default=240.0,
-                        help="time reference kernels for this long, then judge the rest without timing")
+    parser.add_argument(
+        "--refs-timing-s",
+        type=float,
+        default=240.0,
+        help="time reference kernels for this long, then judge the rest without timing",
+    )
     parser.add_argument("--dobench-ops", type=int, default=12)
     parser.add_argument("--dobench-cases", type=int, default=4)
     parser.add_argument("--case-budget", type=float, default=0.15, help="timing budget per case, seconds")
@@ -537,9 +712,15 @@ def main() -> int:
     parser.add_argument("--fixtures-only", default="", help="comma-separated substrings of fixture labels")
     args = parser.parse_args()
     chip, device = detect_chip()
-    OUTPUT["environment"] = {"chip": chip, "device": device, "torch": torch.__version__,
-                             "triton": __import__("triton").__version__, "python": sys.version.split()[0],
-                             "gpu": gpu_state(), "euid": os.geteuid()}
+    OUTPUT["environment"] = {
+        "chip": chip,
+        "device": device,
+        "torch": torch.__version__,
+        "triton": __import__("triton").__version__,
+        "python": sys.version.split()[0],
+        "gpu": gpu_state(),
+        "euid": os.geteuid(),
+    }
     print(f"chip {chip} ({device}); torch {torch.__version__}; {OUTPUT['environment']['gpu']}")
     if device == "cpu":
         print("no GPU here: this script is meant for the H200 (it would only exercise the interpreter)")

@@ -32,9 +32,15 @@ KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
 # The newer run's figures replace the older's for kernels judged in both. Kept at the fifth session's runs
 # on purpose: they also pick the seven kernels judged twice (filled_to), so the 110-kernel workload whose wall
 # time NOTES.md compares across sessions stays the same submission, in the same order.
-PAST_RUNS = [ROOT / "docs" / "measurements" / name for name in (
-    "h200-2026-11-29-reference-kernels.json", "h200-2026-11-30-reference-kernels.json",
-    "h200-2026-11-30b-reference-kernels.json", "h200-2026-11-30c-reference-kernels.json")]
+PAST_RUNS = [
+    ROOT / "docs" / "measurements" / name
+    for name in (
+        "h200-2026-11-29-reference-kernels.json",
+        "h200-2026-11-30-reference-kernels.json",
+        "h200-2026-11-30b-reference-kernels.json",
+        "h200-2026-11-30c-reference-kernels.json",
+    )
+]
 
 
 # Claims a run gets, as settings.KGB_MAX_RUN_ATTEMPTS gives a worker's runs.
@@ -73,7 +79,7 @@ def filled_to(paths: list[Path], total: int) -> list[Path]:
     middle = len(by_time) // 2
     extra = total - len(paths)
     start = max(0, middle - extra // 2)
-    return paths + by_time[start:start + extra]
+    return paths + by_time[start : start + extra]
 
 
 def operator_id_of(path: Path) -> str:
@@ -85,19 +91,24 @@ def save(results: list, chip: str, tiers: tuple, total: float | None) -> None:
     """Rewritten after every kernel: a run cut off by a time limit keeps what it judged."""
     out = os.environ.get("OUT")
     if out:
-        (Path(out) / f"reference_kernels_{chip}.json").write_text(json.dumps(
-            {"chip": chip, "tiers": tiers, "total_seconds": total, "results": results}, indent=1, default=str))
+        (Path(out) / f"reference_kernels_{chip}.json").write_text(
+            json.dumps(
+                {"chip": chip, "tiers": tiers, "total_seconds": total, "results": results}, indent=1, default=str
+            )
+        )
 
 
 def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> None:
     ci = result.speedup_ci95
     baseline = result.environment.get("timing_baseline", "")
     speedup = "-" if result.speedup is None else f"{result.speedup:.3f}"
-    print(f"{path.stem:45s} {result.status:18s} {result.cases_passed:4d}/{result.cases_total:<4d} "
-          f"speedup {speedup:>7} ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} {seconds:6.1f}s {baseline}"
-          + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"), flush=True)
-    results.append({"file": path.name, "operator_id": job.operator_id, "seconds": seconds,
-                    "result": result.to_json()})
+    print(
+        f"{path.stem:45s} {result.status:18s} {result.cases_passed:4d}/{result.cases_total:<4d} "
+        f"speedup {speedup:>7} ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} {seconds:6.1f}s {baseline}"
+        + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"),
+        flush=True,
+    )
+    results.append({"file": path.name, "operator_id": job.operator_id, "seconds": seconds, "result": result.to_json()})
     save(results, job.chip_slug, job.tiers, None)
 
 
@@ -107,12 +118,24 @@ def main() -> int:
     parser.add_argument("--only", default="", help="comma-separated substrings of file names to judge")
     parser.add_argument("--budget", type=float, default=300.0, help="per-kernel wall-clock budget, seconds")
     parser.add_argument("--no-timing", action="store_true", help="correctness only (public + held-out on a GPU)")
-    parser.add_argument("--order", choices=("name", "longest-first"), default="longest-first",
-                        help="judging order (longest-first: by the last H200 run's seconds)")
-    parser.add_argument("--fill", type=int, default=0,
-                        help="judge this many kernels in all, repeating typical ones (a submission of that size)")
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="judge this many kernels at once (timing still holds the GPU alone: device_lock)")
+    parser.add_argument(
+        "--order",
+        choices=("name", "longest-first"),
+        default="longest-first",
+        help="judging order (longest-first: by the last H200 run's seconds)",
+    )
+    parser.add_argument(
+        "--fill",
+        type=int,
+        default=0,
+        help="judge this many kernels in all, repeating typical ones (a submission of that size)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="judge this many kernels at once (timing still holds the GPU alone: device_lock)",
+    )
     args = parser.parse_args()
 
     if args.device == "cpu":
@@ -130,12 +153,24 @@ def main() -> int:
 
     results = []
     started = time.monotonic()
-    print(f"chip {chip}: judging {len(paths)} reference kernels, tiers {tiers}, timing {timing}, "
-          f"{args.jobs} at once", flush=True)
-    jobs = [JudgeJob(operator_id=operator_id_of(path), source_code=path.read_text(), chip_slug=chip,
-                     device_type=device_type, tiers=tiers, measure_timing=timing, time_budget_s=args.budget,
-                     run_id=f"{path.stem}#{index}", judges_sharing_device=args.jobs)
-            for index, path in enumerate(paths)]
+    print(
+        f"chip {chip}: judging {len(paths)} reference kernels, tiers {tiers}, timing {timing}, {args.jobs} at once",
+        flush=True,
+    )
+    jobs = [
+        JudgeJob(
+            operator_id=operator_id_of(path),
+            source_code=path.read_text(),
+            chip_slug=chip,
+            device_type=device_type,
+            tiers=tiers,
+            measure_timing=timing,
+            time_budget_s=args.budget,
+            run_id=f"{path.stem}#{index}",
+            judges_sharing_device=args.jobs,
+        )
+        for index, path in enumerate(paths)
+    ]
     if args.jobs > 1:
         from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -161,12 +196,13 @@ def main() -> int:
     for title, key in (("summed stages", "stage_seconds"), ("summed breakdown", "stage_breakdown")):
         stages: dict[str, float] = {}
         for row in results:
-            source = row["result"].get(key) if key == "stage_seconds" else \
-                row["result"].get("environment", {}).get(key)
+            source = row["result"].get(key) if key == "stage_seconds" else row["result"].get("environment", {}).get(key)
             for stage, seconds in (source or {}).items():
                 stages[stage] = stages.get(stage, 0.0) + seconds
-        print(f"{title}: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in sorted(stages.items())),
-              flush=True)
+        print(
+            f"{title}: " + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in sorted(stages.items())),
+            flush=True,
+        )
     save(results, chip, tiers, total)
     return 0 if passed == len(results) else 1
 

@@ -93,18 +93,22 @@ def timeline(rows: list[tuple[float, int, str, str, str]] | list[tuple[float, in
                     entry["seconds"] += length
     span = rows[-1][0] - rows[0][0]
     return {
-        "span_s": span, **{f"{key}_s": value for key, value in seconds.items()},
-        "exclusive_holds": len(holds), "exclusive_median_s": statistics.median(holds) if holds else 0.0,
+        "span_s": span,
+        **{f"{key}_s": value for key, value in seconds.items()},
+        "exclusive_holds": len(holds),
+        "exclusive_median_s": statistics.median(holds) if holds else 0.0,
         "exclusive_longest_s": max(holds, default=0.0),
-        "mean_waiters_during_exclusive": (waiters_during_exclusive / seconds["exclusive"]
-                                          if seconds["exclusive"] else 0.0),
+        "mean_waiters_during_exclusive": (
+            waiters_during_exclusive / seconds["exclusive"] if seconds["exclusive"] else 0.0
+        ),
         "judging_processes": len({row[1] for row in rows}),
         "shared_by_label": by_label,
         "mean_holders_while_draining": drain_holders / seconds["draining"] if seconds["draining"] else 0.0,
-        "shared_holds": len(shared_holds), "shared_hold_total_s": sum(shared_holds),
+        "shared_holds": len(shared_holds),
+        "shared_hold_total_s": sum(shared_holds),
         "shared_hold_median_ms": 1000 * statistics.median(shared_holds) if shared_holds else 0.0,
-        "shared_hold_p99_ms": 1000 * (statistics.quantiles(shared_holds, n=100)[-1] if len(shared_holds) > 1
-                                      else sum(shared_holds)),
+        "shared_hold_p99_ms": 1000
+        * (statistics.quantiles(shared_holds, n=100)[-1] if len(shared_holds) > 1 else sum(shared_holds)),
     }
 
 
@@ -118,21 +122,29 @@ def main() -> int:
         print("empty trace", file=sys.stderr)
         return 1
     span = summary["span_s"] or 1.0
-    print(f"lock timeline over {summary['span_s']:.1f} s, {summary['judging_processes']} processes: "
-          + ", ".join(f"{key[:-2]} {summary[key]:.1f} s ({100 * summary[key] / span:.0f}%)"
-                      for key in ("exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s"))
-          + f"; {summary['exclusive_holds']} exclusive holds, median {summary['exclusive_median_s']:.2f} s, "
-            f"longest {summary['exclusive_longest_s']:.2f} s; "
-            f"{summary['mean_waiters_during_exclusive']:.1f} judges waiting during them on average; "
-            f"draining for a timer {summary['draining_s']:.1f} s ({summary['mean_holders_while_draining']:.1f} "
-            f"holders on average); {summary['shared_holds']} shared holds, {summary['shared_hold_total_s']:.0f} s "
-            f"in all, median {summary['shared_hold_median_ms']:.1f} ms, 99th percentile "
-            f"{summary['shared_hold_p99_ms']:.0f} ms")
+    print(
+        f"lock timeline over {summary['span_s']:.1f} s, {summary['judging_processes']} processes: "
+        + ", ".join(
+            f"{key[:-2]} {summary[key]:.1f} s ({100 * summary[key] / span:.0f}%)"
+            for key in ("exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s")
+        )
+        + f"; {summary['exclusive_holds']} exclusive holds, median {summary['exclusive_median_s']:.2f} s, "
+        f"longest {summary['exclusive_longest_s']:.2f} s; "
+        f"{summary['mean_waiters_during_exclusive']:.1f} judges waiting during them on average; "
+        f"draining for a timer {summary['draining_s']:.1f} s ({summary['mean_holders_while_draining']:.1f} "
+        f"holders on average); {summary['shared_holds']} shared holds, {summary['shared_hold_total_s']:.0f} s "
+        f"in all, median {summary['shared_hold_median_ms']:.1f} ms, 99th percentile "
+        f"{summary['shared_hold_p99_ms']:.0f} ms"
+    )
     labels = sorted(summary["shared_by_label"].items(), key=lambda item: -item[1]["draining"])
     if labels and any(label != "-" for label, _ in labels):
-        print("shared holds by label (holds, seconds held, holder-seconds a timer waited for them): " + "; ".join(
-            f"{label} {entry['holds']:.0f} / {entry['seconds']:.0f} s / {entry['draining']:.1f} s"
-            for label, entry in labels))
+        print(
+            "shared holds by label (holds, seconds held, holder-seconds a timer waited for them): "
+            + "; ".join(
+                f"{label} {entry['holds']:.0f} / {entry['seconds']:.0f} s / {entry['draining']:.1f} s"
+                for label, entry in labels
+            )
+        )
     if args.json:
         args.json.write_text(json.dumps(summary, indent=1))
     return 0

@@ -41,8 +41,12 @@ def main() -> int:
     parser.add_argument("operators", nargs="+")
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--max-reduce", type=int, default=4)
-    parser.add_argument("--min-values", type=int, default=1,
-                        help="outputs under this many values get no opinion (the judge: FP64_OPINION_MIN_VALUES)")
+    parser.add_argument(
+        "--min-values",
+        type=int,
+        default=1,
+        help="outputs under this many values get no opinion (the judge: FP64_OPINION_MIN_VALUES)",
+    )
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -61,8 +65,10 @@ def probe(operator_id: str, args: argparse.Namespace, device: torch.device) -> N
     module = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(module)
     cases = [case for case in spec.cases("public") if case.reduce_dim <= args.max_reduce]
-    print(f"{operator_id}: bound {bound}, {len(cases)} public cases with reduce_dim <= {args.max_reduce}, "
-          f"{args.draws} draws each, on {device}")
+    print(
+        f"{operator_id}: bound {bound}, {len(cases)} public cases with reduce_dim <= {args.max_reduce}, "
+        f"{args.draws} draws each, on {device}"
+    )
     for case in cases:
         errors, worst = [], None
         for seed in range(args.draws):
@@ -74,14 +80,21 @@ def probe(operator_id: str, args: argparse.Namespace, device: torch.device) -> N
             error = fp64_relative_error(outputs, expected64, min_values=args.min_values) or 0.0
             errors.append(error)
             if worst is None or error > worst[0]:
-                worst = (error, seed, [t.flatten()[:4].tolist() for t in flat_tensors(list(outputs))][:4],
-                         [t.flatten()[:4].tolist() for t in flat_tensors(list(expected64))][:4])
+                worst = (
+                    error,
+                    seed,
+                    [t.flatten()[:4].tolist() for t in flat_tensors(list(outputs))][:4],
+                    [t.flatten()[:4].tolist() for t in flat_tensors(list(expected64))][:4],
+                )
         over = sum(error > bound for error in errors) if bound else 0
         errors.sort()
-        print(f"  {case.case_id[:150]}\n    median {statistics.median(errors):.2e}, "
-              f"99th {errors[int(0.99 * len(errors))]:.2e}, "
-              f"max {errors[-1]:.2e}; over the bound: {over}/{len(errors)}; worst seed {worst[1]}: "
-              f"out {worst[2]} ref64 {worst[3]}", flush=True)
+        print(
+            f"  {case.case_id[:150]}\n    median {statistics.median(errors):.2e}, "
+            f"99th {errors[int(0.99 * len(errors))]:.2e}, "
+            f"max {errors[-1]:.2e}; over the bound: {over}/{len(errors)}; worst seed {worst[1]}: "
+            f"out {worst[2]} ref64 {worst[3]}",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

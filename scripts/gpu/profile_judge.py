@@ -47,26 +47,41 @@ def main() -> int:
     profiler = cProfile.Profile()
     print(f"chip {chip}, tiers {tiers}, timing {timing}", flush=True)
     for operator_id in args.ops.split(","):
-        job = JudgeJob(operator_id=operator_id, source_code=kernel_path(operator_id).read_text(), chip_slug=chip,
-                       device_type=device_type, tiers=tiers, measure_timing=timing, time_budget_s=600,
-                       peak_bandwidth_bytes_per_s=bandwidth, peak_flops_by_dtype=flops)
+        job = JudgeJob(
+            operator_id=operator_id,
+            source_code=kernel_path(operator_id).read_text(),
+            chip_slug=chip,
+            device_type=device_type,
+            tiers=tiers,
+            measure_timing=timing,
+            time_budget_s=600,
+            peak_bandwidth_bytes_per_s=bandwidth,
+            peak_flops_by_dtype=flops,
+        )
         started = time.monotonic()
         profiler.enable()
         result = judge_with(job, JudgeOptions())
         profiler.disable()
         timed = sum(1 for case in result.case_results if case.timed)
-        print(f"{operator_id:24s} {result.status:18s} {result.cases_passed}/{result.cases_total} cases, {timed} timed, "
-              f"{time.monotonic() - started:6.1f}s  stages {result.stage_seconds}  speedup {result.speedup}",
-              flush=True)
-        print("    breakdown", result.environment.get("stage_breakdown"), "compilations",
-              result.environment.get("triton_compilations"), flush=True)
+        print(
+            f"{operator_id:24s} {result.status:18s} {result.cases_passed}/{result.cases_total} cases, {timed} timed, "
+            f"{time.monotonic() - started:6.1f}s  stages {result.stage_seconds}  speedup {result.speedup}",
+            flush=True,
+        )
+        print(
+            "    breakdown",
+            result.environment.get("stage_breakdown"),
+            "compilations",
+            result.environment.get("triton_compilations"),
+            flush=True,
+        )
         if result.status != "passed":
             print("   ", result.reason[:300])
     for key in ("cumulative", "tottime"):
         stream = io.StringIO()
         pstats.Stats(profiler, stream=stream).sort_stats(key).print_stats(args.top)
         text = stream.getvalue()
-        print(text[text.find("ncalls"):], flush=True)
+        print(text[text.find("ncalls") :], flush=True)
         if os.environ.get("OUT"):
             with open(Path(os.environ["OUT"]) / "profile_judge.txt", "a") as handle:
                 handle.write(text)

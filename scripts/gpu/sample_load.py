@@ -32,8 +32,16 @@ def cpu_times() -> tuple[int, int]:
 
 def gpu_sample() -> tuple[str, str]:
     try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=utilization.gpu,clocks.sm", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=5).stdout.strip().splitlines()[0]
+        out = (
+            subprocess.run(
+                ["nvidia-smi", "--query-gpu=utilization.gpu,clocks.sm", "--format=csv,noheader,nounits"],
+                capture_output=True,
+                text=True,
+                timeout=5,
+            )
+            .stdout.strip()
+            .splitlines()[0]
+        )
         utilisation, clock = (part.strip() for part in out.split(","))
         return utilisation, clock
     except (OSError, IndexError, ValueError, subprocess.SubprocessError):
@@ -59,8 +67,8 @@ def process_ticks() -> dict[int, tuple[str, int, int]]:
             uid = entry.stat().st_uid
         except OSError:
             continue
-        comm = stat[stat.index("(") + 1:stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2:].split()
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2 :].split()
         own, children = int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
         pid = int(entry.name)
         owners[pid], parents[pid] = uid, int(fields[1])
@@ -79,8 +87,9 @@ def process_ticks() -> dict[int, tuple[str, int, int]]:
     return found
 
 
-def role_cores(before: dict[int, tuple[str, int, int]], after: dict[int, tuple[str, int, int]],
-               seconds: float) -> dict[str, float]:
+def role_cores(
+    before: dict[int, tuple[str, int, int]], after: dict[int, tuple[str, int, int]], seconds: float
+) -> dict[str, float]:
     cores = dict.fromkeys(ROLES, 0.0)
     for pid, (role, own, children) in after.items():
         old = before.get(pid)
@@ -106,8 +115,11 @@ def sample(path: Path, seconds: float) -> None:
             cores = role_cores(ticks_before, ticks, at - at_before)
             ticks_before, at_before = ticks, at
             utilisation, clock = gpu_sample()
-            out.write(f"{time.monotonic() - started:.1f},{share:.3f},{utilisation},{clock},"
-                      + ",".join(f"{cores[role]:.2f}" for role in ROLES) + "\n")
+            out.write(
+                f"{time.monotonic() - started:.1f},{share:.3f},{utilisation},{clock},"
+                + ",".join(f"{cores[role]:.2f}" for role in ROLES)
+                + "\n"
+            )
             out.flush()
 
 
@@ -120,13 +132,18 @@ def summary(path: Path) -> str:
     if not cpu:
         return "no samples"
     deciles = statistics.quantiles(cpu, n=10) if len(cpu) > 1 else cpu
-    roles = [(name[len("cores_"):], index) for index, name in enumerate(header) if name.startswith("cores_")]
-    return (f"{len(rows)} samples: CPU busy mean {100 * statistics.mean(cpu):.0f}% (median "
-            f"{100 * statistics.median(cpu):.0f}%, 90th percentile {100 * deciles[-1]:.0f}%)"
-            + (f", GPU utilisation mean {statistics.mean(gpu):.0f}% (median {statistics.median(gpu):.0f}%)"
-               if gpu else "")
-            + ("; core-seconds by role: " + ", ".join(
-                f"{role} {sum(float(row[index]) for row in rows):.0f}" for role, index in roles) if roles else ""))
+    roles = [(name[len("cores_") :], index) for index, name in enumerate(header) if name.startswith("cores_")]
+    return (
+        f"{len(rows)} samples: CPU busy mean {100 * statistics.mean(cpu):.0f}% (median "
+        f"{100 * statistics.median(cpu):.0f}%, 90th percentile {100 * deciles[-1]:.0f}%)"
+        + (f", GPU utilisation mean {statistics.mean(gpu):.0f}% (median {statistics.median(gpu):.0f}%)" if gpu else "")
+        + (
+            "; core-seconds by role: "
+            + ", ".join(f"{role} {sum(float(row[index]) for row in rows):.0f}" for role, index in roles)
+            if roles
+            else ""
+        )
+    )
 
 
 def main() -> int:

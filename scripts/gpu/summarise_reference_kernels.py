@@ -19,17 +19,33 @@ from pathlib import Path
 
 def compact_row(entry: dict, run: str) -> dict:
     result = entry["result"]
-    timed = [{"case_id": case["case_id"], "reference_ms": case["reference_ms"], "candidate_ms": case["candidate_ms"],
-              "speedup": case["speedup"], "iterations": (case.get("spread") or {}).get("iterations")}
-             for case in result.get("case_results", []) if case.get("timed")]
-    return {"file": entry["file"], "run": run, "status": result["status"], "cases_passed": result["cases_passed"],
-            "cases_total": result["cases_total"], "speedup": result.get("speedup"),
-            "speedup_ci95": result.get("speedup_ci95"), "seconds": round(entry["seconds"], 1),
-            "timing_baseline": result.get("environment", {}).get("timing_baseline", ""),
-            "reason": "" if result["status"] == "passed" else result["reason"][:300], "timed_cases": timed,
-            "stage_seconds": result.get("stage_seconds", {}),
-            "stage_breakdown": result.get("environment", {}).get("stage_breakdown", {}),
-            "triton_compilations": result.get("environment", {}).get("triton_compilations", 0)}
+    timed = [
+        {
+            "case_id": case["case_id"],
+            "reference_ms": case["reference_ms"],
+            "candidate_ms": case["candidate_ms"],
+            "speedup": case["speedup"],
+            "iterations": (case.get("spread") or {}).get("iterations"),
+        }
+        for case in result.get("case_results", [])
+        if case.get("timed")
+    ]
+    return {
+        "file": entry["file"],
+        "run": run,
+        "status": result["status"],
+        "cases_passed": result["cases_passed"],
+        "cases_total": result["cases_total"],
+        "speedup": result.get("speedup"),
+        "speedup_ci95": result.get("speedup_ci95"),
+        "seconds": round(entry["seconds"], 1),
+        "timing_baseline": result.get("environment", {}).get("timing_baseline", ""),
+        "reason": "" if result["status"] == "passed" else result["reason"][:300],
+        "timed_cases": timed,
+        "stage_seconds": result.get("stage_seconds", {}),
+        "stage_breakdown": result.get("environment", {}).get("stage_breakdown", {}),
+        "triton_compilations": result.get("environment", {}).get("triton_compilations", 0),
+    }
 
 
 def main() -> int:
@@ -57,8 +73,10 @@ def main() -> int:
         if ci and row["speedup"] is not None:
             speedup += f" ({ci[0]:.3f}-{ci[1]:.3f})"
         verdict = row["status"] if row["status"] == "passed" else f"**{row['status']}**: {row['reason'][:140]}"
-        print(f"| {name.removesuffix('.py')} | {verdict} | {row['cases_passed']}/{row['cases_total']} | {speedup} | "
-              f"{row['timing_baseline']} | {row['seconds']} | {row['run']} |")
+        print(
+            f"| {name.removesuffix('.py')} | {verdict} | {row['cases_passed']}/{row['cases_total']} | {speedup} | "
+            f"{row['timing_baseline']} | {row['seconds']} | {row['run']} |"
+        )
     passed = sum(1 for row in rows.values() if row["status"] == "passed")
     print(f"\n{passed} of {len(rows)} judged kernels passed.")
     if args.compact:

@@ -237,8 +237,17 @@ def test_runs_csv_export(clients, world):
     api = clients["owner"].get(f"/api/runs/{world['runs']['public_cos'].pk}/?format=json").json()
     assert list(exported) == [column for column in api if column in exported]
     assert set(exported) <= set(api)
-    for column in ("id", "kernel", "submission", "method", "operator_id", "chip", "status", "cases_total",
-                   "operator_version"):
+    for column in (
+        "id",
+        "kernel",
+        "submission",
+        "method",
+        "operator_id",
+        "chip",
+        "status",
+        "cases_total",
+        "operator_version",
+    ):
         assert exported[column] == str(api[column]), column
 
 

@@ -12,8 +12,14 @@ import pytest
 CHROMIUM = Path(os.environ.get("KGB_CHROMIUM", "/usr/bin/chromium"))
 REQUIRE_SERVICES = os.environ.get("KGB_REQUIRE_SERVICES") == "1"
 SHOTS = Path(os.environ.get("KGB_SHOTS_DIR", "/tmp/kgb-shots"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -92,8 +92,14 @@ def test_every_board_and_plot_page_draws(world, live_server, page):
         page.wait_for_selector(selector)
         shot(page, name)
     page.goto(live_server.url + "/plots/?chip=nvidia-h200")
-    for plot in ("accuracy-by-source", "accuracy-vs-tokens", "accuracy-heatmap", "speedup-heatmap",
-                 "speedup-distribution", "speedup-vs-roofline"):
+    for plot in (
+        "accuracy-by-source",
+        "accuracy-vs-tokens",
+        "accuracy-heatmap",
+        "speedup-heatmap",
+        "speedup-distribution",
+        "speedup-vs-roofline",
+    ):
         page.wait_for_selector(f"#{plot}[data-plotted='1'] .gtitle")
     titles = page.locator(".gtitle").all_text_contents()
     assert titles[0] == "Accuracy by operator source on NVIDIA H200"

@@ -71,7 +71,7 @@ def test_entry_points_follow_the_naming_rule_and_the_pinned_schema(spec):
         base = schema.name.removeprefix("aten::")
         assert entry.name == (f"{base}_{schema.overload_name}" if schema.overload_name else base)
         assert entry.signature.startswith(f"{entry.name}(")
-        pinned = entry.signature[len(entry.name) + 1:entry.signature.rindex(") ->")]
+        pinned = entry.signature[len(entry.name) + 1 : entry.signature.rindex(") ->")]
         depth, names, current = 0, [], ""
         for char in pinned + ",":
             depth += char in "[("
@@ -122,9 +122,15 @@ def test_in_place_ops_compare_the_mutated_self_only():
 
 def test_special_judgements():
     assert {spec.operator_id for spec in RECORDS if spec.judgement == "statistical"} == {
-        "aten::bernoulli", "aten::exponential_", "aten::poisson", "aten::rrelu_with_noise"}
+        "aten::bernoulli",
+        "aten::exponential_",
+        "aten::poisson",
+        "aten::rrelu_with_noise",
+    }
     assert {spec.operator_id for spec in RECORDS if spec.judgement == "metadata"} == {
-        "aten::empty_strided", "aten::new_empty_strided"}
+        "aten::empty_strided",
+        "aten::new_empty_strided",
+    }
 
 
 def test_matmuls_use_k_as_reduce_dim_and_the_float64_bound():
@@ -138,10 +144,13 @@ def test_matmuls_use_k_as_reduce_dim_and_the_float64_bound():
 
 
 def test_reductions_use_the_reduced_length_as_reduce_dim():
-    sums = {case.params.get("dim", "all") if not isinstance(case.params.get("dim"), list) else tuple(
-        case.params["dim"]): case.reduce_dim for case in BY_ID["aten::sum"].public
-        if case.params["shape"] == [200, 40999, 3] and case.params["dtype"] == "float32"
-        and "layout" not in case.params}
+    sums = {
+        case.params.get("dim", "all")
+        if not isinstance(case.params.get("dim"), list)
+        else tuple(case.params["dim"]): case.reduce_dim
+        for case in BY_ID["aten::sum"].public
+        if case.params["shape"] == [200, 40999, 3] and case.params["dtype"] == "float32" and "layout" not in case.params
+    }
     assert sums == {"all": 200 * 40999 * 3, 2: 3, 1: 40999, (0, 2): 600}
 
 
@@ -154,7 +163,12 @@ def test_smoke_case_builds_runs_and_gives_what_the_judgement_expects(spec, case)
         assert tensor.device.type == "cpu"
         assert tensor.numel() <= SMOKE_MAX_ELEMENTS
         if tensor.dtype in (torch.int64, torch.int32) and spec.operator_id in (
-                "aten::gather", "aten::index_select", "aten::embedding", "aten::index", "aten::scatter"):
+            "aten::gather",
+            "aten::index_select",
+            "aten::embedding",
+            "aten::index",
+            "aten::scatter",
+        ):
             assert tensor.numel() == 0 or int(tensor.min()) >= 0
         if spec.judgement != "statistical" or spec.operator_id == "aten::rrelu_with_noise":
             assert torch.equal(tensor, twin)  # same seed, same inputs

@@ -13,10 +13,44 @@ from evaluation.catalog.aten import copies, pointwise
 from evaluation.catalog.spec import Case, OperatorSpec, dtype_of
 
 POINTWISE_IDS = [
-    "acosh", "add", "add_", "asin", "bitwise_not", "cos", "cosh", "div", "div_", "eq", "erfc", "floor",
-    "floor_divide", "fmax", "gt", "hardsigmoid", "heaviside", "i0", "le", "log10", "logaddexp2", "logit", "mish",
-    "mul", "neg", "polygamma", "pow", "rsqrt", "rsub", "sgn", "silu", "sin", "special_entr", "square", "sub",
-    "masked_fill_", "fill_", "zero_",
+    "acosh",
+    "add",
+    "add_",
+    "asin",
+    "bitwise_not",
+    "cos",
+    "cosh",
+    "div",
+    "div_",
+    "eq",
+    "erfc",
+    "floor",
+    "floor_divide",
+    "fmax",
+    "gt",
+    "hardsigmoid",
+    "heaviside",
+    "i0",
+    "le",
+    "log10",
+    "logaddexp2",
+    "logit",
+    "mish",
+    "mul",
+    "neg",
+    "polygamma",
+    "pow",
+    "rsqrt",
+    "rsub",
+    "sgn",
+    "silu",
+    "sin",
+    "special_entr",
+    "square",
+    "sub",
+    "masked_fill_",
+    "fill_",
+    "zero_",
 ]
 COPY_IDS = ["clone", "copy_", "_to_copy", "to", "contiguous", "resolve_conj", "resolve_neg"]
 RECORDS: list[OperatorSpec] = pointwise.OPERATORS + copies.OPERATORS
@@ -47,12 +81,15 @@ def _schema_of(aten_overload: str) -> torch.FunctionSchema:
 def test_entry_points_follow_the_naming_rule_and_the_pinned_schema(spec):
     for entry in spec.entry_points:
         schema = _schema_of(entry.aten_overload)
-        expected_name = f"{schema.name.removeprefix('aten::')}_{schema.overload_name}" if schema.overload_name \
+        expected_name = (
+            f"{schema.name.removeprefix('aten::')}_{schema.overload_name}"
+            if schema.overload_name
             else schema.name.removeprefix("aten::")
+        )
         assert entry.name == expected_name
         assert entry.signature.startswith(f"{entry.name}(")
         # Argument names and order, and where the keyword-only marker sits, match torch's registry.
-        pinned = entry.signature[len(entry.name) + 1:entry.signature.rindex(") ->")]
+        pinned = entry.signature[len(entry.name) + 1 : entry.signature.rindex(") ->")]
         pinned_names = [part.split(":")[0].strip() for part in pinned.split(", ")]
         expected = []
         for argument in schema.arguments:
@@ -99,8 +136,7 @@ def test_cos_keeps_its_grid():
     spec = BY_ID["aten::cos"]
     assert [entry.name for entry in spec.entry_points] == ["cos", "cos_out"]
     assert (len(spec.smoke), len(spec.public)) == (18, 21)
-    assert spec.smoke[15].params == {"shape": [4, 17], "dtype": "float32", "layout": "transposed",
-                                     "range": [-2.0, 2.0]}
+    assert spec.smoke[15].params == {"shape": [4, 17], "dtype": "float32", "layout": "transposed", "range": [-2.0, 2.0]}
 
 
 def expected_dtype(spec: OperatorSpec, case: Case) -> torch.dtype:
@@ -119,11 +155,13 @@ def expected_dtype(spec: OperatorSpec, case: Case) -> torch.dtype:
 def test_smoke_case_builds_and_the_reference_runs_on_cpu(spec, case):
     call = spec.make_inputs(case, torch.Generator().manual_seed(7))
     same = spec.make_inputs(case, torch.Generator().manual_seed(7))
-    for built, rebuilt in zip(call.args + list(call.kwargs.values()), same.args + list(same.kwargs.values()),
-                              strict=True):
+    for built, rebuilt in zip(
+        call.args + list(call.kwargs.values()), same.args + list(same.kwargs.values()), strict=True
+    ):
         if isinstance(built, torch.Tensor) and "out" not in call.kwargs:
-            torch.testing.assert_close(built.resolve_conj().resolve_neg(), rebuilt.resolve_conj().resolve_neg(),
-                                       rtol=0, atol=0, equal_nan=True)
+            torch.testing.assert_close(
+                built.resolve_conj().resolve_neg(), rebuilt.resolve_conj().resolve_neg(), rtol=0, atol=0, equal_nan=True
+            )
             assert built.stride() == rebuilt.stride()
         elif not isinstance(built, torch.Tensor):
             assert built == rebuilt
@@ -170,8 +208,9 @@ def test_bool_results_have_at_least_30_elements_so_the_ghost_replay_poison_canno
 
 def test_contiguous_is_only_asked_of_views_that_are_not_contiguous():
     spec = BY_ID["aten::contiguous"]
-    small_held_out = [case for case in spec.cases("held_out", random.Random(4))
-                      if math.prod(case.params["shape"]) < 100_000]
+    small_held_out = [
+        case for case in spec.cases("held_out", random.Random(4)) if math.prod(case.params["shape"]) < 100_000
+    ]
     for case in spec.smoke + tuple(small_held_out):
         (view,) = spec.make_inputs(case, torch.Generator().manual_seed(0)).args
         assert not view.is_contiguous(), case.case_id

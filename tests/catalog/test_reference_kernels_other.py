@@ -88,8 +88,9 @@ def _built(spec: OperatorSpec, case: Case, seed: int, device: torch.device):
     return type(call)(args=_on_device(call.args, device), kwargs=_on_device(call.kwargs, device))
 
 
-def check_case(spec: OperatorSpec, case: Case, module: ModuleType, seed: int = 1234,
-               device: torch.device = CPU) -> None:
+def check_case(
+    spec: OperatorSpec, case: Case, module: ModuleType, seed: int = 1234, device: torch.device = CPU
+) -> None:
     """Raises AssertionError when the candidate's outputs differ from the reference's beyond tolerance."""
     candidate_call = _built(spec, case, seed, device)
     reference_call = _built(spec, case, seed, device)
@@ -131,8 +132,10 @@ PUBLIC = [
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(DEVICE != "cuda" or not torch.cuda.is_available(),
-                    reason="set KGB_KERNEL_TEST_DEVICE=cuda on a CUDA host to run the public tier")
+@pytest.mark.skipif(
+    DEVICE != "cuda" or not torch.cuda.is_available(),
+    reason="set KGB_KERNEL_TEST_DEVICE=cuda on a CUDA host to run the public tier",
+)
 @pytest.mark.parametrize(("spec", "case"), PUBLIC)
 def test_reference_kernel_passes_public_case_on_gpu(spec, case):
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -144,6 +147,7 @@ def test_the_checker_rejects_a_wrong_kernel():
     spec = RECORDS["aten::zeros"]
     impostor = ModuleType("impostor")
     impostor.zeros = kernel_module("aten::ones_like").ones_like and (
-        lambda size, **kwargs: kernel_module("aten::full").full(size, 1, **kwargs))
+        lambda size, **kwargs: kernel_module("aten::full").full(size, 1, **kwargs)
+    )
     with pytest.raises(AssertionError):
         check_case(spec, spec.smoke[1], impostor)

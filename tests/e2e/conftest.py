@@ -37,8 +37,9 @@ def need(url: str, what: str) -> None:
 @pytest.fixture(params=["embedded", "postgres-redis"])
 def stack(request, tmp_path) -> Iterator[Stack]:
     if request.param == "embedded":
-        instance = Stack(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-                         broker_url="filesystem://")
+        instance = Stack(
+            data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}", broker_url="filesystem://"
+        )
         yield from _run(instance)
         return
     need(POSTGRES_URL, "PostgreSQL")

@@ -47,23 +47,26 @@ class Stack:
     @property
     def env(self) -> dict[str, str]:
         env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST", "DJANGO_"))}
-        env.update({
-            "KGB_DATA_DIR": str(self.data_dir),
-            "DATABASE_URL": self.database_url,
-            "CELERY_BROKER_URL": self.broker_url,
-            "DJANGO_SETTINGS_MODULE": "kgbweb.settings",
-            "PYTHONUNBUFFERED": "1",
-            "KGB_HEARTBEAT_INTERVAL_S": "1",
-            "KGB_WORKER_STALE_AFTER_S": "6",
-            "SECRET_KEY": "e2e-secret-" + secrets.token_hex(8),  # the sandbox must never see it
-        })
+        env.update(
+            {
+                "KGB_DATA_DIR": str(self.data_dir),
+                "DATABASE_URL": self.database_url,
+                "CELERY_BROKER_URL": self.broker_url,
+                "DJANGO_SETTINGS_MODULE": "kgbweb.settings",
+                "PYTHONUNBUFFERED": "1",
+                "KGB_HEARTBEAT_INTERVAL_S": "1",
+                "KGB_WORKER_STALE_AFTER_S": "6",
+                "SECRET_KEY": "e2e-secret-" + secrets.token_hex(8),  # the sandbox must never see it
+            }
+        )
         env.pop("CELERY_TASK_ALWAYS_EAGER", None)
         env.update(self.extra_env)
         return env
 
     def manage(self, *args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
-        result = subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True,
-                                timeout=timeout)
+        result = subprocess.run(
+            [PY, "manage.py", *args], cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=timeout
+        )
         if check and result.returncode != 0:
             raise AssertionError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
         return result
@@ -71,9 +74,14 @@ class Stack:
     def prepare(self) -> None:
         self.manage("migrate", "--noinput")
         self.manage("load_catalog")
-        self.manage("shell", "-c", (
-            "from django.contrib.auth.models import User;"
-            "User.objects.create_user('uploader', password='uploader-pass-1')"))
+        self.manage(
+            "shell",
+            "-c",
+            (
+                "from django.contrib.auth.models import User;"
+                "User.objects.create_user('uploader', password='uploader-pass-1')"
+            ),
+        )
 
     def start_worker(self, name: str = "worker") -> subprocess.Popen:
         return self.start_worker_with(name)
@@ -81,9 +89,22 @@ class Stack:
     def start_worker_with(self, name: str = "worker", *, concurrency: int = 1) -> subprocess.Popen:
         log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - the child process keeps it
         process = subprocess.Popen(
-            [PY, "manage.py", "worker", "--name", f"{name}@e2e-{secrets.token_hex(3)}", "--loglevel", "INFO",
-             "--concurrency", str(concurrency)],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                PY,
+                "manage.py",
+                "worker",
+                "--name",
+                f"{name}@e2e-{secrets.token_hex(3)}",
+                "--loglevel",
+                "INFO",
+                "--concurrency",
+                str(concurrency),
+            ],
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self.processes[name] = process
         return process
@@ -93,7 +114,11 @@ class Stack:
         gunicorn = str(Path(PY).parent / "gunicorn")
         self.processes["site"] = subprocess.Popen(
             [gunicorn, "kgbweb.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers", "2", "--timeout", "120"],
-            cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=ROOT,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -124,25 +149,46 @@ class Stack:
         session = requests.Session()
         page = session.get(self.base_url + "/accounts/login/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-        response = session.post(self.base_url + "/accounts/login/",
-                                data={"username": username, "password": password, "csrfmiddlewaretoken": token},
-                                headers={"Referer": self.base_url + "/accounts/login/"})
+        response = session.post(
+            self.base_url + "/accounts/login/",
+            data={"username": username, "password": password, "csrfmiddlewaretoken": token},
+            headers={"Referer": self.base_url + "/accounts/login/"},
+        )
         assert response.status_code == 200 and "Log out" in response.text, "login failed"
         return session
 
-    def upload(self, session: requests.Session, path: Path, *, operator_id: str = "aten::cos",
-               scaffold: str = "E2E Agent", model: str = "test-model", chips: tuple[str, ...] = ("cpu-interpreter",),
-               total_tokens: int = 1000, visibility: str = "public") -> tuple[int, requests.Response]:
+    def upload(
+        self,
+        session: requests.Session,
+        path: Path,
+        *,
+        operator_id: str = "aten::cos",
+        scaffold: str = "E2E Agent",
+        model: str = "test-model",
+        chips: tuple[str, ...] = ("cpu-interpreter",),
+        total_tokens: int = 1000,
+        visibility: str = "public",
+    ) -> tuple[int, requests.Response]:
         """Upload through the web form; returns (submission id or 0, the final response)."""
         page = session.get(self.base_url + "/submit/")
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
-        data = {"operator": operator_id, "scaffold": scaffold, "model": model, "kind": "agent",
-                "chips": list(chips), "visibility": visibility, "total_tokens": str(total_tokens),
-                "csrfmiddlewaretoken": token}
+        data = {
+            "operator": operator_id,
+            "scaffold": scaffold,
+            "model": model,
+            "kind": "agent",
+            "chips": list(chips),
+            "visibility": visibility,
+            "total_tokens": str(total_tokens),
+            "csrfmiddlewaretoken": token,
+        }
         with open(path, "rb") as handle:
-            response = session.post(self.base_url + "/submit/", data=data,
-                                    files={"kernel_file": (path.name, handle, "text/x-python")},
-                                    headers={"Referer": self.base_url + "/submit/"})
+            response = session.post(
+                self.base_url + "/submit/",
+                data=data,
+                files={"kernel_file": (path.name, handle, "text/x-python")},
+                headers={"Referer": self.base_url + "/submit/"},
+            )
         match = re.search(r"/submissions/(\d+)/", response.url)
         return (int(match.group(1)) if match else 0), response
 
@@ -153,6 +199,7 @@ class Stack:
             if status["total"] and status["finished"] == status["total"]:
                 return status
             if time.monotonic() > deadline:
-                raise AssertionError(f"runs not finished after {timeout} s: {status}\n"
-                                     f"worker log:\n{self.log('worker')}")
+                raise AssertionError(
+                    f"runs not finished after {timeout} s: {status}\nworker log:\n{self.log('worker')}"
+                )
             time.sleep(0.5)

@@ -21,9 +21,14 @@ ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = ROOT / "tests" / "evaluation" / "kernels" / "hostile"
 GOOD = ROOT / "tests" / "fixtures" / "kernels" / "aten__cos_correct.py"
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow,
-              pytest.mark.skipif(isolation.containment_available() is not None,
-                                 reason=f"containment unavailable here: {isolation.containment_available()}")]
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        isolation.containment_available() is not None,
+        reason=f"containment unavailable here: {isolation.containment_available()}",
+    ),
+]
 
 
 def hostile(name: str, tmp_path: Path, **values: object) -> Path:
@@ -41,16 +46,29 @@ def hostile_stack(request, tmp_path):
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     scan = "on" if request.param == "scan-on" else "off"
-    stack = Stack(data_dir=data_dir, database_url=f"sqlite:///{data_dir / 'db.sqlite3'}", broker_url="filesystem://",
-                  extra_env={"KGB_STATIC_SCAN": scan, "KGB_CALL_LIMIT_FLOOR_S": "5",
-                             # Small private tmpfs: the disk-filling kernel is done in well under the limit.
-                             "KGB_SANDBOX_WORKDIR_BYTES": str(64 << 20), "KGB_SANDBOX_TMP_BYTES": str(32 << 20),
-                             "KGB_SANDBOX_SHM_BYTES": str(16 << 20)})
+    stack = Stack(
+        data_dir=data_dir,
+        database_url=f"sqlite:///{data_dir / 'db.sqlite3'}",
+        broker_url="filesystem://",
+        extra_env={
+            "KGB_STATIC_SCAN": scan,
+            "KGB_CALL_LIMIT_FLOOR_S": "5",
+            # Small private tmpfs: the disk-filling kernel is done in well under the limit.
+            "KGB_SANDBOX_WORKDIR_BYTES": str(64 << 20),
+            "KGB_SANDBOX_TMP_BYTES": str(32 << 20),
+            "KGB_SANDBOX_SHM_BYTES": str(16 << 20),
+        },
+    )
     stack.prepare()
-    stack.manage("shell", "-c", (
-        "from django.contrib.auth.models import User;"
-        "User.objects.create_superuser('staffer', password='staff-pass-' + 'x' * 12);"
-        "User.objects.create_user('other', password='other-pass-1')"))
+    stack.manage(
+        "shell",
+        "-c",
+        (
+            "from django.contrib.auth.models import User;"
+            "User.objects.create_superuser('staffer', password='staff-pass-' + 'x' * 12);"
+            "User.objects.create_user('other', password='other-pass-1')"
+        ),
+    )
     try:
         yield stack, scan
     finally:
@@ -60,9 +78,15 @@ def hostile_stack(request, tmp_path):
 def test_hostile_kernels_through_the_real_worker_leak_nothing_and_leave_nothing(hostile_stack, tmp_path):
     stack, scan = hostile_stack
     secret_key = stack.env["SECRET_KEY"]
-    staff_hash = stack.manage("shell", "-c", (
-        "from django.contrib.auth.models import User; print(User.objects.get(username='staffer').password)"
-    )).stdout.strip().splitlines()[-1]
+    staff_hash = (
+        stack.manage(
+            "shell",
+            "-c",
+            ("from django.contrib.auth.models import User; print(User.objects.get(username='staffer').password)"),
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     marker = "private-marker-" + secrets.token_hex(10)
     temp_marker = "kgb-temp-" + secrets.token_hex(6)
     stack.start_site()
@@ -71,13 +95,24 @@ def test_hostile_kernels_through_the_real_worker_leak_nothing_and_leave_nothing(
     other = stack.login("other", "other-pass-1")
 
     # Another user's private kernel, alive while the snooper runs beside it (the worker judges two at once).
-    victim_id, _ = stack.upload(other, hostile("victim.py", tmp_path, MARKER=marker, VICTIM_SECONDS=4.5),
-                                scaffold="Victim Agent", visibility="private")
+    victim_id, _ = stack.upload(
+        other,
+        hostile("victim.py", tmp_path, MARKER=marker, VICTIM_SECONDS=4.5),
+        scaffold="Victim Agent",
+        visibility="private",
+    )
     uploads = {
         "snoop": hostile("sibling_snoop.py", tmp_path, MARKER_REVERSED=marker[::-1]),
-        "files": hostile("read_host_files.py", tmp_path,
-                         SECRET_PATHS=[str(stack.data_dir / "db.sqlite3"), str(stack.data_dir),
-                                       str(ROOT / "var"), "/proc/1/root/" + str(stack.data_dir)]),
+        "files": hostile(
+            "read_host_files.py",
+            tmp_path,
+            SECRET_PATHS=[
+                str(stack.data_dir / "db.sqlite3"),
+                str(stack.data_dir),
+                str(ROOT / "var"),
+                "/proc/1/root/" + str(stack.data_dir),
+            ],
+        ),
         "through": hostile("module_through_module.py", tmp_path, SECRET_PATHS=[str(stack.data_dir)]),
         "grandchild": hostile("detached_grandchild.py", tmp_path),
         "temp": hostile("shared_temp_folders.py", tmp_path, MARKER=temp_marker),
@@ -110,14 +145,23 @@ def test_hostile_kernels_through_the_real_worker_leak_nothing_and_leave_nothing(
         assert statuses["sleeper"]["status"] == "timeout"
         assert "did not return within 5 s" in statuses["sleeper"]["reason"]
         assert {name: run["status"] for name, run in statuses.items() if name != "sleeper"} == {
-            name: "passed" for name in uploads if name != "sleeper"}
+            name: "passed" for name in uploads if name != "sleeper"
+        }
 
     # Nothing outlived its judgement (no process of any uid these runs' sandboxes had); nothing of a sandbox
     # is left where the host's processes share files.
-    uids = json.loads(stack.manage("shell", "-c", (
-        "import json; from evaluation.models import Run;"
-        "print(json.dumps([r.environment.get('sandbox', {}).get('uid') for r in Run.objects.all()]))"
-    )).stdout.strip().splitlines()[-1])
+    uids = json.loads(
+        stack.manage(
+            "shell",
+            "-c",
+            (
+                "import json; from evaluation.models import Run;"
+                "print(json.dumps([r.environment.get('sandbox', {}).get('uid') for r in Run.objects.all()]))"
+            ),
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     assert [uid for uid in uids if uid is not None and isolation.processes_of_uid(uid)] == []
     for folder in ("/tmp", "/dev/shm", "/var/tmp"):
         assert not os.path.exists(os.path.join(folder, temp_marker))
@@ -127,8 +171,17 @@ def test_hostile_kernels_through_the_real_worker_leak_nothing_and_leave_nothing(
     # The worker survived all of it and judges the next honest upload.
     good_id, _ = stack.upload(owner, GOOD, scaffold="Honest Agent")
     assert [run["status"] for run in stack.wait_for_runs(owner, good_id)["runs"]] == ["passed"]
-    evidence = json.loads(stack.manage("shell", "-c", (
-        "import json; from evaluation.models import Run;"
-        f"print(json.dumps(Run.objects.filter(kernel__submission_id={good_id}).get().environment['sandbox']))")).stdout.strip().splitlines()[-1])
+    evidence = json.loads(
+        stack.manage(
+            "shell",
+            "-c",
+            (
+                "import json; from evaluation.models import Run;"
+                f"print(json.dumps(Run.objects.filter(kernel__submission_id={good_id}).get().environment['sandbox']))"
+            ),
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
     assert any("own PID namespace" in item for item in evidence["applied"])
     assert re.fullmatch(r"\d+", str(evidence["uid"])) and evidence["uid"] >= isolation.uid_base()

@@ -45,8 +45,11 @@ def test_kernels_uploaded_through_the_form_get_verdicts_and_reach_the_leaderboar
     board = session.get(f"{stack.base_url}/?chip=cpu-interpreter&set=kgb-ms").text
     rows = re.findall(r"<td class=\"method\"><a href=\"/methods/\d+/\">([^<]+)</a>", board)
     assert rows[0].strip() == "Good Agent + test-model"  # the only method that solved an operator ranks first
-    assert {row.strip() for row in rows} == {"Good Agent + test-model", "Wrong Agent + test-model",
-                                             "Broken Agent + test-model"}
+    assert {row.strip() for row in rows} == {
+        "Good Agent + test-model",
+        "Wrong Agent + test-model",
+        "Broken Agent + test-model",
+    }
 
 
 def test_upload_form_names_problems_and_saves_nothing(stack, tmp_path):

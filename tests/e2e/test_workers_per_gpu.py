@@ -33,7 +33,8 @@ def runs_of(stack: Stack) -> list[dict]:
         "'status': r.status, 'attempts': r.attempts, 'worker': r.worker, "
         "'uid': r.environment.get('sandbox', {}).get('uid'), "
         "'started': r.started_at.isoformat() if r.started_at else None, "
-        "'finished': r.finished_at.isoformat() if r.finished_at else None} for r in Run.objects.all()]))")
+        "'finished': r.finished_at.isoformat() if r.finished_at else None} for r in Run.objects.all()]))"
+    )
     return json.loads(stack.manage("shell", "-c", script).stdout.strip().splitlines()[-1])
 
 
@@ -60,9 +61,14 @@ def test_two_workers_on_one_host_share_a_queue_without_doubling_losing_or_collid
     stack.prepare()
     stack.start_site()
     log = open(tmp_path / "supervisor.log", "ab")  # noqa: SIM115 - the child keeps it
-    supervisor = subprocess.Popen([sys.executable, "manage.py", "worker", "--gpus", "0,1", "--concurrency", "2",
-                                   "--name", "pair@e2e"], cwd=ROOT, env=stack.env, stdout=log,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
+    supervisor = subprocess.Popen(
+        [sys.executable, "manage.py", "worker", "--gpus", "0,1", "--concurrency", "2", "--name", "pair@e2e"],
+        cwd=ROOT,
+        env=stack.env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         session = stack.login()
         submissions = [stack.upload(session, GOOD, scaffold=f"Agent {index}")[0] for index in range(8)]
@@ -84,11 +90,13 @@ def test_two_workers_on_one_host_share_a_queue_without_doubling_losing_or_collid
         assert any(run["attempts"] == 2 for run in runs)  # the killed worker's run, re-queued and judged again
         assert {run["worker"].rsplit("-gpu", 1)[1].split("@")[0] for run in runs} >= {"0"}
         # Sandboxes judged at the same time had distinct uids, whichever worker ran them.
-        spans = [(datetime.fromisoformat(run["started"]), datetime.fromisoformat(run["finished"]), run["uid"])
-                 for run in runs]
+        spans = [
+            (datetime.fromisoformat(run["started"]), datetime.fromisoformat(run["finished"]), run["uid"])
+            for run in runs
+        ]
         for index, (start, end, uid) in enumerate(spans):
             assert uid is None or uid >= isolation.uid_base()
-            for other_start, other_end, other_uid in spans[index + 1:]:
+            for other_start, other_end, other_uid in spans[index + 1 :]:
                 if start < other_end and other_start < end and uid is not None:
                     assert uid != other_uid
         # The supervisor started the dead worker again; the other never stopped.

@@ -34,8 +34,10 @@ def test_an_unknown_chip_gets_its_measured_peaks_with_headroom_once():
     assert chip.peak_bandwidth_bytes_per_s == pytest.approx(2.5e12)
     assert chip.peak_flops_by_dtype == {"bfloat16": pytest.approx(5.0e14), "float32": pytest.approx(6.25e13)}
     # A second worker's measurement (or an admin's own figures) never overwrites the chip's.
-    assert services.chip_record_measured_peaks(slug="acme-x1", measured={**MEASURED,
-                                                                         "bandwidth_bytes_per_s": 9e12}) is False
+    assert (
+        services.chip_record_measured_peaks(slug="acme-x1", measured={**MEASURED, "bandwidth_bytes_per_s": 9e12})
+        is False
+    )
     assert services.chip_peaks(chip=chip)[0] == pytest.approx(2.5e12)
 
 

@@ -19,8 +19,12 @@ GOOD = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    retur
 def run(catalog, cpu_chip, user, django_capture_on_commit_callbacks):
     method = method_get_or_create(owner=user, scaffold="Agent", model="M")
     with django_capture_on_commit_callbacks(execute=False):
-        submission = submission_create(owner=user, method=method, chips=[cpu_chip],
-                                       uploads=[KernelUpload(operator_id="aten::cos", source_code=GOOD)])
+        submission = submission_create(
+            owner=user,
+            method=method,
+            chips=[cpu_chip],
+            uploads=[KernelUpload(operator_id="aten::cos", source_code=GOOD)],
+        )
     return Run.objects.get(kernel__submission=submission)
 
 
@@ -51,8 +55,9 @@ def test_a_message_delivered_twice_is_judged_once(run):
 
 def test_result_of_a_superseded_claim_is_not_recorded(run, django_capture_on_commit_callbacks):
     claimed, old_lease = services.run_claim(run_id=run.pk, worker="dead-worker")
-    Worker.objects.create(hostname="dead-worker", chip=claimed.chip,
-                          last_heartbeat_at=timezone.now() - timedelta(minutes=10))
+    Worker.objects.create(
+        hostname="dead-worker", chip=claimed.chip, last_heartbeat_at=timezone.now() - timedelta(minutes=10)
+    )
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         counts = services.runs_requeue_stale()
     assert counts == {"requeued": 1, "gave_up": 0, "resent": 0}
@@ -60,11 +65,14 @@ def test_result_of_a_superseded_claim_is_not_recorded(run, django_capture_on_com
     reclaimed, new_lease = services.run_claim(run_id=run.pk, worker="live-worker")
     assert reclaimed.attempts == 2
 
-    late = services.run_record_result(run=claimed, lease=old_lease,
-                                      result=JudgeResult(status="failed_runtime", reason="late"))
+    late = services.run_record_result(
+        run=claimed, lease=old_lease, result=JudgeResult(status="failed_runtime", reason="late")
+    )
     assert late is False
-    assert services.run_record_result(run=reclaimed, lease=new_lease,
-                                      result=JudgeResult(status="passed", reason="ok")) is True
+    assert (
+        services.run_record_result(run=reclaimed, lease=new_lease, result=JudgeResult(status="passed", reason="ok"))
+        is True
+    )
     final = Run.objects.get(pk=run.pk)
     assert (final.status, final.reason, final.attempts, final.worker) == ("passed", "ok", 2, "live-worker")
 
@@ -80,7 +88,8 @@ def test_requeue_gives_up_after_the_attempt_bound(run, settings):
 
 
 def test_a_retryable_judge_error_goes_back_to_the_queue_until_the_attempts_are_used(
-        run, settings, django_capture_on_commit_callbacks):
+    run, settings, django_capture_on_commit_callbacks
+):
     # A judge error that says nothing about the kernel (the GPU's memory full of other judgements') is not a
     # result: the run is queued again, and only once its claims are used up is the error recorded.
     settings.KGB_MAX_RUN_ATTEMPTS = 2
@@ -96,8 +105,12 @@ def test_a_retryable_judge_error_goes_back_to_the_queue_until_the_attempts_are_u
     second, second_lease = services.run_claim(run_id=run.pk, worker="w2")
     assert second.attempts == 2
     assert services.run_retry_later(run=second, lease=second_lease, reason="full again") == "exhausted"
-    assert services.run_record_result(run=second, lease=second_lease, result=JudgeResult(
-        status="error", reason="full again", retryable=True)) is True
+    assert (
+        services.run_record_result(
+            run=second, lease=second_lease, result=JudgeResult(status="error", reason="full again", retryable=True)
+        )
+        is True
+    )
     assert Run.objects.get(pk=run.pk).status == RunStatus.ERROR
 
 
@@ -110,9 +123,9 @@ def test_runs_of_a_live_worker_are_left_alone(run):
 
 def test_cpu_interpreter_speedup_is_recorded_as_unknown(run):
     claimed, lease = services.run_claim(run_id=run.pk, worker="w1")
-    services.run_record_result(run=claimed, lease=lease,
-                               result=JudgeResult(status="passed", reason="ok", speedup=3.0,
-                                                  speedup_ci95=(2.0, 4.0)))
+    services.run_record_result(
+        run=claimed, lease=lease, result=JudgeResult(status="passed", reason="ok", speedup=3.0, speedup_ci95=(2.0, 4.0))
+    )
     final = Run.objects.get(pk=run.pk)
     assert (final.speedup, final.speedup_ci_low, final.speedup_ci_high) == (None, None, None)
 
@@ -120,7 +133,12 @@ def test_cpu_interpreter_speedup_is_recorded_as_unknown(run):
 def test_job_for_the_cpu_interpreter_checks_the_smoke_tier_without_timing(run):
     job = services.run_build_job(run=Run.objects.select_related("chip", "kernel__operator").get(pk=run.pk))
     assert (job.operator_id, job.chip_slug, job.device_type, job.tiers, job.measure_timing) == (
-        "aten::cos", "cpu-interpreter", "cpu", ("smoke",), False)
+        "aten::cos",
+        "cpu-interpreter",
+        "cpu",
+        ("smoke",),
+        False,
+    )
     assert job.source_code == GOOD
 
 

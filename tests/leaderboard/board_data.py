@@ -43,24 +43,37 @@ def make_world(*, owner, other) -> World:
     Operator.objects.all().delete()
     Chip.objects.all().delete()
     chips = {
-        "nvidia-h200": Chip.objects.create(slug="nvidia-h200", display_name="NVIDIA H200", device_type=DeviceType.CUDA,
-                                           is_reference_platform=True),
-        "platform-a": Chip.objects.create(slug="platform-a", display_name="Ascend", public_alias="Platform A",
-                                          device_type=DeviceType.NPU),
-        "cpu-interpreter": Chip.objects.create(slug="cpu-interpreter", display_name="CPU (Triton interpreter)",
-                                               device_type=DeviceType.CPU, timings_meaningful=False),
+        "nvidia-h200": Chip.objects.create(
+            slug="nvidia-h200", display_name="NVIDIA H200", device_type=DeviceType.CUDA, is_reference_platform=True
+        ),
+        "platform-a": Chip.objects.create(
+            slug="platform-a", display_name="Ascend", public_alias="Platform A", device_type=DeviceType.NPU
+        ),
+        "cpu-interpreter": Chip.objects.create(
+            slug="cpu-interpreter",
+            display_name="CPU (Triton interpreter)",
+            device_type=DeviceType.CPU,
+            timings_meaningful=False,
+        ),
     }
     operators = {
-        op_id: Operator.objects.create(operator_id=op_id, source=source, name=op_id.split("::")[1], in_mc=in_mc,
-                                       entry_points=entries, description=f"The {op_id} operator.",
-                                       public_cases=[{"case_id": f"{op_id}[0]"}])
+        op_id: Operator.objects.create(
+            operator_id=op_id,
+            source=source,
+            name=op_id.split("::")[1],
+            in_mc=in_mc,
+            entry_points=entries,
+            description=f"The {op_id} operator.",
+            public_cases=[{"case_id": f"{op_id}[0]"}],
+        )
         for op_id, source, in_mc, entries in OPERATORS
     }
     sets = {
         "kgb-ms": OperatorSet.objects.create(slug="kgb-ms", title="KernelGenBench-MS", builtin=True, position=1),
         "kgb-mc": OperatorSet.objects.create(slug="kgb-mc", title="KernelGenBench-MC", builtin=True, position=2),
-        "pointwise": OperatorSet.objects.create(slug="pointwise", title="Curated pointwise", position=10,
-                                                description="Hand-picked pointwise ops"),
+        "pointwise": OperatorSet.objects.create(
+            slug="pointwise", title="Curated pointwise", position=10, description="Hand-picked pointwise ops"
+        ),
     }
     sets["kgb-ms"].operators.set(operators.values())
     sets["kgb-mc"].operators.set([operators["aten::cos"], operators["aten::add"]])
@@ -68,8 +81,9 @@ def make_world(*, owner, other) -> World:
     methods = {
         "fast": Method.objects.create(scaffold="Fast Agent", model="Opus-4.6", kind=MethodKind.AGENT, owner=owner),
         "slow": Method.objects.create(scaffold="Pass@1", model="GLM-5.0", kind=MethodKind.PASS_AT_K, owner=other),
-        "secret": Method.objects.create(scaffold="Secret Agent", model="X", kind=MethodKind.AGENT, owner=owner,
-                                        public=False),
+        "secret": Method.objects.create(
+            scaffold="Secret Agent", model="X", kind=MethodKind.AGENT, owner=owner, public=False
+        ),
     }
     submissions = {
         "fast": Submission.objects.create(owner=owner, method=methods["fast"], target_chip=chips["nvidia-h200"]),
@@ -80,19 +94,50 @@ def make_world(*, owner, other) -> World:
     }
     runs: dict[str, Run] = {}
 
-    def judged(name: str, submission: str, op_id: str, chip: str, status: str, speedup: float | None = None,
-               tokens: int = 1000, seconds: float = 360.0, code: str = "def cos(x):\n    return x\n",
-               version: int = 1) -> Run:
+    def judged(
+        name: str,
+        submission: str,
+        op_id: str,
+        chip: str,
+        status: str,
+        speedup: float | None = None,
+        tokens: int = 1000,
+        seconds: float = 360.0,
+        code: str = "def cos(x):\n    return x\n",
+        version: int = 1,
+    ) -> Run:
         kernel, _ = Kernel.objects.get_or_create(
-            submission=submissions[submission], operator=operators[op_id],
-            defaults={"source_code": code, "sha256": Kernel.hash_source(code), "total_tokens": tokens,
-                      "solve_seconds": seconds, "filename": op_id.replace("::", "__") + ".py"})
-        runs[name] = Run.objects.create(kernel=kernel, chip=chips[chip], operator_version=version, status=status,
-                                        speedup=speedup, reason="" if status == RunStatus.PASSED else "wrong result",
-                                        cases_total=2, cases_passed=2 if status == RunStatus.PASSED else 1,
-                                        case_results=[{"case_id": "c0", "tier": "public", "passed": True,
-                                                       "reference_ms": 1.0, "candidate_ms": 0.5, "speedup": 2.0,
-                                                       "roofline_floor_ms": 0.25}])
+            submission=submissions[submission],
+            operator=operators[op_id],
+            defaults={
+                "source_code": code,
+                "sha256": Kernel.hash_source(code),
+                "total_tokens": tokens,
+                "solve_seconds": seconds,
+                "filename": op_id.replace("::", "__") + ".py",
+            },
+        )
+        runs[name] = Run.objects.create(
+            kernel=kernel,
+            chip=chips[chip],
+            operator_version=version,
+            status=status,
+            speedup=speedup,
+            reason="" if status == RunStatus.PASSED else "wrong result",
+            cases_total=2,
+            cases_passed=2 if status == RunStatus.PASSED else 1,
+            case_results=[
+                {
+                    "case_id": "c0",
+                    "tier": "public",
+                    "passed": True,
+                    "reference_ms": 1.0,
+                    "candidate_ms": 0.5,
+                    "speedup": 2.0,
+                    "roofline_floor_ms": 0.25,
+                }
+            ],
+        )
         return runs[name]
 
     # Fast Agent on H200 (written for it): 3 of 4 pass, speedups 2.0, 0.5, 1.0; rms_norm fails.
@@ -110,7 +155,14 @@ def make_world(*, owner, other) -> World:
     judged("slow_add", "slow", "aten::add", "nvidia-h200", RunStatus.FAILED_COMPILE, tokens=500)
     judged("slow_cos_a", "slow", "aten::cos", "platform-a", RunStatus.PASSED, 0.8, tokens=500)
     # A private submission and a private method: never ranked.
-    judged("private_add", "private", "aten::add", "nvidia-h200", RunStatus.PASSED, 9.0,
-           code="SECRET_KERNEL_CODE = '<script>alert(1)</script>'\n")
+    judged(
+        "private_add",
+        "private",
+        "aten::add",
+        "nvidia-h200",
+        RunStatus.PASSED,
+        9.0,
+        code="SECRET_KERNEL_CODE = '<script>alert(1)</script>'\n",
+    )
     judged("secret_cos", "secret", "aten::cos", "nvidia-h200", RunStatus.PASSED, 9.0)
     return World(chips, operators, sets, methods, submissions, runs)

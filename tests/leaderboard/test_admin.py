@@ -12,9 +12,16 @@ from leaderboard.services import KernelUpload, method_get_or_create, submission_
 GOOD = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
 
 ADMIN_PAGES = [
-    "leaderboard_operator", "leaderboard_operatorset", "leaderboard_method", "leaderboard_submission",
-    "leaderboard_kernel", "leaderboard_paperresult", "leaderboard_papercost",
-    "evaluation_chip", "evaluation_worker", "evaluation_run",
+    "leaderboard_operator",
+    "leaderboard_operatorset",
+    "leaderboard_method",
+    "leaderboard_submission",
+    "leaderboard_kernel",
+    "leaderboard_paperresult",
+    "leaderboard_papercost",
+    "evaluation_chip",
+    "evaluation_worker",
+    "evaluation_run",
 ]
 
 
@@ -29,8 +36,12 @@ def staff_client(client, django_user_model):
 def submission(catalog, cpu_chip, user, django_capture_on_commit_callbacks):
     method = method_get_or_create(owner=user, scaffold="Agent", model="M")
     with django_capture_on_commit_callbacks(execute=False):
-        return submission_create(owner=user, method=method, chips=[cpu_chip],
-                                 uploads=[KernelUpload(operator_id="aten::cos", source_code=GOOD)])
+        return submission_create(
+            owner=user,
+            method=method,
+            chips=[cpu_chip],
+            uploads=[KernelUpload(operator_id="aten::cos", source_code=GOOD)],
+        )
 
 
 @pytest.mark.parametrize("page", ADMIN_PAGES)
@@ -60,13 +71,13 @@ def test_add_operators_to_a_curated_set(staff_client, catalog):
     url = reverse("admin:leaderboard_operator_changelist")
     form_page = staff_client.post(url, {"action": "add_to_set", "_selected_action": ids})
     assert form_page.status_code == 200 and b"Add operators to a set" in form_page.content
-    staff_client.post(url, {"action": "add_to_set", "_selected_action": ids, "apply": "1",
-                            "operator_set": curated.pk})
+    staff_client.post(url, {"action": "add_to_set", "_selected_action": ids, "apply": "1", "operator_set": curated.pk})
     assert sorted(curated.operators.values_list("operator_id", flat=True)) == ["aten::cos", "aten::sin"]
 
 
-def test_rerun_creates_new_runs_and_keeps_the_old_verdicts(staff_client, submission, cpu_chip,
-                                                           django_capture_on_commit_callbacks):
+def test_rerun_creates_new_runs_and_keeps_the_old_verdicts(
+    staff_client, submission, cpu_chip, django_capture_on_commit_callbacks
+):
     original = Run.objects.get(kernel__submission=submission)
     url = reverse("admin:evaluation_run_changelist")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -76,7 +87,8 @@ def test_rerun_creates_new_runs_and_keeps_the_old_verdicts(staff_client, submiss
     assert runs[0].pk == original.pk and len(callbacks) == 1
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        staff_client.post(reverse("admin:leaderboard_submission_changelist"),
-                          {"action": "rerun_on_chip", "_selected_action": [submission.pk], "apply": "1",
-                           "chip": cpu_chip.pk})
+        staff_client.post(
+            reverse("admin:leaderboard_submission_changelist"),
+            {"action": "rerun_on_chip", "_selected_action": [submission.pk], "apply": "1", "chip": cpu_chip.pk},
+        )
     assert Run.objects.filter(kernel__submission=submission).count() == 3 and len(callbacks) == 1

@@ -16,8 +16,9 @@ from leaderboard.metrics import (
 )
 
 
-def outcome(op: str, solved: bool, speedup: float | None = None, tokens: int = 0, source: str = "aten",
-            **kwargs) -> OperatorOutcome:
+def outcome(
+    op: str, solved: bool, speedup: float | None = None, tokens: int = 0, source: str = "aten", **kwargs
+) -> OperatorOutcome:
     return OperatorOutcome(op, source, solved=solved, speedup=speedup, tokens=tokens, **kwargs)
 
 
@@ -28,8 +29,12 @@ def test_geomean():
 
 
 def test_summary_follows_the_protocol():
-    outcomes = [outcome("a", True, 2.0, tokens=100), outcome("b", True, 0.5, tokens=100),
-                outcome("c", False, tokens=400), outcome("d", True, None, tokens=0, solve_seconds=7200.0)]
+    outcomes = [
+        outcome("a", True, 2.0, tokens=100),
+        outcome("b", True, 0.5, tokens=100),
+        outcome("c", False, tokens=400),
+        outcome("d", True, None, tokens=0, solve_seconds=7200.0),
+    ]
     summary = summarize(outcomes, operators_total=5)  # "e" never attempted: still in the denominator
     assert (summary.solved, summary.accuracy_pct) == (3, 60.0)
     assert (summary.speedup_geomean, summary.speedup_covered) == (1.0, 2)  # unknown speedups are not averaged
@@ -59,13 +64,15 @@ def test_matched_speedups_use_only_operators_every_method_solved():
     per_method = {
         1: {"a": outcome("a", True, 2.0), "b": outcome("b", True, 8.0), "c": outcome("c", True, 1.0)},
         2: {"a": outcome("a", True, 0.5), "b": outcome("b", True, 2.0), "c": outcome("c", False)},
-        3: {"a": outcome("a", True, 1.0), "b": outcome("b", True, 1.0), "c": outcome("c", True, 9.0,
-                                                                                      flagged=True)},
+        3: {"a": outcome("a", True, 1.0), "b": outcome("b", True, 1.0), "c": outcome("c", True, 9.0, flagged=True)},
     }
     common, figures = matched_speedups(per_method)
     assert common == ["a", "b"]
     assert {key: (figure.speedup_geomean, figure.covered) for key, figure in figures.items()} == {
-        1: (4.0, 2), 2: (1.0, 2), 3: (1.0, 2)}
+        1: (4.0, 2),
+        2: (1.0, 2),
+        3: (1.0, 2),
+    }
 
 
 def test_speedup_spread_and_buckets():

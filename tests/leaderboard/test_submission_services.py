@@ -21,16 +21,18 @@ def upload(operator_id="aten::cos", code=GOOD, filename="aten__cos.py", **kwargs
     return KernelUpload(operator_id=operator_id, source_code=code, filename=filename, **kwargs)
 
 
-def test_submission_saves_kernels_and_queues_one_run_per_chip(catalog, cpu_chip, user,
-                                                              django_capture_on_commit_callbacks, monkeypatch):
+def test_submission_saves_kernels_and_queues_one_run_per_chip(
+    catalog, cpu_chip, user, django_capture_on_commit_callbacks, monkeypatch
+):
     from evaluation import tasks
 
     sent = []
     monkeypatch.setattr(tasks.judge_run, "apply_async", lambda args, queue: sent.append((args, queue)))
     method = method_get_or_create(owner=user, scaffold="Agent", model="M")
     with django_capture_on_commit_callbacks(execute=True):
-        submission = submission_create(owner=user, method=method, chips=[cpu_chip],
-                                       uploads=[upload(input_tokens=10, output_tokens=5)])
+        submission = submission_create(
+            owner=user, method=method, chips=[cpu_chip], uploads=[upload(input_tokens=10, output_tokens=5)]
+        )
     run = Run.objects.get(kernel__submission=submission)
     assert sent == [([run.pk], "chip.cpu-interpreter")]
     kernel = Kernel.objects.get(submission=submission)
@@ -56,12 +58,14 @@ def test_every_problem_is_named_and_nothing_is_saved(catalog, cpu_chip, user, dj
     assert (Submission.objects.count(), Kernel.objects.count(), Run.objects.count(), len(callbacks)) == (0, 0, 0, 0)
 
 
-def test_a_file_that_does_not_parse_is_accepted_for_the_judge_to_refuse(catalog, cpu_chip, user,
-                                                                        django_capture_on_commit_callbacks):
+def test_a_file_that_does_not_parse_is_accepted_for_the_judge_to_refuse(
+    catalog, cpu_chip, user, django_capture_on_commit_callbacks
+):
     method = method_get_or_create(owner=user, scaffold="Agent")
     with django_capture_on_commit_callbacks(execute=False):
-        submission = submission_create(owner=user, method=method, chips=[cpu_chip],
-                                       uploads=[upload(code="def cos(:\n")])
+        submission = submission_create(
+            owner=user, method=method, chips=[cpu_chip], uploads=[upload(code="def cos(:\n")]
+        )
     assert Run.objects.filter(kernel__submission=submission).count() == 1
 
 

@@ -19,11 +19,22 @@ ADD = "def add_Tensor(self, other, *, alpha=1):\n    return self\n"
 PROGRESS = {
     "token_usage": {"input_tokens": 99, "output_tokens": 1, "cache_creation": 0, "cache_read": 0, "total": 100},
     "operators": {
-        "aten::cos": {"status": "passed", "duration_seconds": 120.5,
-                      "token_usage": {"input_tokens": 1000, "output_tokens": 200, "cache_creation": 30,
-                                      "cache_read": 4000, "total": 5230}},
-        "aten__add": {"status": "failed", "duration_seconds": 60,
-                      "token_usage": {"input_tokens": 10, "output_tokens": 2, "cache_creation": 0, "cache_read": 0}},
+        "aten::cos": {
+            "status": "passed",
+            "duration_seconds": 120.5,
+            "token_usage": {
+                "input_tokens": 1000,
+                "output_tokens": 200,
+                "cache_creation": 30,
+                "cache_read": 4000,
+                "total": 5230,
+            },
+        },
+        "aten__add": {
+            "status": "failed",
+            "duration_seconds": 60,
+            "token_usage": {"input_tokens": 10, "output_tokens": 2, "cache_creation": 0, "cache_read": 0},
+        },
     },
 }
 
@@ -68,17 +79,32 @@ def test_file_names_map_to_operator_ids():
 
 
 def test_a_kernelgenbench_run_directory_is_understood_as_is(world):
-    data = zip_bytes({"run/kernels/aten__cos.py": COS, "run/kernels/aten__add.py": ADD,
-                      "run/progress.json": json.dumps(PROGRESS), "run/results.json": "{}",
-                      "run/verification/log_0/test_report_cos.json": "[]"})
+    data = zip_bytes(
+        {
+            "run/kernels/aten__cos.py": COS,
+            "run/kernels/aten__add.py": ADD,
+            "run/progress.json": json.dumps(PROGRESS),
+            "run/results.json": "{}",
+            "run/verification/log_0/test_report_cos.json": "[]",
+        }
+    )
     uploads = parse_upload(data=data, filename="run.zip")
     by_id = {upload.operator_id: upload for upload in uploads}
     assert sorted(by_id) == ["aten::add", "aten::cos"]
     cos = by_id["aten::cos"]
-    assert (cos.input_tokens, cos.output_tokens, cos.cache_creation_tokens, cos.cache_read_tokens,
-            cos.total_tokens, cos.solve_seconds) == (1000, 200, 30, 4000, 5230, 120.5)
-    assert (cos.filename, cos.source_code, cos.extra) == ("run/kernels/aten__cos.py", COS,
-                                                          {"reported_status": "passed"})
+    assert (
+        cos.input_tokens,
+        cos.output_tokens,
+        cos.cache_creation_tokens,
+        cos.cache_read_tokens,
+        cos.total_tokens,
+        cos.solve_seconds,
+    ) == (1000, 200, 30, 4000, 5230, 120.5)
+    assert (cos.filename, cos.source_code, cos.extra) == (
+        "run/kernels/aten__cos.py",
+        COS,
+        {"reported_status": "passed"},
+    )
     add = by_id["aten::add"]
     assert (add.input_tokens, add.output_tokens, add.total_tokens, add.solve_seconds) == (10, 2, None, 60.0)
 
@@ -87,29 +113,37 @@ def test_tar_gz_with_a_separate_usage_csv(world):
     data = tar_bytes({"aten__cos.py": COS})
     csv_text = b"operator,input_tokens,output_tokens,total,duration_seconds\naten__cos.py,5,6,11,7.5\n"
     [upload] = parse_upload(data=data, filename="kernels.tar.gz", usage_data=csv_text, usage_filename="usage.csv")
-    assert (upload.operator_id, upload.input_tokens, upload.output_tokens, upload.total_tokens,
-            upload.solve_seconds) == ("aten::cos", 5, 6, 11, 7.5)
+    assert (
+        upload.operator_id,
+        upload.input_tokens,
+        upload.output_tokens,
+        upload.total_tokens,
+        upload.solve_seconds,
+    ) == ("aten::cos", 5, 6, 11, 7.5)
 
 
 def test_simple_json_usage_list():
-    usage = parse_usage(data=json.dumps([{"operator_id": "aten::cos", "total_tokens": 42}]).encode(),
-                        filename="usage.json")
+    usage = parse_usage(
+        data=json.dumps([{"operator_id": "aten::cos", "total_tokens": 42}]).encode(), filename="usage.json"
+    )
     assert usage == {"aten::cos": {"total_tokens": 42}}
 
 
 def test_every_problem_names_its_file(world, settings):
     settings.KGB_MAX_KERNEL_BYTES = 1000
-    data = zip_bytes({
-        "k/aten__cos.py": COS,
-        "other/aten__cos.py": COS,
-        "k/aten__nope.py": "def nope():\n    pass\n",
-        "k/aten__add.py": "def add(self):\n    return self\n",
-        "k/cublas__cublasSaxpy_v2.py": b"\xff\xfe not utf-8",
-        "k/vllm13__rms_norm.py": "x = 1\n" * 400,
-        "k/helper.py": "pass\n",
-        "../evil/aten__cos.py": COS,
-        "/abs/aten__cos.py": COS,
-    })
+    data = zip_bytes(
+        {
+            "k/aten__cos.py": COS,
+            "other/aten__cos.py": COS,
+            "k/aten__nope.py": "def nope():\n    pass\n",
+            "k/aten__add.py": "def add(self):\n    return self\n",
+            "k/cublas__cublasSaxpy_v2.py": b"\xff\xfe not utf-8",
+            "k/vllm13__rms_norm.py": "x = 1\n" * 400,
+            "k/helper.py": "pass\n",
+            "../evil/aten__cos.py": COS,
+            "/abs/aten__cos.py": COS,
+        }
+    )
     with pytest.raises(UploadProblems) as error:
         parse_upload(data=data, filename="batch.zip")
     assert error.value.problems == [
@@ -135,8 +169,9 @@ def test_broken_archives_and_links_are_refused(world):
         parse_upload(data=b"hello", filename="notes.txt")
     assert error.value.problems == ["notes.txt: not a zip or tar archive, nor a .py file"]
     with pytest.raises(UploadProblems) as error:
-        parse_upload(data=tar_bytes({"aten__cos.py": COS}, links={"aten__add.py": "/etc/passwd"}),
-                     filename="links.tar.gz")
+        parse_upload(
+            data=tar_bytes({"aten__cos.py": COS}, links={"aten__add.py": "/etc/passwd"}), filename="links.tar.gz"
+        )
     assert error.value.problems == ["aten__add.py: refused, not a regular file (link or device)"]
     with pytest.raises(UploadProblems) as error:
         parse_upload(data=zip_bytes({"README.md": "hi"}), filename="empty.zip")
@@ -163,22 +198,29 @@ def test_zip_bombs_stop_at_the_caps(world, settings):
 
 
 def post_batch(client, world, archive: bytes, name: str = "run.zip", **fields):
-    data = {"scaffold": "Batch Agent", "model": "M1", "kind": "agent", "chips": ["cpu-interpreter"],
-            "visibility": "public", "notes": "", **fields}
+    data = {
+        "scaffold": "Batch Agent",
+        "model": "M1",
+        "kind": "agent",
+        "chips": ["cpu-interpreter"],
+        "visibility": "public",
+        "notes": "",
+        **fields,
+    }
     data["archive"] = io.BytesIO(archive)
     data["archive"].name = name
     return client.post("/submit/batch/", data)
 
 
-def test_batch_form_saves_everything_and_queues_runs(world, client, django_capture_on_commit_callbacks,
-                                                     monkeypatch):
+def test_batch_form_saves_everything_and_queues_runs(world, client, django_capture_on_commit_callbacks, monkeypatch):
     from evaluation import tasks
 
     sent = []
     monkeypatch.setattr(tasks.judge_run, "apply_async", lambda args, queue: sent.append(queue))
     client.force_login(world.submissions["fast"].owner)
-    archive = zip_bytes({"run/kernels/aten__cos.py": COS, "run/kernels/aten__add.py": ADD,
-                         "run/progress.json": json.dumps(PROGRESS)})
+    archive = zip_bytes(
+        {"run/kernels/aten__cos.py": COS, "run/kernels/aten__add.py": ADD, "run/progress.json": json.dumps(PROGRESS)}
+    )
     with django_capture_on_commit_callbacks(execute=True):
         response = post_batch(client, world, archive, chips=["cpu-interpreter", "nvidia-h200"])
     submission = Submission.objects.get(method__scaffold="Batch Agent")
@@ -197,7 +239,9 @@ def test_batch_form_shows_every_problem_and_saves_nothing(world, client, django_
         response = post_batch(client, world, archive)
     assert response.status_code == 200
     assert response.context["form"].non_field_errors() == [
-        "../aten__add.py: refused, path traversal (..)", "aten__nope.py: unknown operator 'aten::nope'"]
+        "../aten__add.py: refused, path traversal (..)",
+        "aten__nope.py: unknown operator 'aten::nope'",
+    ]
     html = response.content.decode()
     assert "aten__nope.py: unknown operator &#x27;aten::nope&#x27;" in html
     after = (Submission.objects.count(), Kernel.objects.count(), Run.objects.count(), Method.objects.count())
@@ -209,7 +253,8 @@ def test_batch_form_needs_a_method(world, client):
     response = post_batch(client, world, zip_bytes({"aten__cos.py": COS}), scaffold="")
     assert response.status_code == 200
     assert response.context["form"].errors["scaffold"] == [
-        "Choose one of your methods or name a new one (scaffold at least)."]
+        "Choose one of your methods or name a new one (scaffold at least)."
+    ]
 
 
 def test_batch_form_refuses_another_users_method(world, client):

@@ -47,6 +47,7 @@ def as_role(client, user, other_user, staff_user):
         if role != "anonymous":
             client.force_login({"other": other_user, "owner": user, "staff": staff_user}[role])
         return client
+
     return login
 
 
@@ -81,11 +82,17 @@ def test_multi_source_board_ranks_public_work_only(world, as_role, role):
 
 def test_board_sorts_by_any_column_and_filters(world, client):
     assert method_rows(client.get("/?chip=nvidia-h200&sort=-overall.tokens_per_success").content.decode()) == [
-        "Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+        "Fast Agent + Opus-4.6",
+        "Pass@1 + GLM-5.0",
+    ]
     assert method_rows(client.get("/?chip=nvidia-h200&sort=overall.tokens_per_success").content.decode()) == [
-        "Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
+        "Pass@1 + GLM-5.0",
+        "Fast Agent + Opus-4.6",
+    ]
     assert method_rows(client.get("/?chip=nvidia-h200&sort=-aten.speedup").content.decode()) == [
-        "Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
+        "Pass@1 + GLM-5.0",
+        "Fast Agent + Opus-4.6",
+    ]
     assert method_rows(client.get("/?chip=nvidia-h200&kind=pass_at_k").content.decode()) == ["Pass@1 + GLM-5.0"]
     assert method_rows(client.get("/?chip=nvidia-h200&model=opus").content.decode()) == ["Fast Agent + Opus-4.6"]
     assert method_rows(client.get("/?chip=nvidia-h200&kind=human").content.decode()) == []
@@ -100,12 +107,33 @@ def test_cpu_chip_says_speedups_are_unknown(world, client):
 def test_paper_layer_is_labelled_and_never_ranked(world, client):
     from leaderboard.models import PaperCost, PaperResult
 
-    PaperResult.objects.create(table="MS", method="Claude Code", model="Opus-4.6", view="overall",
-                               platform="nvidia-a100", accuracy_pct=87, speedup_geomean=0.95)
-    PaperResult.objects.create(table="MC", method="AutoKernel", model="GLM-5.0", view="aten",
-                               platform="platform-e", accuracy_pct=25, speedup_geomean=0.6)
-    PaperCost.objects.create(method="Claude Code", model="Opus-4.6", platform="nvidia-a100", operator_set="MS",
-                             total_tokens_millions=263, tokens_per_passed_operator_millions=1.45, total_hours=33)
+    PaperResult.objects.create(
+        table="MS",
+        method="Claude Code",
+        model="Opus-4.6",
+        view="overall",
+        platform="nvidia-a100",
+        accuracy_pct=87,
+        speedup_geomean=0.95,
+    )
+    PaperResult.objects.create(
+        table="MC",
+        method="AutoKernel",
+        model="GLM-5.0",
+        view="aten",
+        platform="platform-e",
+        accuracy_pct=25,
+        speedup_geomean=0.6,
+    )
+    PaperCost.objects.create(
+        method="Claude Code",
+        model="Opus-4.6",
+        platform="nvidia-a100",
+        operator_set="MS",
+        total_tokens_millions=263,
+        tokens_per_passed_operator_millions=1.45,
+        total_hours=33,
+    )
     hidden = client.get("/?chip=nvidia-h200").content.decode()
     assert "Reported in the paper" not in hidden
     shown = client.get("/?chip=nvidia-h200&paper=1").content.decode()
@@ -189,8 +217,14 @@ def test_plots_page_embeds_six_figures_as_escaped_json(world, as_role, role):
     assert response.status_code == 200
     html = response.content.decode()
     data = json.loads(re.search(r'<script id="plots-data" type="application/json">(.*?)</script>', html, re.S)[1])
-    assert sorted(data) == ["accuracy-by-source", "accuracy-heatmap", "accuracy-vs-tokens", "speedup-distribution",
-                            "speedup-heatmap", "speedup-vs-roofline"]
+    assert sorted(data) == [
+        "accuracy-by-source",
+        "accuracy-heatmap",
+        "accuracy-vs-tokens",
+        "speedup-distribution",
+        "speedup-heatmap",
+        "speedup-vs-roofline",
+    ]
     assert all(figure["layout"]["title"]["text"] for figure in data.values())
     assert data["accuracy-by-source"]["data"][0]["x"] == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
     roofline = data["speedup-vs-roofline"]["data"]
@@ -210,8 +244,9 @@ def test_operator_pages(world, as_role, role):
     assert page.status_code == 200
     html = page.content.decode()
     assert "The aten::cos operator." in html and "<code>cos_out</code>" in html
-    ranking = [(str(entry.method), entry.passed, entry.rank.label if entry.rank else None)
-               for entry in page.context["ranking"]]
+    ranking = [
+        (str(entry.method), entry.passed, entry.rank.label if entry.rank else None) for entry in page.context["ranking"]
+    ]
     assert ranking == [("Fast Agent + Opus-4.6", True, "1"), ("Pass@1 + GLM-5.0", True, "2")]
     assert "Secret Agent" not in html
     assert client.get("/operators/aten::nope/").status_code == 404
@@ -232,8 +267,9 @@ def test_prompt_pack_streams_jsonl_or_says_it_is_missing(world, client):
     assert len(lines) == 2
 
 
-@pytest.mark.parametrize(("role", "visible"), [("anonymous", False), ("other", False), ("owner", True),
-                                               ("staff", True)])
+@pytest.mark.parametrize(
+    ("role", "visible"), [("anonymous", False), ("other", False), ("owner", True), ("staff", True)]
+)
 def test_method_pages(world, as_role, role, visible):
     client = as_role(role)
     public = client.get(f"/methods/{world.methods['fast'].pk}/")
@@ -321,8 +357,7 @@ def test_upload_forms_render_for_users(world, as_role, role):
 def test_signup_login_logout(db, client):
     page = client.get(reverse("leaderboard:signup"))
     assert page.status_code == 200
-    form = {"username": "dora", "email": "d@example.org", "password1": "a-long-pass-42",
-            "password2": "a-long-pass-42"}
+    form = {"username": "dora", "email": "d@example.org", "password1": "a-long-pass-42", "password2": "a-long-pass-42"}
     response = client.post(reverse("leaderboard:signup"), form)
     assert response.status_code == 302 and response["Location"] == "/"
     assert 'id="whoami">dora</span>' in client.get("/").content.decode()
@@ -335,11 +370,14 @@ def test_board_memo_follows_new_verdicts(world, client):
     from evaluation.models import Run, RunStatus
 
     assert method_rows(client.get("/?chip=platform-a&set=kgb-ms").content.decode()) == [
-        "Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+        "Fast Agent + Opus-4.6",
+        "Pass@1 + GLM-5.0",
+    ]
     # Pass@1's add, re-judged on Platform A, now passes: it must overtake without waiting for the memo to expire.
     kernel = world.runs["slow_add"].kernel
-    Run.objects.create(kernel=kernel, chip=world.chips["platform-a"], operator_version=1, status=RunStatus.PASSED,
-                       speedup=3.0)
+    Run.objects.create(
+        kernel=kernel, chip=world.chips["platform-a"], operator_version=1, status=RunStatus.PASSED, speedup=3.0
+    )
     response = client.get("/?chip=platform-a&set=kgb-ms")
     assert method_rows(response.content.decode()) == ["Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
     assert response.context["rows"][0].summaries["overall"].solved == 2

@@ -32,8 +32,13 @@ def entry(schema: str, *, mutates: tuple[int | str, ...] = (), compare_return: b
     overload_name = qualified.split("::", 1)[1]
     name = overload_name.replace(".", "_")
     arguments, _, returns = rest.rpartition(") -> ")
-    return EntryPoint(name=name, signature=f"{name}({python_arguments(arguments)}) -> {returns}",
-                      aten_overload=qualified, mutates=mutates, compare_return=compare_return)
+    return EntryPoint(
+        name=name,
+        signature=f"{name}({python_arguments(arguments)}) -> {returns}",
+        aten_overload=qualified,
+        mutates=mutates,
+        compare_return=compare_return,
+    )
 
 
 def python_arguments(arguments: str) -> str:
@@ -68,9 +73,17 @@ def aten_overload(qualified: str) -> torch._ops.OpOverload:
     return getattr(getattr(torch.ops.aten, op_name), overload or "default")
 
 
-def record(name: str, description: str, schemas: Sequence[EntryPoint], *,
-           make_inputs: Callable[[Case, torch.Generator], Call], smoke: Sequence[Case], public: Sequence[Case],
-           held_out: Callable[[random.Random], Sequence[Case]], **fields: Any) -> OperatorSpec:
+def record(
+    name: str,
+    description: str,
+    schemas: Sequence[EntryPoint],
+    *,
+    make_inputs: Callable[[Case, torch.Generator], Call],
+    smoke: Sequence[Case],
+    public: Sequence[Case],
+    held_out: Callable[[random.Random], Sequence[Case]],
+    **fields: Any,
+) -> OperatorSpec:
     """An ``aten::<name>`` record whose reference is the ATen overload of the case's entry point (unless the
     record passes its own ``reference``, for ops whose ATen result depends on the device: see cumsum)."""
     overloads = {point.name: aten_overload(point.aten_overload) for point in schemas}
@@ -80,9 +93,18 @@ def record(name: str, description: str, schemas: Sequence[EntryPoint], *,
 
     reference = fields.pop("reference", aten_reference)
 
-    return OperatorSpec(operator_id=f"aten::{name}", source="aten", description=description,
-                        entry_points=tuple(schemas), make_inputs=make_inputs, reference=reference,
-                        smoke=tuple(smoke), public=tuple(public), held_out=held_out, **fields)
+    return OperatorSpec(
+        operator_id=f"aten::{name}",
+        source="aten",
+        description=description,
+        entry_points=tuple(schemas),
+        make_inputs=make_inputs,
+        reference=reference,
+        smoke=tuple(smoke),
+        public=tuple(public),
+        held_out=held_out,
+        **fields,
+    )
 
 
 def case(entry_point: str, reduce_dim: int = 1, timed: bool = True, **params: Any) -> Case:
@@ -97,13 +119,27 @@ def _listify(value: Any) -> Any:
     return value
 
 
-def tensor(params: dict[str, Any] | Any, generator: torch.Generator, *, shape_key: str = "shape",
-           dtype: str | None = None, layout: Layout | None = None, low: float = -2.0, high: float = 2.0,
-           away_from_zero: float = 0.0) -> torch.Tensor:
+def tensor(
+    params: dict[str, Any] | Any,
+    generator: torch.Generator,
+    *,
+    shape_key: str = "shape",
+    dtype: str | None = None,
+    layout: Layout | None = None,
+    low: float = -2.0,
+    high: float = 2.0,
+    away_from_zero: float = 0.0,
+) -> torch.Tensor:
     """A tensor from a case's params (``shape``, ``dtype``, ``layout``) with optional overrides."""
-    return make_tensor(params[shape_key], dtype or params["dtype"], generator,
-                       layout=layout or params.get("layout", "contiguous"), low=low, high=high,
-                       away_from_zero=away_from_zero)
+    return make_tensor(
+        params[shape_key],
+        dtype or params["dtype"],
+        generator,
+        layout=layout or params.get("layout", "contiguous"),
+        low=low,
+        high=high,
+        away_from_zero=away_from_zero,
+    )
 
 
 def numel(shape: Sequence[int]) -> int:
@@ -117,8 +153,9 @@ def itemsize(dtype_name: str) -> int:
     return torch.empty((), dtype=getattr(torch, dtype_name)).element_size()
 
 
-def draw_shape(rng: random.Random, *, rank: tuple[int, int] = (1, 4), max_size: int = 3000,
-               max_numel: int = 4_000_000) -> list[int]:
+def draw_shape(
+    rng: random.Random, *, rank: tuple[int, int] = (1, 4), max_size: int = 3000, max_numel: int = 4_000_000
+) -> list[int]:
     """An odd shape nobody saw before the run, within an element budget."""
     shape = []
     budget = max_numel

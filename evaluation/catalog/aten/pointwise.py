@@ -28,7 +28,11 @@ SCALARS = (0.001, -0.999, 100.001, -111.999)
 # (self, other) shapes: equal shapes, then broadcasting either way.
 SMOKE_PAIRS = (((33,), (33,)), ((4, 17), (4, 17)), ((2, 3, 5), (2, 1, 5)), ((4, 17), (17,)), ((), (2, 3)))
 PUBLIC_PAIRS = tuple((shape, shape) for shape in PUBLIC_SHAPES) + (
-    ((1024, 1024), (1024,)), ((20, 320, 15), (20, 1, 15)), ((16, 128, 64, 60), (1, 128, 1, 60)), ((1,), (1024, 1024)))
+    ((1024, 1024), (1024,)),
+    ((20, 320, 15), (20, 1, 15)),
+    ((16, 128, 64, 60), (1, 128, 1, 60)),
+    ((1,), (1024, 1024)),
+)
 # In-place ops write ``self``: the broadcast result must have self's shape.
 SMOKE_INPLACE_PAIRS = tuple(pair for pair in SMOKE_PAIRS if len(pair[0]) >= len(pair[1]))
 PUBLIC_INPLACE_PAIRS = tuple(pair for pair in PUBLIC_PAIRS if len(pair[0]) >= len(pair[1]) and pair[0] != (1,))
@@ -63,8 +67,15 @@ def draw_tensor(params: dict[str, Any], generator: torch.Generator, prefix: str 
 
     dtype = dtype_of("bool" if prefix == "mask_" else get("dtype"))
     low, high = get("range", (-2.0, 2.0))
-    tensor = make_tensor(get("shape", params["shape"]), dtype, generator, layout=get("layout", "contiguous"),
-                         low=low, high=high, away_from_zero=get("away", 0.0))
+    tensor = make_tensor(
+        get("shape", params["shape"]),
+        dtype,
+        generator,
+        layout=get("layout", "contiguous"),
+        low=low,
+        high=high,
+        away_from_zero=get("away", 0.0),
+    )
     storage_owner = tensor if tensor._base is None else tensor._base
     if get("integral") and dtype.is_floating_point:
         # Integer-valued floats: exact ties for comparisons, no rounding-boundary luck in floor/trunc.
@@ -157,15 +168,20 @@ def overload(schema: str, *, args: str, kwargs: str = "") -> Overload:
     functional = None
     if mutates == ("out",):
         functional = getattr(packet, overload_name.removesuffix("out").removesuffix("_") or "default")
-    return Overload(entry, getattr(packet, overload_name or "default"), tuple(args.split()), tuple(kwargs.split()),
-                    functional)
+    return Overload(
+        entry, getattr(packet, overload_name or "default"), tuple(args.split()), tuple(kwargs.split()), functional
+    )
 
 
 # ---- cases ------------------------------------------------------------------------------------------------
 
 
-def paired(entry_point: str, pairs: Iterable[tuple[tuple[int, ...], tuple[int, ...]]], prefix: str = "other_",
-           **axes: Iterable[Any]) -> tuple[Case, ...]:
+def paired(
+    entry_point: str,
+    pairs: Iterable[tuple[tuple[int, ...], tuple[int, ...]]],
+    prefix: str = "other_",
+    **axes: Iterable[Any],
+) -> tuple[Case, ...]:
     """``grid`` over ``axes`` for each (self shape, second tensor shape) pair."""
     cases: list[Case] = []
     for shape, second in pairs:
@@ -202,12 +218,17 @@ def _broadcast_partner(shape: Sequence[int], rng: random.Random) -> list[int]:
 def _arguments(case: Case) -> str:
     """A case's params without shapes, layouts and dtype: what the values of the other arguments are."""
     drawn = set(SHAPE_KEYS) | {"dtype"}
-    return repr(sorted((key, value) for key, value in case.params.items()
-                       if key not in drawn and not key.endswith("layout")))
+    return repr(
+        sorted((key, value) for key, value in case.params.items() if key not in drawn and not key.endswith("layout"))
+    )
 
 
-def perturbed_held_out(templates: Sequence[Case], layouts: Sequence[str], count: int = 8, minimum_output: int = 1,
-                       ) -> Callable[[random.Random], list[Case]]:
+def perturbed_held_out(
+    templates: Sequence[Case],
+    layouts: Sequence[str],
+    count: int = 8,
+    minimum_output: int = 1,
+) -> Callable[[random.Random], list[Case]]:
     """Held-out cases: public cases with unseen shapes, layouts and dtypes of the same entry point."""
 
     def held_out(rng: random.Random) -> list[Case]:
@@ -219,8 +240,11 @@ def perturbed_held_out(templates: Sequence[Case], layouts: Sequence[str], count:
             template = rng.choice(templates)
             params = dict(template.params)
             # Any dtype the public tier pairs with the same entry point and arguments (alpha, scalar, ...).
-            kin = [case.params["dtype"] for case in templates
-                   if case.entry_point == template.entry_point and _arguments(case) == _arguments(template)]
+            kin = [
+                case.params["dtype"]
+                for case in templates
+                if case.entry_point == template.entry_point and _arguments(case) == _arguments(template)
+            ]
             params["dtype"] = rng.choice(sorted(set(kin)))
             for key in SHAPE_KEYS[1:]:
                 if key in params:
@@ -236,10 +260,19 @@ def perturbed_held_out(templates: Sequence[Case], layouts: Sequence[str], count:
 # ---- records ----------------------------------------------------------------------------------------------
 
 
-def pointwise_record(name: str, description: str, overloads: Sequence[Overload], *, smoke: Sequence[Case],
-                     public: Sequence[Case], held_out: Callable[[random.Random], Sequence[Case]] | None = None,
-                     prompt_notes: str = "", judgement_notes: str = "", departures: str = "",
-                     minimum_output: int = 1) -> OperatorSpec:
+def pointwise_record(
+    name: str,
+    description: str,
+    overloads: Sequence[Overload],
+    *,
+    smoke: Sequence[Case],
+    public: Sequence[Case],
+    held_out: Callable[[random.Random], Sequence[Case]] | None = None,
+    prompt_notes: str = "",
+    judgement_notes: str = "",
+    departures: str = "",
+    minimum_output: int = 1,
+) -> OperatorSpec:
     by_name = {item.entry.name: item for item in overloads}
     inplace = any(0 in item.entry.mutates for item in overloads)
 
@@ -252,15 +285,30 @@ def pointwise_record(name: str, description: str, overloads: Sequence[Overload],
     layouts = ("contiguous", "transposed", "strided") + (() if inplace else ("broadcast",))
     default_held_out = perturbed_held_out(public, layouts, minimum_output=minimum_output)
     return OperatorSpec(
-        operator_id=f"aten::{name}", source="aten", description=description,
-        entry_points=tuple(item.entry for item in overloads), make_inputs=make_inputs, reference=reference,
-        smoke=tuple(smoke), public=tuple(public), held_out=held_out or default_held_out,
-        judgement_notes=judgement_notes, prompt_notes=prompt_notes, departures=departures)
+        operator_id=f"aten::{name}",
+        source="aten",
+        description=description,
+        entry_points=tuple(item.entry for item in overloads),
+        make_inputs=make_inputs,
+        reference=reference,
+        smoke=tuple(smoke),
+        public=tuple(public),
+        held_out=held_out or default_held_out,
+        judgement_notes=judgement_notes,
+        prompt_notes=prompt_notes,
+        departures=departures,
+    )
 
 
-def unary_pointwise(name: str, description: str, *, value_range: tuple[float, float] = (-2.0, 2.0),
-                    with_out: bool = True, dtypes: Sequence[str] = FLOAT_DTYPES, prompt_notes: str = "",
-                    ) -> OperatorSpec:
+def unary_pointwise(
+    name: str,
+    description: str,
+    *,
+    value_range: tuple[float, float] = (-2.0, 2.0),
+    with_out: bool = True,
+    dtypes: Sequence[str] = FLOAT_DTYPES,
+    prompt_notes: str = "",
+) -> OperatorSpec:
     """A record for a unary op with ``<op>`` and (optionally) ``<op>_out`` entry points."""
     overloads = [overload(f"{name}(self: Tensor) -> Tensor", args="self")]
     if with_out:
@@ -276,8 +324,9 @@ def unary_pointwise(name: str, description: str, *, value_range: tuple[float, fl
             dtype = rng.choice(tuple(dtypes))
             if dtype == "bool" and math.prod(shape) < 30:
                 dtype = "uint8"  # no extra draw: records without bool keep their held-out cases
-            cases.append(Case(name, {"shape": list(shape), "dtype": dtype, "layout": layout,
-                                     "range": list(value_range)}))
+            cases.append(
+                Case(name, {"shape": list(shape), "dtype": dtype, "layout": layout, "range": list(value_range)})
+            )
         return cases
 
     smoke = grid(name, shape=[list(s) for s in SMOKE_SHAPES], dtype=dtypes, range=value_range_param)
@@ -289,17 +338,24 @@ def unary_pointwise(name: str, description: str, *, value_range: tuple[float, fl
     if with_out:
         smoke += grid(f"{name}_out", shape=[[33]], dtype=[first], range=value_range_param)
         public += grid(f"{name}_out", shape=[[1024, 1024]], dtype=dtypes, range=value_range_param)
-    return pointwise_record(name, description, overloads, smoke=smoke, public=public, held_out=held_out,
-                            prompt_notes=prompt_notes)
+    return pointwise_record(
+        name, description, overloads, smoke=smoke, public=public, held_out=held_out, prompt_notes=prompt_notes
+    )
 
 
 INT_DTYPES = ("int32", "int64")
 
 
-def binary_cases(entry_point: str, *, dtypes: Sequence[str], int_dtypes: Sequence[str] = (), inplace: bool = False,
-                 draw: dict[str, list[Any]] | None = None, alpha: bool = False,
-                 smoke_half_draw: dict[str, list[Any]] | None = None,
-                 ) -> tuple[tuple[Case, ...], tuple[Case, ...]]:
+def binary_cases(
+    entry_point: str,
+    *,
+    dtypes: Sequence[str],
+    int_dtypes: Sequence[str] = (),
+    inplace: bool = False,
+    draw: dict[str, list[Any]] | None = None,
+    alpha: bool = False,
+    smoke_half_draw: dict[str, list[Any]] | None = None,
+) -> tuple[tuple[Case, ...], tuple[Case, ...]]:
     """(smoke, public) cases of a Tensor-Tensor overload: equal shapes, broadcasting, layouts, dtypes.
 
     ``smoke_half_draw`` replaces ``draw`` for the smoke tier's float16/bfloat16 cases (see ``NO_CANCELLATION``).
@@ -312,38 +368,72 @@ def binary_cases(entry_point: str, *, dtypes: Sequence[str], int_dtypes: Sequenc
     others = [dtype for dtype in dtypes if dtype != "float32"]
     smoke = paired(entry_point, smoke_pairs, dtype=["float32"], **draw, **alphas)
     smoke += paired(entry_point, smoke_pairs[:1], dtype=others, **(smoke_half_draw or draw), **alphas)
-    smoke += paired(entry_point, [((4, 17), (4, 17))], dtype=["float32"], layout=["transposed", "strided"],
-                    other_layout=["broadcast"], **draw, **alphas)
+    smoke += paired(
+        entry_point,
+        [((4, 17), (4, 17))],
+        dtype=["float32"],
+        layout=["transposed", "strided"],
+        other_layout=["broadcast"],
+        **draw,
+        **alphas,
+    )
     smoke += paired(entry_point, smoke_pairs[1:2], dtype=int_dtypes, **draw, **int_alphas)
     public = paired(entry_point, public_pairs[:6], dtype=dtypes, **draw, **({"alpha": list(SCALARS)} if alpha else {}))
     public += paired(entry_point, public_pairs[6:], dtype=dtypes, **draw, **alphas)
-    public += paired(entry_point, [((1024, 1024), (1024, 1024))], dtype=["float32"], layout=["transposed"],
-                     other_layout=["strided"], **draw, **alphas)
+    public += paired(
+        entry_point,
+        [((1024, 1024), (1024, 1024))],
+        dtype=["float32"],
+        layout=["transposed"],
+        other_layout=["strided"],
+        **draw,
+        **alphas,
+    )
     public += paired(entry_point, public_pairs[2:4], dtype=int_dtypes, **draw, **int_alphas)
     return smoke, public
 
 
-def scalar_cases(entry_point: str, *, dtypes: Sequence[str], scalars: Sequence[Any] = SCALARS,
-                 draw: dict[str, list[Any]] | None = None, alpha: bool = False, key: str = "scalar",
-                 ) -> tuple[tuple[Case, ...], tuple[Case, ...]]:
+def scalar_cases(
+    entry_point: str,
+    *,
+    dtypes: Sequence[str],
+    scalars: Sequence[Any] = SCALARS,
+    draw: dict[str, list[Any]] | None = None,
+    alpha: bool = False,
+    key: str = "scalar",
+) -> tuple[tuple[Case, ...], tuple[Case, ...]]:
     """(smoke, public) cases of a Tensor-Scalar overload over the original's scalars."""
     draw = draw or {}
     alphas = {"alpha": [2.5]} if alpha else {}
     others = [dtype for dtype in dtypes if dtype != "float32"]
     smoke = grid(entry_point, shape=[[4, 17], []], dtype=["float32"], **{key: scalars[:2]}, **draw, **alphas)
-    smoke += grid(entry_point, shape=[[2, 3, 5]], dtype=["float32"], layout=["transposed"], **{key: scalars[:1]},
-                  **draw, **alphas)
+    smoke += grid(
+        entry_point, shape=[[2, 3, 5]], dtype=["float32"], layout=["transposed"], **{key: scalars[:1]}, **draw, **alphas
+    )
     smoke += grid(entry_point, shape=[[33]], dtype=others, **{key: scalars[-1:]}, **draw, **alphas)
-    public = grid(entry_point, shape=[list(s) for s in PUBLIC_SHAPES], dtype=dtypes, **{key: list(scalars)}, **draw,
-                  **alphas)
+    public = grid(
+        entry_point, shape=[list(s) for s in PUBLIC_SHAPES], dtype=dtypes, **{key: list(scalars)}, **draw, **alphas
+    )
     return smoke, public
 
 
-def binary_pointwise(name: str, description: str, *, dtypes: Sequence[str] = FLOAT_DTYPES,
-                     int_dtypes: Sequence[str] = (), tensor_overload: str = "Tensor", scalar_overload: str = "Scalar",
-                     alpha: bool = False, other_name: str = "other", draw: dict[str, list[Any]] | None = None,
-                     scalars: Sequence[Any] = SCALARS, allow_nan: bool = False, wide: bool = False,
-                     smoke_half_draw: dict[str, list[Any]] | None = None, prompt_notes: str = "") -> OperatorSpec:
+def binary_pointwise(
+    name: str,
+    description: str,
+    *,
+    dtypes: Sequence[str] = FLOAT_DTYPES,
+    int_dtypes: Sequence[str] = (),
+    tensor_overload: str = "Tensor",
+    scalar_overload: str = "Scalar",
+    alpha: bool = False,
+    other_name: str = "other",
+    draw: dict[str, list[Any]] | None = None,
+    scalars: Sequence[Any] = SCALARS,
+    allow_nan: bool = False,
+    wide: bool = False,
+    smoke_half_draw: dict[str, list[Any]] | None = None,
+    prompt_notes: str = "",
+) -> OperatorSpec:
     """``op.Tensor(self, other[, alpha])`` and, unless ``scalar_overload`` is empty, ``op.Scalar``.
 
     ``wide`` keeps only cases with 30 or more output elements (bool results, see ``wide_only``).
@@ -354,16 +444,34 @@ def binary_pointwise(name: str, description: str, *, dtypes: Sequence[str] = FLO
     self_type, result = ("Tensor(a!)", "Tensor(a!)") if inplace else ("Tensor", "Tensor")
     qualified = f"{name}.{tensor_overload}" if tensor_overload else name
     alpha_kw = ", *, alpha: Scalar = 1" if alpha else ""
-    overloads = [overload(f"{qualified}(self: {self_type}, {other_name}: Tensor{alpha_kw}) -> {result}",
-                          args="self other", kwargs="alpha" if alpha else "")]
-    smoke, public = binary_cases(overloads[0].entry.name, dtypes=dtypes, int_dtypes=int_dtypes, inplace=inplace,
-                                 draw=draw, alpha=alpha, smoke_half_draw=smoke_half_draw)
+    overloads = [
+        overload(
+            f"{qualified}(self: {self_type}, {other_name}: Tensor{alpha_kw}) -> {result}",
+            args="self other",
+            kwargs="alpha" if alpha else "",
+        )
+    ]
+    smoke, public = binary_cases(
+        overloads[0].entry.name,
+        dtypes=dtypes,
+        int_dtypes=int_dtypes,
+        inplace=inplace,
+        draw=draw,
+        alpha=alpha,
+        smoke_half_draw=smoke_half_draw,
+    )
     if scalar_overload:
         alpha_pos = ", alpha: Scalar = 1" if alpha else ""
-        overloads.append(overload(f"{name}.{scalar_overload}(self: {self_type}, other: Scalar{alpha_pos}) -> {result}",
-                                  args="self scalar", kwargs="alpha" if alpha else ""))
-        more_smoke, more_public = scalar_cases(overloads[-1].entry.name, dtypes=dtypes, scalars=scalars, draw=draw,
-                                               alpha=alpha)
+        overloads.append(
+            overload(
+                f"{name}.{scalar_overload}(self: {self_type}, other: Scalar{alpha_pos}) -> {result}",
+                args="self scalar",
+                kwargs="alpha" if alpha else "",
+            )
+        )
+        more_smoke, more_public = scalar_cases(
+            overloads[-1].entry.name, dtypes=dtypes, scalars=scalars, draw=draw, alpha=alpha
+        )
         smoke, public = smoke + more_smoke, public + more_public
     if allow_nan:
         smoke, public = with_nan(smoke), with_nan(public)
@@ -371,24 +479,42 @@ def binary_pointwise(name: str, description: str, *, dtypes: Sequence[str] = FLO
         smoke, public = wide_only(smoke), wide_only(public)
     departures = []
     if wide:
-        departures.append("Outputs of fewer than 30 elements (shapes () and (1,)) are left out: a bool result that "
-                          "small can equal the judge's poison by chance. Inputs are small integer-valued numbers "
-                          "so that ties (==) occur.")
+        departures.append(
+            "Outputs of fewer than 30 elements (shapes () and (1,)) are left out: a bool result that "
+            "small can equal the judge's poison by chance. Inputs are small integer-valued numbers "
+            "so that ties (==) occur."
+        )
     if smoke_half_draw:
-        departures.append("Smoke float16/bfloat16 tensor cases draw signs that rule out cancellation: the CPU "
-                          "reference rounds alpha * other to the dtype on some paths, and near 0 that differs from "
-                          "the float32 math of CUDA (and of any good kernel) by more than the tolerance.")
+        departures.append(
+            "Smoke float16/bfloat16 tensor cases draw signs that rule out cancellation: the CPU "
+            "reference rounds alpha * other to the dtype on some paths, and near 0 that differs from "
+            "the float32 math of CUDA (and of any good kernel) by more than the tolerance."
+        )
     if allow_nan:
         departures.append("About 10% of each input is NaN, to test the NaN rule; NaN outputs are compared as equal.")
-    return pointwise_record(name, description, overloads, smoke=smoke, public=public, prompt_notes=prompt_notes,
-                            minimum_output=30 if wide else 1, departures=" ".join(departures))
+    return pointwise_record(
+        name,
+        description,
+        overloads,
+        smoke=smoke,
+        public=public,
+        prompt_notes=prompt_notes,
+        minimum_output=30 if wide else 1,
+        departures=" ".join(departures),
+    )
 
 
 # ---- operators whose arguments do not fit the unary/binary mould ---------------------------------------------
 
 # Integer-valued floats and nonzero divisors: floor/trunc land on the same integer for any sane algorithm.
-EXACT_DIVISION = {"integral": [True], "other_integral": [True], "range": [[-20, 20]], "other_range": [[-6, 6]],
-                  "away": [0.5], "other_away": [0.5]}
+EXACT_DIVISION = {
+    "integral": [True],
+    "other_integral": [True],
+    "range": [[-20, 20]],
+    "other_range": [[-6, 6]],
+    "away": [0.5],
+    "other_away": [0.5],
+}
 DENOMINATOR_AWAY = {"other_away": [0.5]}
 
 
@@ -400,10 +526,16 @@ def division(name: str, description: str, *, prompt_notes: str) -> OperatorSpec:
     overloads = [
         overload(f"{name}.Tensor(self: {self_type}, other: Tensor) -> {result}", args="self other"),
         overload(f"{name}.Scalar(self: {self_type}, other: Scalar) -> {result}", args="self scalar"),
-        overload(f"{name}.Tensor_mode(self: {self_type}, other: Tensor, {mode}) -> {result}", args="self other",
-                 kwargs="rounding_mode"),
-        overload(f"{name}.Scalar_mode(self: {self_type}, other: Scalar, {mode}) -> {result}", args="self scalar",
-                 kwargs="rounding_mode"),
+        overload(
+            f"{name}.Tensor_mode(self: {self_type}, other: Tensor, {mode}) -> {result}",
+            args="self other",
+            kwargs="rounding_mode",
+        ),
+        overload(
+            f"{name}.Scalar_mode(self: {self_type}, other: Scalar, {mode}) -> {result}",
+            args="self scalar",
+            kwargs="rounding_mode",
+        ),
     ]
     tensor, scalar, tensor_mode, scalar_mode = (item.entry.name for item in overloads)
     smoke, public = binary_cases(tensor, dtypes=FLOAT_DTYPES, inplace=inplace, draw=DENOMINATOR_AWAY)
@@ -416,20 +548,46 @@ def division(name: str, description: str, *, prompt_notes: str) -> OperatorSpec:
     modes = ["trunc", "floor"]
     pairs = SMOKE_INPLACE_PAIRS if inplace else SMOKE_PAIRS
     smoke += paired(tensor_mode, pairs[1:3], dtype=["float32"], rounding_mode=modes, **EXACT_DIVISION)
-    smoke += paired(tensor_mode, pairs[1:2], dtype=["float16", "bfloat16", "int32"], rounding_mode=["floor"],
-                    **EXACT_DIVISION)
+    smoke += paired(
+        tensor_mode, pairs[1:2], dtype=["float16", "bfloat16", "int32"], rounding_mode=["floor"], **EXACT_DIVISION
+    )
     smoke += paired(tensor_mode, pairs[1:2], dtype=["float32"], rounding_mode=[None], **DENOMINATOR_AWAY)
-    smoke += grid(scalar_mode, shape=[[4, 17]], dtype=["float32"], scalar=[3.0, -2.0], rounding_mode=modes,
-                  integral=[True], range=[[-20, 20]])
-    public += paired(tensor_mode, (PUBLIC_INPLACE_PAIRS if inplace else PUBLIC_PAIRS)[2:],
-                     dtype=FLOAT_DTYPES + INT_DTYPES, rounding_mode=modes, **EXACT_DIVISION)
-    public += grid(scalar_mode, shape=[list(s) for s in PUBLIC_SHAPES[2:]], dtype=FLOAT_DTYPES, scalar=[3.0, -2.0],
-                   rounding_mode=modes, integral=[True], range=[[-20, 20]])
+    smoke += grid(
+        scalar_mode,
+        shape=[[4, 17]],
+        dtype=["float32"],
+        scalar=[3.0, -2.0],
+        rounding_mode=modes,
+        integral=[True],
+        range=[[-20, 20]],
+    )
+    public += paired(
+        tensor_mode,
+        (PUBLIC_INPLACE_PAIRS if inplace else PUBLIC_PAIRS)[2:],
+        dtype=FLOAT_DTYPES + INT_DTYPES,
+        rounding_mode=modes,
+        **EXACT_DIVISION,
+    )
+    public += grid(
+        scalar_mode,
+        shape=[list(s) for s in PUBLIC_SHAPES[2:]],
+        dtype=FLOAT_DTYPES,
+        scalar=[3.0, -2.0],
+        rounding_mode=modes,
+        integral=[True],
+        range=[[-20, 20]],
+    )
     return pointwise_record(
-        name, description, overloads, smoke=smoke, public=public, prompt_notes=prompt_notes,
+        name,
+        description,
+        overloads,
+        smoke=smoke,
+        public=public,
+        prompt_notes=prompt_notes,
         departures="Rounded division ('trunc', 'floor') is tested on integer-valued inputs, where every correct "
-                   "algorithm gives the same integer; random reals would make a quotient within one rounding of an "
-                   "integer, where torch's fmod-based floor and a plain floor(a / b) legitimately differ.")
+        "algorithm gives the same integer; random reals would make a quotient within one rounding of an "
+        "integer, where torch's fmod-based floor and a plain floor(a / b) legitimately differ.",
+    )
 
 
 def power() -> OperatorSpec:
@@ -440,8 +598,9 @@ def power() -> OperatorSpec:
     ]
     positive_base = {"range": [[0.5, 2.0]], "other_range": [[-2.0, 2.0]]}
     smoke, public = binary_cases("pow_Tensor_Tensor", dtypes=FLOAT_DTYPES, draw=positive_base)
-    more = scalar_cases("pow_Tensor_Scalar", dtypes=FLOAT_DTYPES, scalars=(2, 0.5, -1.5, 3),
-                        draw={"range": [[0.5, 2.0]]})
+    more = scalar_cases(
+        "pow_Tensor_Scalar", dtypes=FLOAT_DTYPES, scalars=(2, 0.5, -1.5, 3), draw={"range": [[0.5, 2.0]]}
+    )
     smoke, public = smoke + more[0], public + more[1]
     # Integer exponents of negative bases are defined (and signed).
     smoke += grid("pow_Tensor_Scalar", shape=[[4, 17]], dtype=["float32"], scalar=[2, 3], range=[[-2.0, 2.0]])
@@ -449,11 +608,15 @@ def power() -> OperatorSpec:
     more = scalar_cases("pow_Scalar", dtypes=FLOAT_DTYPES, scalars=(2.0, 0.5, 10.0))
     smoke, public = smoke + more[0], public + more[1]
     return pointwise_record(
-        "pow", "Element-wise power: tensor ** tensor (broadcast), tensor ** scalar, scalar ** tensor.", overloads,
-        smoke=smoke, public=public,
+        "pow",
+        "Element-wise power: tensor ** tensor (broadcast), tensor ** scalar, scalar ** tensor.",
+        overloads,
+        smoke=smoke,
+        public=public,
         prompt_notes="pow.Scalar takes the scalar base first: pow_Scalar(self: Scalar, exponent: Tensor). The "
-                     "result dtype is the tensor's float dtype; compute in float32 for float16/bfloat16. Negative "
-                     "bases occur only with integer exponents, where the result keeps the sign of base**n.")
+        "result dtype is the tensor's float dtype; compute in float32 for float16/bfloat16. Negative "
+        "bases occur only with integer exponents, where the result keeps the sign of base**n.",
+    )
 
 
 def logit() -> OperatorSpec:
@@ -465,10 +628,14 @@ def logit() -> OperatorSpec:
     public = grid("logit", shape=[list(s) for s in PUBLIC_SHAPES], dtype=FLOAT_DTYPES, range=inside)
     public += grid("logit", shape=[[1024, 1024]], dtype=FLOAT_DTYPES, eps=[1e-6, 0.05], range=[[0.0, 1.0]])
     return pointwise_record(
-        "logit", "Element-wise log(p / (1 - p)), with optional clamping of p to [eps, 1 - eps].", overloads,
-        smoke=smoke, public=public,
+        "logit",
+        "Element-wise log(p / (1 - p)), with optional clamping of p to [eps, 1 - eps].",
+        overloads,
+        smoke=smoke,
+        public=public,
         prompt_notes="eps=None: no clamping (inputs lie inside (0, 1)); otherwise p is clamped to [eps, 1 - eps] "
-                     "before log(p / (1 - p)).")
+        "before log(p / (1 - p)).",
+    )
 
 
 def polygamma() -> OperatorSpec:
@@ -477,20 +644,26 @@ def polygamma() -> OperatorSpec:
     smoke = grid("polygamma", shape=[[33], [4, 17], []], dtype=["float32"], n=[0, 1, 2], range=positive)
     smoke += grid("polygamma", shape=[[2, 3, 5]], dtype=["float16", "bfloat16"], n=[1], range=positive)
     smoke += grid("polygamma", shape=[[4, 17]], dtype=["float32"], layout=["transposed"], n=[2], range=positive)
-    public = grid("polygamma", shape=[list(s) for s in PUBLIC_SHAPES], dtype=FLOAT_DTYPES, n=[0, 1, 2],
-                  range=positive)
+    public = grid("polygamma", shape=[list(s) for s in PUBLIC_SHAPES], dtype=FLOAT_DTYPES, n=[0, 1, 2], range=positive)
     return pointwise_record(
-        "polygamma", "Element-wise n-th derivative of the digamma function, n in {0, 1, 2}.", overloads,
-        smoke=smoke, public=public,
-        prompt_notes="n comes first. n=0 is digamma; inputs are positive (0.5 to 4), away from the poles.")
+        "polygamma",
+        "Element-wise n-th derivative of the digamma function, n in {0, 1, 2}.",
+        overloads,
+        smoke=smoke,
+        public=public,
+        prompt_notes="n comes first. n=0 is digamma; inputs are positive (0.5 to 4), away from the poles.",
+    )
 
 
 def masked_fill() -> OperatorSpec:
     overloads = [
-        overload("masked_fill_.Scalar(self: Tensor(a!), mask: Tensor, value: Scalar) -> Tensor(a!)",
-                 args="self mask value"),
-        overload("masked_fill_.Tensor(self: Tensor(a!), mask: Tensor, value: Tensor) -> Tensor(a!)",
-                 args="self mask value_tensor"),
+        overload(
+            "masked_fill_.Scalar(self: Tensor(a!), mask: Tensor, value: Scalar) -> Tensor(a!)", args="self mask value"
+        ),
+        overload(
+            "masked_fill_.Tensor(self: Tensor(a!), mask: Tensor, value: Tensor) -> Tensor(a!)",
+            args="self mask value_tensor",
+        ),
     ]
     smoke: tuple[Case, ...] = ()
     public: tuple[Case, ...] = ()
@@ -498,15 +671,26 @@ def masked_fill() -> OperatorSpec:
         smoke += paired(entry, SMOKE_INPLACE_PAIRS, "mask_", dtype=["float32"], value=[-0.999])
         smoke += paired(entry, SMOKE_INPLACE_PAIRS[1:2], "mask_", dtype=["float16", "bfloat16"], value=[100.001])
         smoke += paired(entry, SMOKE_INPLACE_PAIRS[1:2], "mask_", dtype=["int32"], value=[7])
-        smoke += paired(entry, SMOKE_INPLACE_PAIRS[1:2], "mask_", dtype=["float32"], layout=["transposed"],
-                        mask_layout=["strided"], value=[0.001])
+        smoke += paired(
+            entry,
+            SMOKE_INPLACE_PAIRS[1:2],
+            "mask_",
+            dtype=["float32"],
+            layout=["transposed"],
+            mask_layout=["strided"],
+            value=[0.001],
+        )
         public += paired(entry, PUBLIC_INPLACE_PAIRS, "mask_", dtype=FLOAT_DTYPES, value=list(SCALARS))
         public += paired(entry, PUBLIC_INPLACE_PAIRS[2:4], "mask_", dtype=INT_DTYPES, value=[7])
     return pointwise_record(
-        "masked_fill_", "In place: self[mask] = value, the bool mask broadcast to self's shape.", overloads,
-        smoke=smoke, public=public,
+        "masked_fill_",
+        "In place: self[mask] = value, the bool mask broadcast to self's shape.",
+        overloads,
+        smoke=smoke,
+        public=public,
         prompt_notes="Mutates and returns self. mask is bool and broadcasts to self. value is a Python number "
-                     "(.Scalar) or a 0-dim tensor (.Tensor), cast to self's dtype.")
+        "(.Scalar) or a 0-dim tensor (.Tensor), cast to self's dtype.",
+    )
 
 
 def fill() -> OperatorSpec:
@@ -524,9 +708,14 @@ def fill() -> OperatorSpec:
         public += grid(entry, shape=[list(s) for s in PUBLIC_SHAPES], dtype=FLOAT_DTYPES, value=list(SCALARS))
         public += grid(entry, shape=[[1024, 1024]], dtype=INT_DTYPES, layout=["contiguous", "transposed"], value=[7])
     return pointwise_record(
-        "fill_", "In place: every element of self becomes value.", overloads, smoke=smoke, public=public,
+        "fill_",
+        "In place: every element of self becomes value.",
+        overloads,
+        smoke=smoke,
+        public=public,
         prompt_notes="Mutates and returns self, whatever its strides (transposed and strided views are written "
-                     "through). value is a Python number (.Scalar) or a 0-dim tensor (.Tensor), cast to self's dtype.")
+        "through). value is a Python number (.Scalar) or a 0-dim tensor (.Tensor), cast to self's dtype.",
+    )
 
 
 def zero() -> OperatorSpec:
@@ -536,8 +725,14 @@ def zero() -> OperatorSpec:
     smoke += grid("zero_", shape=[[4, 17]], dtype=["float32"], layout=["transposed", "strided"])
     public = grid("zero_", shape=[list(s) for s in PUBLIC_SHAPES], dtype=FLOAT_DTYPES)
     public += grid("zero_", shape=[[1024, 1024]], dtype=INT_DTYPES, layout=["contiguous", "transposed", "strided"])
-    return pointwise_record("zero_", "In place: every element of self becomes 0.", overloads, smoke=smoke,
-                            public=public, prompt_notes="Mutates and returns self, written through its strides.")
+    return pointwise_record(
+        "zero_",
+        "In place: every element of self becomes 0.",
+        overloads,
+        smoke=smoke,
+        public=public,
+        prompt_notes="Mutates and returns self, written through its strides.",
+    )
 
 
 # Comparisons on small integer-valued data: ties happen, so eq is not all-False and gt/le meet their boundary.
@@ -551,77 +746,155 @@ NO_CANCELLATION = {
     "sub": {"range": [[0.5, 2.0]], "other_range": [[-2.0, -0.5]]},
     "rsub": {"range": [[-2.0, -0.5]], "other_range": [[0.5, 2.0]]},
 }
-TYPE_PROMOTION = ("Tensor and Tensor of the same dtype keep it; a Python scalar does not change a float tensor's "
-                  "dtype; broadcasting follows torch's rules (trailing dimensions, size-1 expands).")
+TYPE_PROMOTION = (
+    "Tensor and Tensor of the same dtype keep it; a Python scalar does not change a float tensor's "
+    "dtype; broadcasting follows torch's rules (trailing dimensions, size-1 expands)."
+)
 
 OPERATORS: list[OperatorSpec] = [
     unary_pointwise("cos", "Element-wise cosine of a floating-point tensor."),
     unary_pointwise("acosh", "Element-wise inverse hyperbolic cosine (inputs >= 1).", value_range=(1.0, 5.0)),
-    binary_pointwise("add", "Element-wise self + alpha * other, with broadcasting or a scalar other.", alpha=True,
-                     smoke_half_draw=NO_CANCELLATION["add"],
-                     int_dtypes=INT_DTYPES, prompt_notes="out = self + alpha * other. " + TYPE_PROMOTION),
-    binary_pointwise("add_", "In place: self += alpha * other (other broadcast to self, or a scalar).", alpha=True,
-                     smoke_half_draw=NO_CANCELLATION["add"],
-                     int_dtypes=INT_DTYPES, prompt_notes="Mutates and returns self; other broadcasts to self's shape."),
+    binary_pointwise(
+        "add",
+        "Element-wise self + alpha * other, with broadcasting or a scalar other.",
+        alpha=True,
+        smoke_half_draw=NO_CANCELLATION["add"],
+        int_dtypes=INT_DTYPES,
+        prompt_notes="out = self + alpha * other. " + TYPE_PROMOTION,
+    ),
+    binary_pointwise(
+        "add_",
+        "In place: self += alpha * other (other broadcast to self, or a scalar).",
+        alpha=True,
+        smoke_half_draw=NO_CANCELLATION["add"],
+        int_dtypes=INT_DTYPES,
+        prompt_notes="Mutates and returns self; other broadcasts to self's shape.",
+    ),
     unary_pointwise("asin", "Element-wise arcsine (inputs in (-1, 1)).", value_range=(-0.95, 0.95)),
     # Below 90: ~x of a uint8 never equals the judge's 0xA5 poison.
-    unary_pointwise("bitwise_not", "Element-wise bitwise NOT of an integer or bool tensor.", value_range=(0, 90),
-                    dtypes=("int32", "int64", "bool", "uint8"),
-                    prompt_notes="Integer dtypes: ~x; bool: logical not. The dtype is kept."),
+    unary_pointwise(
+        "bitwise_not",
+        "Element-wise bitwise NOT of an integer or bool tensor.",
+        value_range=(0, 90),
+        dtypes=("int32", "int64", "bool", "uint8"),
+        prompt_notes="Integer dtypes: ~x; bool: logical not. The dtype is kept.",
+    ),
     unary_pointwise("cosh", "Element-wise hyperbolic cosine.", value_range=(-4.0, 4.0)),
-    division("div", "Element-wise self / other, optionally rounded ('trunc' or 'floor').",
-             prompt_notes="True division promotes integer inputs to float32. rounding_mode None: true division; "
-                          "'trunc': round toward zero; 'floor': round down (Python //), integer dtype kept. "
-                          + TYPE_PROMOTION),
-    division("div_", "In place: self /= other, optionally rounded ('trunc' or 'floor').",
-             prompt_notes="Mutates and returns self; other broadcasts to self's shape. rounding_mode as for div."),
-    binary_pointwise("eq", "Element-wise self == other (bool result).", int_dtypes=INT_DTYPES, draw=TIES,
-                     scalars=TIE_SCALARS, wide=True, prompt_notes=COMPARISON_NOTES),
+    division(
+        "div",
+        "Element-wise self / other, optionally rounded ('trunc' or 'floor').",
+        prompt_notes="True division promotes integer inputs to float32. rounding_mode None: true division; "
+        "'trunc': round toward zero; 'floor': round down (Python //), integer dtype kept. " + TYPE_PROMOTION,
+    ),
+    division(
+        "div_",
+        "In place: self /= other, optionally rounded ('trunc' or 'floor').",
+        prompt_notes="Mutates and returns self; other broadcasts to self's shape. rounding_mode as for div.",
+    ),
+    binary_pointwise(
+        "eq",
+        "Element-wise self == other (bool result).",
+        int_dtypes=INT_DTYPES,
+        draw=TIES,
+        scalars=TIE_SCALARS,
+        wide=True,
+        prompt_notes=COMPARISON_NOTES,
+    ),
     unary_pointwise("erfc", "Element-wise complementary error function 1 - erf(x).", value_range=(-3.0, 3.0)),
     unary_pointwise("floor", "Element-wise floor.", value_range=(-100.0, 100.0)),
-    binary_pointwise("floor_divide", "Element-wise floor(self / other) (Python //).", tensor_overload="",
-                     int_dtypes=INT_DTYPES, draw=EXACT_DIVISION, scalars=(3.0, -2.0, 0.7, -0.999),
-                     prompt_notes="Rounds the quotient down (toward -inf), like div(rounding_mode='floor'); integer "
-                                  "dtypes stay integer."),
-    binary_pointwise("fmax", "Element-wise maximum that ignores NaN (NaN only where both are NaN).",
-                     tensor_overload="", scalar_overload="", draw={"nan_fraction": [0.1]}, allow_nan=True,
-                     prompt_notes="Unlike maximum, a NaN on one side yields the other side; NaN only if both are."),
-    binary_pointwise("gt", "Element-wise self > other (bool result).", int_dtypes=INT_DTYPES, draw=TIES,
-                     scalars=TIE_SCALARS, wide=True, prompt_notes=COMPARISON_NOTES),
+    binary_pointwise(
+        "floor_divide",
+        "Element-wise floor(self / other) (Python //).",
+        tensor_overload="",
+        int_dtypes=INT_DTYPES,
+        draw=EXACT_DIVISION,
+        scalars=(3.0, -2.0, 0.7, -0.999),
+        prompt_notes="Rounds the quotient down (toward -inf), like div(rounding_mode='floor'); integer "
+        "dtypes stay integer.",
+    ),
+    binary_pointwise(
+        "fmax",
+        "Element-wise maximum that ignores NaN (NaN only where both are NaN).",
+        tensor_overload="",
+        scalar_overload="",
+        draw={"nan_fraction": [0.1]},
+        allow_nan=True,
+        prompt_notes="Unlike maximum, a NaN on one side yields the other side; NaN only if both are.",
+    ),
+    binary_pointwise(
+        "gt",
+        "Element-wise self > other (bool result).",
+        int_dtypes=INT_DTYPES,
+        draw=TIES,
+        scalars=TIE_SCALARS,
+        wide=True,
+        prompt_notes=COMPARISON_NOTES,
+    ),
     unary_pointwise("hardsigmoid", "Element-wise hardsigmoid: clamp(x / 6 + 1 / 2, 0, 1).", value_range=(-4.0, 4.0)),
-    binary_pointwise("heaviside", "Element-wise step: 0 for self < 0, values where self == 0, 1 for self > 0.",
-                     tensor_overload="", scalar_overload="", other_name="values",
-                     draw={"integral": [True], "range": [[-2, 3]], "other_range": [[-2.0, 2.0]]},
-                     prompt_notes="Where self == 0 the result is values (broadcast); self holds many exact zeros."),
-    unary_pointwise("i0", "Element-wise modified Bessel function of the first kind, order 0.",
-                    value_range=(-4.0, 4.0)),
-    binary_pointwise("le", "Element-wise self <= other (bool result).", int_dtypes=INT_DTYPES, draw=TIES,
-                     scalars=TIE_SCALARS, wide=True, prompt_notes=COMPARISON_NOTES),
+    binary_pointwise(
+        "heaviside",
+        "Element-wise step: 0 for self < 0, values where self == 0, 1 for self > 0.",
+        tensor_overload="",
+        scalar_overload="",
+        other_name="values",
+        draw={"integral": [True], "range": [[-2, 3]], "other_range": [[-2.0, 2.0]]},
+        prompt_notes="Where self == 0 the result is values (broadcast); self holds many exact zeros.",
+    ),
+    unary_pointwise("i0", "Element-wise modified Bessel function of the first kind, order 0.", value_range=(-4.0, 4.0)),
+    binary_pointwise(
+        "le",
+        "Element-wise self <= other (bool result).",
+        int_dtypes=INT_DTYPES,
+        draw=TIES,
+        scalars=TIE_SCALARS,
+        wide=True,
+        prompt_notes=COMPARISON_NOTES,
+    ),
     unary_pointwise("log10", "Element-wise base-10 logarithm (inputs > 0).", value_range=(0.05, 50.0)),
-    binary_pointwise("logaddexp2", "Element-wise log2(2**self + 2**other), computed without overflow.",
-                     tensor_overload="", scalar_overload="", draw={"range": [[-10.0, 10.0]]}),
+    binary_pointwise(
+        "logaddexp2",
+        "Element-wise log2(2**self + 2**other), computed without overflow.",
+        tensor_overload="",
+        scalar_overload="",
+        draw={"range": [[-10.0, 10.0]]},
+    ),
     logit(),
     unary_pointwise("mish", "Element-wise mish: x * tanh(softplus(x)).", value_range=(-4.0, 4.0)),
-    binary_pointwise("mul", "Element-wise self * other, with broadcasting or a scalar other.",
-                     int_dtypes=INT_DTYPES, prompt_notes=TYPE_PROMOTION),
+    binary_pointwise(
+        "mul",
+        "Element-wise self * other, with broadcasting or a scalar other.",
+        int_dtypes=INT_DTYPES,
+        prompt_notes=TYPE_PROMOTION,
+    ),
     unary_pointwise("neg", "Element-wise negation.", dtypes=FLOAT_DTYPES + INT_DTYPES),
     polygamma(),
     power(),
     unary_pointwise("rsqrt", "Element-wise 1 / sqrt(x) (inputs > 0).", value_range=(0.1, 10.0)),
-    binary_pointwise("rsub", "Element-wise other - alpha * self (reversed subtraction).", alpha=True,
-                     smoke_half_draw=NO_CANCELLATION["rsub"],
-                     int_dtypes=INT_DTYPES,
-                     prompt_notes="out = other - alpha * self (note the order). " + TYPE_PROMOTION),
-    unary_pointwise("sgn", "Element-wise sign (-1, 0 or 1; for real tensors the same as sign).",
-                    dtypes=FLOAT_DTYPES + ("int32",)),
+    binary_pointwise(
+        "rsub",
+        "Element-wise other - alpha * self (reversed subtraction).",
+        alpha=True,
+        smoke_half_draw=NO_CANCELLATION["rsub"],
+        int_dtypes=INT_DTYPES,
+        prompt_notes="out = other - alpha * self (note the order). " + TYPE_PROMOTION,
+    ),
+    unary_pointwise(
+        "sgn", "Element-wise sign (-1, 0 or 1; for real tensors the same as sign).", dtypes=FLOAT_DTYPES + ("int32",)
+    ),
     unary_pointwise("silu", "Element-wise SiLU: x * sigmoid(x).", value_range=(-4.0, 4.0)),
     unary_pointwise("sin", "Element-wise sine of a floating-point tensor."),
-    unary_pointwise("special_entr", "Element-wise entropy term: -x * ln(x) for x > 0, 0 at 0, -inf below.",
-                    value_range=(0.0, 3.0)),
+    unary_pointwise(
+        "special_entr", "Element-wise entropy term: -x * ln(x) for x > 0, 0 at 0, -inf below.", value_range=(0.0, 3.0)
+    ),
     unary_pointwise("square", "Element-wise x * x.", dtypes=FLOAT_DTYPES + ("int32",)),
-    binary_pointwise("sub", "Element-wise self - alpha * other, with broadcasting or a scalar other.", alpha=True,
-                     smoke_half_draw=NO_CANCELLATION["sub"],
-                     int_dtypes=INT_DTYPES, prompt_notes="out = self - alpha * other. " + TYPE_PROMOTION),
+    binary_pointwise(
+        "sub",
+        "Element-wise self - alpha * other, with broadcasting or a scalar other.",
+        alpha=True,
+        smoke_half_draw=NO_CANCELLATION["sub"],
+        int_dtypes=INT_DTYPES,
+        prompt_notes="out = self - alpha * other. " + TYPE_PROMOTION,
+    ),
     masked_fill(),
     fill(),
     zero(),

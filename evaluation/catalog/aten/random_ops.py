@@ -20,10 +20,12 @@ from evaluation.catalog.spec import Call, Case, OperatorSpec
 SIGMAS = 5.0
 SMOKE_SHAPES = ([4096], [64, 65], [8, 16, 33])
 PUBLIC_SHAPES = ([1024, 1024], [20, 320, 15], [16, 128, 64, 60])
-STAT_NOTES = ("Statistical (no two generators agree): one call's outputs must have the reference's dtype and shape, "
-              "the right support, standardised mean and second moment within 5 sigma of theory for the sample "
-              "size, calibration within 5 sigma in each of 5 bins of the input parameter, and |lag-1 "
-              "autocorrelation| of the residuals below 5/sqrt(n). The judge also requires two calls to differ.")
+STAT_NOTES = (
+    "Statistical (no two generators agree): one call's outputs must have the reference's dtype and shape, "
+    "the right support, standardised mean and second moment within 5 sigma of theory for the sample "
+    "size, calibration within 5 sigma in each of 5 bins of the input parameter, and |lag-1 "
+    "autocorrelation| of the residuals below 5/sqrt(n). The judge also requires two calls to differ."
+)
 
 
 def _out_bytes(case_: Case) -> int:
@@ -65,22 +67,27 @@ def _standardised_checks(z: torch.Tensor, z4: torch.Tensor, bins_of: torch.Tenso
     if n == 0:
         return None
     error = _within("standardised mean", float(z.mean()), 0.0, 1.0 / math.sqrt(n))
-    error = error or _within("standardised second moment", float((z * z).mean()), 1.0,
-                             math.sqrt(float((z4 - 1.0).clamp_min(0).sum())) / n)
+    error = error or _within(
+        "standardised second moment", float((z * z).mean()), 1.0, math.sqrt(float((z4 - 1.0).clamp_min(0).sum())) / n
+    )
     if error is None and bins_of is not None:
         parameter = bins_of.reshape(-1).double()
-        edges = torch.linspace(float(parameter.min()), float(parameter.max()), 6, dtype=torch.float64,
-                               device=z.device)
+        edges = torch.linspace(float(parameter.min()), float(parameter.max()), 6, dtype=torch.float64, device=z.device)
         bucket = torch.bucketize(parameter, edges[1:-1])
         for index in range(5):
             members = z.reshape(-1)[bucket == index]
             if members.numel() >= 30:
-                error = error or _within(f"standardised mean in parameter bin {index}", float(members.mean()), 0.0,
-                                         1.0 / math.sqrt(members.numel()))
+                error = error or _within(
+                    f"standardised mean in parameter bin {index}",
+                    float(members.mean()),
+                    0.0,
+                    1.0 / math.sqrt(members.numel()),
+                )
     return error or _autocorrelation(z)
 
 
 # --- bernoulli ----------------------------------------------------------------------------------------------
+
 
 def _bernoulli_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
@@ -98,37 +105,57 @@ def _bernoulli_check(case_: Case, call: Call, outputs: tuple) -> str | None:
     values = out.double()
     if not bool(((values == 0) | (values == 1)).all()):
         return "bernoulli outputs must be 0 or 1"
-    p = (torch.full_like(values, float(call.args[1])) if case_.entry_point == "bernoulli_p" else self_.double())
+    p = torch.full_like(values, float(call.args[1])) if case_.entry_point == "bernoulli_p" else self_.double()
     variance = p * (1 - p)
     z = (values - p) / variance.sqrt()
-    z4 = ((1 - p) ** 3 + p ** 3) / variance  # E[z^4] of a standardised Bernoulli(p)
+    z4 = ((1 - p) ** 3 + p**3) / variance  # E[z^4] of a standardised Bernoulli(p)
     return _standardised_checks(z, z4, p if case_.entry_point == "bernoulli" else None)
 
 
 BERNOULLI = record(
-    "bernoulli", "Draws 0/1 per element: with probability self (bernoulli) or p (bernoulli.p) of a 1.",
-    [entry("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"),
-     entry("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor")],
+    "bernoulli",
+    "Draws 0/1 per element: with probability self (bernoulli) or p (bernoulli.p) of a 1.",
+    [
+        entry("aten::bernoulli(Tensor self, *, Generator? generator=None) -> Tensor"),
+        entry("aten::bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"),
+    ],
     make_inputs=_bernoulli_inputs,
     smoke=tuple(case("bernoulli", shape=s, dtype=d) for s in SMOKE_SHAPES for d in ("float32", "float16"))
     + tuple(case("bernoulli_p", shape=[64, 65], dtype="float32", p=p) for p in (0.5, 0.1))
     + (case("bernoulli", shape=[64, 65], dtype="float32", layout="transposed"),),
     public=tuple(case("bernoulli", shape=s, dtype=d) for s in PUBLIC_SHAPES for d in FLOAT_DTYPES)
-    + tuple(case("bernoulli_p", shape=s, dtype=d, p=p) for s in PUBLIC_SHAPES[:2] for d in FLOAT_DTYPES
-            for p in (0.5, 0.001, 0.9))
+    + tuple(
+        case("bernoulli_p", shape=s, dtype=d, p=p)
+        for s in PUBLIC_SHAPES[:2]
+        for d in FLOAT_DTYPES
+        for p in (0.5, 0.001, 0.9)
+    )
     + (case("bernoulli", shape=[1024, 1024], dtype="float32", layout="strided"),),
-    held_out=lambda rng: [case("bernoulli", shape=draw_shape(rng, max_numel=4_000_000), dtype=rng.choice(FLOAT_DTYPES))
-                          for _ in range(3)]
-    + [case("bernoulli_p", shape=[rng.randint(1000, 3000), rng.randint(10, 1000)], dtype="float32",
-            p=round(rng.uniform(0.01, 0.99), 3))],
-    judgement="statistical", stat_check=_bernoulli_check, bytes_moved=_out_bytes,
+    held_out=lambda rng: (
+        [
+            case("bernoulli", shape=draw_shape(rng, max_numel=4_000_000), dtype=rng.choice(FLOAT_DTYPES))
+            for _ in range(3)
+        ]
+        + [
+            case(
+                "bernoulli_p",
+                shape=[rng.randint(1000, 3000), rng.randint(10, 1000)],
+                dtype="float32",
+                p=round(rng.uniform(0.01, 0.99), 3),
+            )
+        ]
+    ),
+    judgement="statistical",
+    stat_check=_bernoulli_check,
+    bytes_moved=_out_bytes,
     judgement_notes=STAT_NOTES + " Residuals: (out - p) / sqrt(p (1 - p)); bins by p for bernoulli(self).",
     prompt_notes="The result has self's dtype and shape; bernoulli(self) reads probabilities from self; "
-                 "generator is always None (use your own seed, different on every call).",
+    "generator is always None (use your own seed, different on every call).",
 )
 
 
 # --- exponential_ ---------------------------------------------------------------------------------------------
+
 
 def _exponential_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
@@ -149,31 +176,54 @@ def _exponential_check(case_: Case, call: Call, outputs: tuple) -> str | None:
     tail = math.exp(-1.0)
     # Rounding to a narrow dtype moves values near 1 onto 1.0 itself: allow the density there times one ulp.
     rounding = tail * torch.finfo(out.dtype).eps / SIGMAS
-    error = error or _within("share of lambd * x above 1", float((x > 1).double().mean()), tail,
-                             math.sqrt(tail * (1 - tail) / n) + rounding)
+    error = error or _within(
+        "share of lambd * x above 1", float((x > 1).double().mean()), tail, math.sqrt(tail * (1 - tail) / n) + rounding
+    )
     return error or _autocorrelation(x - 1.0)
 
 
 EXPONENTIAL_ = record(
-    "exponential_", "Fills self in place with draws from the exponential distribution of rate lambd.",
-    [entry("aten::exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)",
-           mutates=(0,), compare_return=False)],
+    "exponential_",
+    "Fills self in place with draws from the exponential distribution of rate lambd.",
+    [
+        entry(
+            "aten::exponential_(Tensor(a!) self, float lambd=1., *, Generator? generator=None) -> Tensor(a!)",
+            mutates=(0,),
+            compare_return=False,
+        )
+    ],
     make_inputs=_exponential_inputs,
-    smoke=tuple(case("exponential_", shape=s, dtype=d, lambd=lam) for s in SMOKE_SHAPES
-                for d, lam in (("float32", 1.0), ("float16", 0.5), ("bfloat16", 100.001))),
-    public=tuple(case("exponential_", shape=s, dtype=d, lambd=lam) for s in PUBLIC_SHAPES for d in FLOAT_DTYPES
-                 for lam in (1.0, 0.001, 100.001)),
-    held_out=lambda rng: [case("exponential_", shape=draw_shape(rng, max_numel=4_000_000),
-                               dtype=rng.choice(FLOAT_DTYPES), lambd=round(rng.uniform(0.01, 50), 3))
-                          for _ in range(4)],
-    judgement="statistical", stat_check=_exponential_check, bytes_moved=lambda c: _out_bytes(c) // 2,
+    smoke=tuple(
+        case("exponential_", shape=s, dtype=d, lambd=lam)
+        for s in SMOKE_SHAPES
+        for d, lam in (("float32", 1.0), ("float16", 0.5), ("bfloat16", 100.001))
+    ),
+    public=tuple(
+        case("exponential_", shape=s, dtype=d, lambd=lam)
+        for s in PUBLIC_SHAPES
+        for d in FLOAT_DTYPES
+        for lam in (1.0, 0.001, 100.001)
+    ),
+    held_out=lambda rng: [
+        case(
+            "exponential_",
+            shape=draw_shape(rng, max_numel=4_000_000),
+            dtype=rng.choice(FLOAT_DTYPES),
+            lambd=round(rng.uniform(0.01, 50), 3),
+        )
+        for _ in range(4)
+    ],
+    judgement="statistical",
+    stat_check=_exponential_check,
+    bytes_moved=lambda c: _out_bytes(c) // 2,
     judgement_notes=STAT_NOTES + " Checks on lambd * x ~ Exp(1): mean 1, second moment 2, P(x > 1) = 1/e. "
-                    "self arrives holding negative values, so any element left unwritten fails the support check.",
+    "self arrives holding negative values, so any element left unwritten fails the support check.",
     prompt_notes="In place: overwrite every element of self and return self. generator is always None.",
 )
 
 
 # --- poisson ------------------------------------------------------------------------------------------------
+
 
 def _poisson_inputs(case_: Case, generator: torch.Generator) -> Call:
     low, high = case_.params["rates"]
@@ -187,8 +237,7 @@ def _poisson_check(case_: Case, call: Call, outputs: tuple) -> str | None:
     if error:
         return error
     values = out.double()
-    if not bool(torch.isfinite(values).all()) or bool((values < 0).any()) or \
-            not bool((values == values.floor()).all()):
+    if not bool(torch.isfinite(values).all()) or bool((values < 0).any()) or not bool((values == values.floor()).all()):
         return "poisson outputs must be non-negative integers"
     lam = rates.double()
     z = (values - lam) / lam.sqrt()
@@ -196,23 +245,39 @@ def _poisson_check(case_: Case, call: Call, outputs: tuple) -> str | None:
 
 
 POISSON = record(
-    "poisson", "Draws one Poisson sample per element with rate self.",
+    "poisson",
+    "Draws one Poisson sample per element with rate self.",
     [entry("aten::poisson(Tensor self, Generator? generator=None) -> Tensor")],
     make_inputs=_poisson_inputs,
-    smoke=tuple(case("poisson", shape=s, dtype=d, rates=[0.5, 20.0]) for s in SMOKE_SHAPES
-                for d in ("float32", "float16")),
-    public=tuple(case("poisson", shape=s, dtype=d, rates=r) for s in PUBLIC_SHAPES for d in FLOAT_DTYPES
-                 for r in ([0.5, 20.0], [0.01, 1.0])) + (case("poisson", shape=[1024, 1024], dtype="float32",
-                                                               rates=[50.0, 1000.0]),),
-    held_out=lambda rng: [case("poisson", shape=draw_shape(rng, max_numel=4_000_000), dtype="float32",
-                               rates=[round(rng.uniform(0.1, 5), 2), round(rng.uniform(6, 100), 2)]) for _ in range(3)],
-    judgement="statistical", stat_check=_poisson_check, bytes_moved=_out_bytes,
+    smoke=tuple(
+        case("poisson", shape=s, dtype=d, rates=[0.5, 20.0]) for s in SMOKE_SHAPES for d in ("float32", "float16")
+    ),
+    public=tuple(
+        case("poisson", shape=s, dtype=d, rates=r)
+        for s in PUBLIC_SHAPES
+        for d in FLOAT_DTYPES
+        for r in ([0.5, 20.0], [0.01, 1.0])
+    )
+    + (case("poisson", shape=[1024, 1024], dtype="float32", rates=[50.0, 1000.0]),),
+    held_out=lambda rng: [
+        case(
+            "poisson",
+            shape=draw_shape(rng, max_numel=4_000_000),
+            dtype="float32",
+            rates=[round(rng.uniform(0.1, 5), 2), round(rng.uniform(6, 100), 2)],
+        )
+        for _ in range(3)
+    ],
+    judgement="statistical",
+    stat_check=_poisson_check,
+    bytes_moved=_out_bytes,
     judgement_notes=STAT_NOTES + " Residuals: (out - rate) / sqrt(rate); E[z^4] = 3 + 1/rate; bins by rate.",
     prompt_notes="The result has self's dtype and shape and holds whole numbers. generator is always None.",
 )
 
 
 # --- rrelu_with_noise ---------------------------------------------------------------------------------------
+
 
 def _rrelu_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
@@ -252,32 +317,51 @@ def _rrelu_check(case_: Case, call: Call, outputs: tuple) -> str | None:
 
 
 def _rrelu_cases(shapes, dtypes, bounds) -> tuple[Case, ...]:
-    return tuple(case("rrelu_with_noise", shape=s, dtype=d, lower=lo, upper=hi, training=t)
-                 for s in shapes for d in dtypes for lo, hi in bounds for t in (True, False))
+    return tuple(
+        case("rrelu_with_noise", shape=s, dtype=d, lower=lo, upper=hi, training=t)
+        for s in shapes
+        for d in dtypes
+        for lo, hi in bounds
+        for t in (True, False)
+    )
 
 
 RRELU_WITH_NOISE = record(
-    "rrelu_with_noise", "Randomised leaky ReLU: in training, negative inputs get a random slope in [lower, upper], "
-                        "recorded in noise; in eval, the mean slope.",
-    [entry("aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, "
-           "Scalar upper=0.33333333333333331, bool training=False, Generator? generator=None) -> Tensor",
-           mutates=(1,))],
+    "rrelu_with_noise",
+    "Randomised leaky ReLU: in training, negative inputs get a random slope in [lower, upper], "
+    "recorded in noise; in eval, the mean slope.",
+    [
+        entry(
+            "aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, "
+            "Scalar upper=0.33333333333333331, bool training=False, Generator? generator=None) -> Tensor",
+            mutates=(1,),
+        )
+    ],
     make_inputs=_rrelu_inputs,
     smoke=_rrelu_cases(SMOKE_SHAPES[:2], ("float32", "bfloat16"), ((0.125, 1 / 3),)),
     public=_rrelu_cases(PUBLIC_SHAPES, FLOAT_DTYPES, ((0.125, 1 / 3), (0.01, 0.9))),
     # torch has no float16 rrelu_with_noise on the CPU: the judge's CPU interpreter runs only the smoke tier.
-    held_out=lambda rng: [case("rrelu_with_noise", shape=draw_shape(rng, max_numel=4_000_000),
-                               dtype=rng.choice(FLOAT_DTYPES), lower=lo, upper=lo + rng.uniform(0.05, 0.5),
-                               training=True) for lo in (round(rng.uniform(0.01, 0.3), 3) for _ in range(3))],
-    judgement="statistical", stat_check=_rrelu_check, bytes_moved=lambda c: 3 * _out_bytes(c) // 2,
+    held_out=lambda rng: [
+        case(
+            "rrelu_with_noise",
+            shape=draw_shape(rng, max_numel=4_000_000),
+            dtype=rng.choice(FLOAT_DTYPES),
+            lower=lo,
+            upper=lo + rng.uniform(0.05, 0.5),
+            training=True,
+        )
+        for lo in (round(rng.uniform(0.01, 0.3), 3) for _ in range(3))
+    ],
+    judgement="statistical",
+    stat_check=_rrelu_check,
+    bytes_moved=lambda c: 3 * _out_bytes(c) // 2,
     judgement_notes=STAT_NOTES + " Training: noise (mutated) must be exactly 1 where self > 0 and lie in "
-                    "[lower, upper] elsewhere, with uniform moments; the result must be self * noise (dtype rtol). "
-                    "Eval (training=False): deterministic, result = self where self > 0 else self * (lower+upper)/2.",
+    "[lower, upper] elsewhere, with uniform moments; the result must be self * noise (dtype rtol). "
+    "Eval (training=False): deterministic, result = self where self > 0 else self * (lower+upper)/2.",
     prompt_notes="noise is contiguous, has self's shape and arrives holding garbage; in training mode write it "
-                 "everywhere (1 where self > 0, the drawn slope elsewhere); self <= 0 counts as negative. "
-                 "generator is always None.",
+    "everywhere (1 where self > 0, the drawn slope elsewhere); self <= 0 counts as negative. "
+    "generator is always None.",
     departures="float16 is not in the smoke tier: torch's CPU kernel lacks it (public cases run it on the GPU).",
 )
 
 OPERATORS: list[OperatorSpec] = [BERNOULLI, EXPONENTIAL_, POISSON, RRELU_WITH_NOISE]
-

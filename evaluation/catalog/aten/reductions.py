@@ -16,8 +16,10 @@ from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 SMOKE_SHAPES = ([1, 2], [4, 17], [3, 5, 7])
 PUBLIC_SHAPES = ([1, 2], [4096, 256], [200, 40999, 3])
 LAYOUTS3 = ("contiguous", "transposed", "strided")
-ACCUMULATION_NOTE = ("reduce_dim is the number of elements accumulated into one output (the reduced length), so "
-                     "atol = 1e-4 * that length as the protocol's rule scales it for long accumulations.")
+ACCUMULATION_NOTE = (
+    "reduce_dim is the number of elements accumulated into one output (the reduced length), so "
+    "atol = 1e-4 * that length as the protocol's rule scales it for long accumulations."
+)
 
 
 def reduced_length(shape: Sequence[int], dim: int | Sequence[int] | None) -> int:
@@ -42,6 +44,7 @@ def _held_shape(rng: random.Random) -> list[int]:
 
 # --- sum / mean ---------------------------------------------------------------------------------------------
 
+
 def _sum_mean_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
     x = tensor(params, generator)
@@ -59,13 +62,39 @@ def _sum_mean_record(name: str, description: str, schemas, dim_entry: str) -> Op
                 out.append(case(name, shape=shape, dtype=dtype, reduce_dim=numel(shape)))
                 for dim in sorted(set(_last_dims(shape))) + ([[0, len(shape) - 1]] if len(shape) == 3 else []):
                     for keepdim in keepdims:
-                        out.append(case(dim_entry, shape=shape, dtype=dtype, dim=dim, keepdim=keepdim,
-                                        reduce_dim=reduced_length(shape, dim)))
+                        out.append(
+                            case(
+                                dim_entry,
+                                shape=shape,
+                                dtype=dtype,
+                                dim=dim,
+                                keepdim=keepdim,
+                                reduce_dim=reduced_length(shape, dim),
+                            )
+                        )
         for layout in layouts:
-            out.append(case(dim_entry, shape=shapes[-1], dtype="float32", dim=[0], keepdim=False, layout=layout,
-                            reduce_dim=shapes[-1][0]))
-        out.append(case(dim_entry, shape=shapes[1], dtype="float16", dim=[-1], keepdim=False, out_dtype="float32",
-                        reduce_dim=shapes[1][-1]))
+            out.append(
+                case(
+                    dim_entry,
+                    shape=shapes[-1],
+                    dtype="float32",
+                    dim=[0],
+                    keepdim=False,
+                    layout=layout,
+                    reduce_dim=shapes[-1][0],
+                )
+            )
+        out.append(
+            case(
+                dim_entry,
+                shape=shapes[1],
+                dtype="float16",
+                dim=[-1],
+                keepdim=False,
+                out_dtype="float32",
+                reduce_dim=shapes[1][-1],
+            )
+        )
         return tuple(out)
 
     def held_out(rng: random.Random) -> list[Case]:
@@ -73,38 +102,63 @@ def _sum_mean_record(name: str, description: str, schemas, dim_entry: str) -> Op
         for _ in range(5):
             shape = _held_shape(rng)
             dim = rng.randrange(len(shape))
-            out.append(case(dim_entry, shape=shape, dtype=rng.choice(FLOAT_DTYPES), dim=[dim],
-                            keepdim=rng.random() < 0.5, layout=rng.choice(LAYOUTS3),
-                            reduce_dim=reduced_length(shape, dim)))
+            out.append(
+                case(
+                    dim_entry,
+                    shape=shape,
+                    dtype=rng.choice(FLOAT_DTYPES),
+                    dim=[dim],
+                    keepdim=rng.random() < 0.5,
+                    layout=rng.choice(LAYOUTS3),
+                    reduce_dim=reduced_length(shape, dim),
+                )
+            )
         shape = _held_shape(rng)
         out.append(case(name, shape=shape, dtype=rng.choice(FLOAT_DTYPES), reduce_dim=numel(shape)))
         return out
 
-    return record(name, description, schemas, make_inputs=_sum_mean_inputs,
-                  smoke=cases(SMOKE_SHAPES, ("float32", "bfloat16"), ("transposed", "strided"), keepdims=(False,))
-                  + (case(dim_entry, shape=[3, 5, 7], dtype="float32", dim=[1], keepdim=True, reduce_dim=5),),
-                  public=cases(PUBLIC_SHAPES, FLOAT_DTYPES, ("transposed", "strided")),
-                  held_out=held_out, flops=_flops_read_once, judgement_notes=ACCUMULATION_NOTE,
-                  prompt_notes="dim is a list of dims (negative allowed); the sum of float16/bfloat16 inputs "
-                               "should accumulate in float32. `dtype=` (when passed) is the result dtype and the "
-                               "input is converted to it before reducing.")
+    return record(
+        name,
+        description,
+        schemas,
+        make_inputs=_sum_mean_inputs,
+        smoke=cases(SMOKE_SHAPES, ("float32", "bfloat16"), ("transposed", "strided"), keepdims=(False,))
+        + (case(dim_entry, shape=[3, 5, 7], dtype="float32", dim=[1], keepdim=True, reduce_dim=5),),
+        public=cases(PUBLIC_SHAPES, FLOAT_DTYPES, ("transposed", "strided")),
+        held_out=held_out,
+        flops=_flops_read_once,
+        judgement_notes=ACCUMULATION_NOTE,
+        prompt_notes="dim is a list of dims (negative allowed); the sum of float16/bfloat16 inputs "
+        "should accumulate in float32. `dtype=` (when passed) is the result dtype and the "
+        "input is converted to it before reducing.",
+    )
 
 
 SUM = _sum_mean_record(
-    "sum", "Sum of all elements (sum) or over the given dims (sum.dim_IntList).",
-    [entry("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
-     entry("aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) "
-           "-> Tensor")],
-    "sum_dim_IntList")
+    "sum",
+    "Sum of all elements (sum) or over the given dims (sum.dim_IntList).",
+    [
+        entry("aten::sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
+        entry(
+            "aten::sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"
+        ),
+    ],
+    "sum_dim_IntList",
+)
 
 MEAN = _sum_mean_record(
-    "mean", "Mean of all elements (mean) or over the given dims (mean.dim).",
-    [entry("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
-     entry("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor")],
-    "mean_dim")
+    "mean",
+    "Mean of all elements (mean) or over the given dims (mean.dim).",
+    [
+        entry("aten::mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"),
+        entry("aten::mean.dim(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"),
+    ],
+    "mean_dim",
+)
 
 
 # --- amin / argmax --------------------------------------------------------------------------------------------
+
 
 def _amin_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
@@ -118,11 +172,20 @@ def _reduce_cases(name: str, shapes, dtypes, layouts, *, full_dim, keepdims=(Fal
             out.append(case(name, shape=shape, dtype=dtype, dim=full_dim, keepdim=False))
             for dim in sorted(set(_last_dims(shape))):
                 for keepdim in keepdims:
-                    out.append(case(name, shape=shape, dtype=dtype, dim=dim if full_dim is None else [dim],
-                                    keepdim=keepdim))
+                    out.append(
+                        case(name, shape=shape, dtype=dtype, dim=dim if full_dim is None else [dim], keepdim=keepdim)
+                    )
     for layout in layouts:
-        out.append(case(name, shape=shapes[-1], dtype="float32", dim=0 if full_dim is None else [0], keepdim=False,
-                        layout=layout))
+        out.append(
+            case(
+                name,
+                shape=shapes[-1],
+                dtype="float32",
+                dim=0 if full_dim is None else [0],
+                keepdim=False,
+                layout=layout,
+            )
+        )
     return tuple(out)
 
 
@@ -132,18 +195,29 @@ def _reduce_held_out(name: str, list_dims: bool):
         for _ in range(5):
             shape = _held_shape(rng)
             dim = rng.randrange(len(shape))
-            out.append(case(name, shape=shape, dtype=rng.choice(FLOAT_DTYPES), dim=[dim] if list_dims else dim,
-                            keepdim=rng.random() < 0.5, layout=rng.choice(LAYOUTS3)))
+            out.append(
+                case(
+                    name,
+                    shape=shape,
+                    dtype=rng.choice(FLOAT_DTYPES),
+                    dim=[dim] if list_dims else dim,
+                    keepdim=rng.random() < 0.5,
+                    layout=rng.choice(LAYOUTS3),
+                )
+            )
         return out
+
     return draw
 
 
 AMIN = record(
-    "amin", "Minimum over the given dims (all dims when dim is empty).",
+    "amin",
+    "Minimum over the given dims (all dims when dim is empty).",
     [entry("aten::amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor")],
     make_inputs=_amin_inputs,
-    smoke=_reduce_cases("amin", SMOKE_SHAPES, ("float32", "float16"), ("transposed", "strided"),
-                        full_dim=[], keepdims=(False,))
+    smoke=_reduce_cases(
+        "amin", SMOKE_SHAPES, ("float32", "float16"), ("transposed", "strided"), full_dim=[], keepdims=(False,)
+    )
     + (case("amin", shape=[3, 5, 7], dtype="float32", dim=[1], keepdim=True),),
     public=_reduce_cases("amin", PUBLIC_SHAPES, FLOAT_DTYPES, ("transposed", "strided"), full_dim=[]),
     held_out=_reduce_held_out("amin", True),
@@ -172,38 +246,56 @@ def _argmax_inputs(case_: Case, generator: torch.Generator) -> Call:
 
 
 ARGMAX = record(
-    "argmax", "Index of the maximum over dim (of the flattened tensor when dim is None).",
+    "argmax",
+    "Index of the maximum over dim (of the flattened tensor when dim is None).",
     [entry("aten::argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor")],
     make_inputs=_argmax_inputs,
-    smoke=_reduce_cases("argmax", SMOKE_SHAPES, ("float32", "bfloat16"), ("transposed", "strided"),
-                        full_dim=None, keepdims=(False,))
+    smoke=_reduce_cases(
+        "argmax", SMOKE_SHAPES, ("float32", "bfloat16"), ("transposed", "strided"), full_dim=None, keepdims=(False,)
+    )
     + (case("argmax", shape=[3, 5, 7], dtype="float32", dim=1, keepdim=True),),
     public=_reduce_cases("argmax", PUBLIC_SHAPES, FLOAT_DTYPES, ("transposed", "strided"), full_dim=None),
     held_out=_reduce_held_out("argmax", False),
     flops=_flops_read_once,
     judgement_notes="Exact int64 indices. Ties are avoided by construction: every reduced slice holds one planted "
-                    "maximum in [2.5, 3) among values in [-2, 2), so the answer is unique.",
+    "maximum in [2.5, 3) among values in [-2, 2), so the answer is unique.",
     prompt_notes="Result dtype int64; with dim None the index is into the flattened (row-major) tensor.",
 )
 
 
 # --- cumsum -------------------------------------------------------------------------------------------------
 
+
 def _cumsum_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
     kwargs = {"dtype": dtype_of(params["out_dtype"])} if "out_dtype" in params else {}
-    return Call([tensor(params, generator, low=-2 if params["dtype"] != "int32" else -50,
-                        high=2 if params["dtype"] != "int32" else 50), params["dim"]], kwargs)
+    return Call(
+        [
+            tensor(
+                params,
+                generator,
+                low=-2 if params["dtype"] != "int32" else -50,
+                high=2 if params["dtype"] != "int32" else 50,
+            ),
+            params["dim"],
+        ],
+        kwargs,
+    )
 
 
 def _cumsum_cases(shapes, dtypes) -> tuple[Case, ...]:
-    out = [case("cumsum", shape=s, dtype=d, dim=dim, reduce_dim=s[dim]) for s in shapes for d in dtypes
-           for dim in sorted(set(_last_dims(s)))]
-    out += [case("cumsum", shape=shapes[-1], dtype="float32", dim=0, layout=lay, reduce_dim=shapes[-1][0])
-            for lay in ("transposed", "strided")]
+    out = [
+        case("cumsum", shape=s, dtype=d, dim=dim, reduce_dim=s[dim])
+        for s in shapes
+        for d in dtypes
+        for dim in sorted(set(_last_dims(s)))
+    ]
+    out += [
+        case("cumsum", shape=shapes[-1], dtype="float32", dim=0, layout=lay, reduce_dim=shapes[-1][0])
+        for lay in ("transposed", "strided")
+    ]
     out.append(case("cumsum", shape=shapes[1], dtype="int32", dim=1, reduce_dim=shapes[1][1]))
-    out.append(case("cumsum", shape=shapes[1], dtype="float16", dim=-1, out_dtype="float32",
-                    reduce_dim=shapes[1][-1]))
+    out.append(case("cumsum", shape=shapes[1], dtype="float16", dim=-1, out_dtype="float32", reduce_dim=shapes[1][-1]))
     return tuple(out)
 
 
@@ -212,8 +304,16 @@ def _cumsum_held_out(rng: random.Random) -> list[Case]:
     for _ in range(5):
         shape = _held_shape(rng)
         dim = rng.randrange(len(shape))
-        out.append(case("cumsum", shape=shape, dtype=rng.choice(FLOAT_DTYPES), dim=dim,
-                        layout=rng.choice(LAYOUTS3), reduce_dim=shape[dim]))
+        out.append(
+            case(
+                "cumsum",
+                shape=shape,
+                dtype=rng.choice(FLOAT_DTYPES),
+                dim=dim,
+                layout=rng.choice(LAYOUTS3),
+                reduce_dim=shape[dim],
+            )
+        )
     return out
 
 
@@ -228,7 +328,8 @@ def _cumsum_reference(case_: Case, call: Call) -> torch.Tensor:
 
 
 CUMSUM = record(
-    "cumsum", "Inclusive prefix sum along dim.",
+    "cumsum",
+    "Inclusive prefix sum along dim.",
     [entry("aten::cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor")],
     make_inputs=_cumsum_inputs,
     reference=_cumsum_reference,
@@ -237,14 +338,15 @@ CUMSUM = record(
     held_out=_cumsum_held_out,
     flops=_flops_read_once,
     judgement_notes=ACCUMULATION_NOTE + " Integer inputs give int64 results, compared exactly. float16/bfloat16 "
-                    "are judged against a float32 accumulation rounded once (ATen's CPU result), on every device: "
-                    "torch's CUDA kernel rounds after every add.",
+    "are judged against a float32 accumulation rounded once (ATen's CPU result), on every device: "
+    "torch's CUDA kernel rounds after every add.",
     prompt_notes="Integer inputs produce int64 (torch's promotion); `dtype=` when passed is the result dtype. "
-                 "Accumulate float16/bfloat16 in float32.",
+    "Accumulate float16/bfloat16 in float32.",
 )
 
 
 # --- softmax / _softmax ---------------------------------------------------------------------------------------
+
 
 def _softmax_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
@@ -256,10 +358,15 @@ def _softmax_inputs(case_: Case, generator: torch.Generator) -> Call:
 
 
 def _softmax_cases(entry_point: str, shapes, dtypes) -> tuple[Case, ...]:
-    out = [case(entry_point, shape=s, dtype=d, dim=dim) for s in shapes for d in dtypes
-           for dim in sorted(set(_last_dims(s)))]
-    out += [case(entry_point, shape=shapes[-1], dtype="float32", dim=0, layout=lay)
-            for lay in ("transposed", "strided")]
+    out = [
+        case(entry_point, shape=s, dtype=d, dim=dim)
+        for s in shapes
+        for d in dtypes
+        for dim in sorted(set(_last_dims(s)))
+    ]
+    out += [
+        case(entry_point, shape=shapes[-1], dtype="float32", dim=0, layout=lay) for lay in ("transposed", "strided")
+    ]
     if entry_point == "softmax_int":
         out.append(case(entry_point, shape=shapes[1], dtype="float16", dim=-1, out_dtype="float32"))
     return tuple(out)
@@ -270,17 +377,28 @@ def _softmax_held_out(entry_point: str):
         out = []
         for _ in range(5):
             shape = _held_shape(rng)
-            out.append(case(entry_point, shape=shape, dtype=rng.choice(FLOAT_DTYPES), dim=rng.randrange(len(shape)),
-                            layout=rng.choice(LAYOUTS3)))
+            out.append(
+                case(
+                    entry_point,
+                    shape=shape,
+                    dtype=rng.choice(FLOAT_DTYPES),
+                    dim=rng.randrange(len(shape)),
+                    layout=rng.choice(LAYOUTS3),
+                )
+            )
         return out
+
     return draw
 
 
-SOFTMAX_NOTES = ("allclose with reduce_dim 1: outputs lie in [0, 1] and a numerically stable softmax (subtract the "
-                 "max, accumulate in float32) stays within the dtype's rtol.")
+SOFTMAX_NOTES = (
+    "allclose with reduce_dim 1: outputs lie in [0, 1] and a numerically stable softmax (subtract the "
+    "max, accumulate in float32) stays within the dtype's rtol."
+)
 
 SOFTMAX = record(
-    "softmax", "Softmax along dim: exp(x - max) / sum(exp(x - max)).",
+    "softmax",
+    "Softmax along dim: exp(x - max) / sum(exp(x - max)).",
     [entry("aten::softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor")],
     make_inputs=_softmax_inputs,
     smoke=_softmax_cases("softmax_int", SMOKE_SHAPES, ("float32", "float16", "bfloat16")),
@@ -292,7 +410,8 @@ SOFTMAX = record(
 )
 
 _SOFTMAX = record(
-    "_softmax", "Softmax along dim (the kernel behind softmax); half_to_float is always False here.",
+    "_softmax",
+    "Softmax along dim (the kernel behind softmax); half_to_float is always False here.",
     [entry("aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor")],
     make_inputs=_softmax_inputs,
     smoke=_softmax_cases("_softmax", SMOKE_SHAPES, ("float32", "float16", "bfloat16")),
@@ -305,6 +424,7 @@ _SOFTMAX = record(
 
 
 # --- sort ---------------------------------------------------------------------------------------------------
+
 
 def _sort_inputs(case_: Case, generator: torch.Generator) -> Call:
     """Default sort: every slice along dim is a random permutation of distinct, exactly representable values
@@ -331,8 +451,10 @@ def _sort_cases(shapes_by_dtype: dict[str, list[list[int]]], layouts_shape: list
             for dim in dims:
                 for descending in (False, True):
                     out.append(case("sort", shape=shape, dtype=dtype, dim=dim, descending=descending))
-    out += [case("sort", shape=layouts_shape, dtype="float32", dim=0, descending=False, layout=lay)
-            for lay in ("transposed", "strided")]
+    out += [
+        case("sort", shape=layouts_shape, dtype="float32", dim=0, descending=False, layout=lay)
+        for lay in ("transposed", "strided")
+    ]
     out += [case("sort_stable", shape=layouts_shape, dtype="float32", dim=-1, descending=d) for d in (False, True)]
     return tuple(out)
 
@@ -343,41 +465,63 @@ def _sort_held_out(rng: random.Random) -> list[Case]:
         dtype = rng.choice(FLOAT_DTYPES)
         length = rng.randint(1, 256 if dtype == "bfloat16" else 2048)
         shape = [rng.randint(1, 2000), length]
-        out.append(case("sort", shape=shape, dtype=dtype, dim=1, descending=rng.random() < 0.5,
-                        layout=rng.choice(LAYOUTS3)))
-    out.append(case("sort_stable", shape=[rng.randint(1, 500), rng.randint(1, 2048)], dtype="float32", dim=-1,
-                    descending=rng.random() < 0.5))
+        out.append(
+            case("sort", shape=shape, dtype=dtype, dim=1, descending=rng.random() < 0.5, layout=rng.choice(LAYOUTS3))
+        )
+    out.append(
+        case(
+            "sort_stable",
+            shape=[rng.randint(1, 500), rng.randint(1, 2048)],
+            dtype="float32",
+            dim=-1,
+            descending=rng.random() < 0.5,
+        )
+    )
     return out
 
 
 SORT = record(
-    "sort", "Values sorted along dim (ascending unless descending) and the indices they came from.",
-    [entry("aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"),
-     entry("aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) "
-           "-> (Tensor values, Tensor indices)")],
+    "sort",
+    "Values sorted along dim (ascending unless descending) and the indices they came from.",
+    [
+        entry("aten::sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"),
+        entry(
+            "aten::sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) "
+            "-> (Tensor values, Tensor indices)"
+        ),
+    ],
     make_inputs=_sort_inputs,
-    smoke=(case("sort", shape=[1, 2], dtype="float32", dim=1, descending=False),
-           case("sort", shape=[4, 17], dtype="float32", dim=1, descending=True),
-           case("sort", shape=[3, 5, 7], dtype="float32", dim=1, descending=False),
-           case("sort", shape=[4, 17], dtype="float16", dim=-1, descending=False),
-           case("sort", shape=[3, 5, 7], dtype="bfloat16", dim=2, descending=True),
-           case("sort", shape=[4, 17], dtype="float32", dim=0, descending=False, layout="transposed"),
-           case("sort", shape=[4, 17], dtype="float32", dim=0, descending=True, layout="strided"),
-           case("sort_stable", shape=[4, 17], dtype="float32", dim=-1, descending=False),
-           case("sort_stable", shape=[4, 17], dtype="float32", dim=-1, descending=True)),
-    public=_sort_cases({"float32": [[1, 2], [4096, 256], [64, 4096], [200, 1000, 3]],
-                        "float16": [[4096, 256], [200, 1000, 3]], "bfloat16": [[4096, 256]]}, [1024, 1024]),
+    smoke=(
+        case("sort", shape=[1, 2], dtype="float32", dim=1, descending=False),
+        case("sort", shape=[4, 17], dtype="float32", dim=1, descending=True),
+        case("sort", shape=[3, 5, 7], dtype="float32", dim=1, descending=False),
+        case("sort", shape=[4, 17], dtype="float16", dim=-1, descending=False),
+        case("sort", shape=[3, 5, 7], dtype="bfloat16", dim=2, descending=True),
+        case("sort", shape=[4, 17], dtype="float32", dim=0, descending=False, layout="transposed"),
+        case("sort", shape=[4, 17], dtype="float32", dim=0, descending=True, layout="strided"),
+        case("sort_stable", shape=[4, 17], dtype="float32", dim=-1, descending=False),
+        case("sort_stable", shape=[4, 17], dtype="float32", dim=-1, descending=True),
+    ),
+    public=_sort_cases(
+        {
+            "float32": [[1, 2], [4096, 256], [64, 4096], [200, 1000, 3]],
+            "float16": [[4096, 256], [200, 1000, 3]],
+            "bfloat16": [[4096, 256]],
+        },
+        [1024, 1024],
+    ),
     held_out=_sort_held_out,
     flops=lambda c: numel(c.params["shape"]) * max(1, math.ceil(math.log2(max(2, c.params["shape"][c.params["dim"]])))),
     judgement_notes="values and int64 indices both compared exactly. sort: every slice is a permutation of "
-                    "distinct integers (exact in the dtype), so indices are unique; sort.stable: values drawn from "
-                    "8 integers (many ties) and stable=True, so equal keys keep their input order.",
+    "distinct integers (exact in the dtype), so indices are unique; sort.stable: values drawn from "
+    "8 integers (many ties) and stable=True, so equal keys keep their input order.",
     departures="Sorted length at most 4096 (the (200,40999,3) reduction shape becomes (200,1000,3)): a slice must "
-               "hold distinct exactly representable values (bfloat16: at most 256).",
+    "hold distinct exactly representable values (bfloat16: at most 256).",
 )
 
 
 # --- renorm / pairwise_distance -------------------------------------------------------------------------------
+
 
 def _renorm_inputs(case_: Case, generator: torch.Generator) -> Call:
     params = case_.params
@@ -387,7 +531,7 @@ def _renorm_inputs(case_: Case, generator: torch.Generator) -> Call:
 def _typical_norm(shape: Sequence[int], dim: int, p: float) -> float:
     """About the median p-norm of a slice of uniform[-2, 2) values, so half the slices get rescaled."""
     length = numel(shape) // max(1, shape[dim])
-    mean_abs_p = 2.0 ** p / (p + 1)
+    mean_abs_p = 2.0**p / (p + 1)
     return round((length * mean_abs_p) ** (1.0 / p), 3)
 
 
@@ -397,12 +541,30 @@ def _renorm_cases(shapes, dtypes) -> tuple[Case, ...]:
         for dtype in dtypes:
             for p in (1.0, 2.0, 3.0):
                 dim = 0
-                out.append(case("renorm", shape=shape, dtype=dtype, p=p, dim=dim,
-                                maxnorm=_typical_norm(shape, dim, p),
-                                reduce_dim=numel(shape) // shape[dim]))
-    out += [case("renorm", shape=shapes[-1], dtype="float32", p=2.0, dim=1, layout=lay,
-                 maxnorm=_typical_norm(shapes[-1], 1, 2.0), reduce_dim=numel(shapes[-1]) // shapes[-1][1])
-            for lay in ("transposed", "strided")]
+                out.append(
+                    case(
+                        "renorm",
+                        shape=shape,
+                        dtype=dtype,
+                        p=p,
+                        dim=dim,
+                        maxnorm=_typical_norm(shape, dim, p),
+                        reduce_dim=numel(shape) // shape[dim],
+                    )
+                )
+    out += [
+        case(
+            "renorm",
+            shape=shapes[-1],
+            dtype="float32",
+            p=2.0,
+            dim=1,
+            layout=lay,
+            maxnorm=_typical_norm(shapes[-1], 1, 2.0),
+            reduce_dim=numel(shapes[-1]) // shapes[-1][1],
+        )
+        for lay in ("transposed", "strided")
+    ]
     return tuple(out)
 
 
@@ -412,14 +574,24 @@ def _renorm_held_out(rng: random.Random) -> list[Case]:
         shape = draw_shape(rng, rank=(2, 3))
         dim = rng.randrange(len(shape))
         p = rng.choice([1.0, 2.0, 3.0])
-        out.append(case("renorm", shape=shape, dtype=rng.choice(FLOAT_DTYPES), p=p, dim=dim,
-                        maxnorm=_typical_norm(shape, dim, p), layout=rng.choice(LAYOUTS3),
-                        reduce_dim=numel(shape) // shape[dim]))
+        out.append(
+            case(
+                "renorm",
+                shape=shape,
+                dtype=rng.choice(FLOAT_DTYPES),
+                p=p,
+                dim=dim,
+                maxnorm=_typical_norm(shape, dim, p),
+                layout=rng.choice(LAYOUTS3),
+                reduce_dim=numel(shape) // shape[dim],
+            )
+        )
     return out
 
 
 RENORM = record(
-    "renorm", "Each slice self.select(dim, i) whose p-norm exceeds maxnorm is rescaled to norm maxnorm.",
+    "renorm",
+    "Each slice self.select(dim, i) whose p-norm exceeds maxnorm is rescaled to norm maxnorm.",
     [entry("aten::renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor")],
     make_inputs=_renorm_inputs,
     smoke=_renorm_cases([[4, 17], [3, 5, 7]], ("float32", "float16", "bfloat16")),
@@ -427,7 +599,7 @@ RENORM = record(
     held_out=_renorm_held_out,
     flops=lambda c: 3 * numel(c.params["shape"]),
     judgement_notes=ACCUMULATION_NOTE + " maxnorm is near the median slice norm, so about half the slices are "
-                    "rescaled (factor maxnorm / (norm + 1e-7)) and half are copied.",
+    "rescaled (factor maxnorm / (norm + 1e-7)) and half are copied.",
     prompt_notes="A slice is everything with a fixed index along dim; the norm is over all its other elements.",
 )
 
@@ -440,26 +612,66 @@ def _pairwise_inputs(case_: Case, generator: torch.Generator) -> Call:
 
 
 def _pairwise_cases(shapes, dtypes) -> tuple[Case, ...]:
-    out = [case("pairwise_distance", shape=s, dtype=d, p=p, eps=1e-6, keepdim=k, reduce_dim=s[-1])
-           for s in shapes for d in dtypes for p in (1.0, 2.0, 3.0) for k in (False,)]
-    out.append(case("pairwise_distance", shape=shapes[-1], other_shape=[1, shapes[-1][-1]], dtype="float32",
-                    p=2.0, eps=1e-6, keepdim=True, reduce_dim=shapes[-1][-1]))
-    out += [case("pairwise_distance", shape=shapes[-1], dtype="float32", p=2.0, eps=1e-6, keepdim=False,
-                 layout=lay, reduce_dim=shapes[-1][-1]) for lay in ("transposed", "strided")]
+    out = [
+        case("pairwise_distance", shape=s, dtype=d, p=p, eps=1e-6, keepdim=k, reduce_dim=s[-1])
+        for s in shapes
+        for d in dtypes
+        for p in (1.0, 2.0, 3.0)
+        for k in (False,)
+    ]
+    out.append(
+        case(
+            "pairwise_distance",
+            shape=shapes[-1],
+            other_shape=[1, shapes[-1][-1]],
+            dtype="float32",
+            p=2.0,
+            eps=1e-6,
+            keepdim=True,
+            reduce_dim=shapes[-1][-1],
+        )
+    )
+    out += [
+        case(
+            "pairwise_distance",
+            shape=shapes[-1],
+            dtype="float32",
+            p=2.0,
+            eps=1e-6,
+            keepdim=False,
+            layout=lay,
+            reduce_dim=shapes[-1][-1],
+        )
+        for lay in ("transposed", "strided")
+    ]
     return tuple(out)
 
 
 PAIRWISE_DISTANCE = record(
-    "pairwise_distance", "Row-wise p-norm distance ||x1 - x2 + eps||_p over the last dimension.",
-    [entry("aten::pairwise_distance(Tensor x1, Tensor x2, float p=2., float eps=9.9999999999999995e-07, "
-           "bool keepdim=False) -> Tensor")],
+    "pairwise_distance",
+    "Row-wise p-norm distance ||x1 - x2 + eps||_p over the last dimension.",
+    [
+        entry(
+            "aten::pairwise_distance(Tensor x1, Tensor x2, float p=2., float eps=9.9999999999999995e-07, "
+            "bool keepdim=False) -> Tensor"
+        )
+    ],
     make_inputs=_pairwise_inputs,
     smoke=_pairwise_cases([[1, 2], [4, 17]], ("float32", "float16", "bfloat16")),
     public=_pairwise_cases([[1, 2], [4096, 256], [100000, 64]], FLOAT_DTYPES),
-    held_out=lambda rng: [case("pairwise_distance", shape=[rng.randint(1, 20000), d], dtype=rng.choice(FLOAT_DTYPES),
-                               p=rng.choice([1.0, 2.0, 3.0]), eps=1e-6, keepdim=rng.random() < 0.5,
-                               layout=rng.choice(LAYOUTS3), reduce_dim=d)
-                          for d in (rng.randint(1, 2000) for _ in range(4))],
+    held_out=lambda rng: [
+        case(
+            "pairwise_distance",
+            shape=[rng.randint(1, 20000), d],
+            dtype=rng.choice(FLOAT_DTYPES),
+            p=rng.choice([1.0, 2.0, 3.0]),
+            eps=1e-6,
+            keepdim=rng.random() < 0.5,
+            layout=rng.choice(LAYOUTS3),
+            reduce_dim=d,
+        )
+        for d in (rng.randint(1, 2000) for _ in range(4))
+    ],
     flops=lambda c: 3 * numel(c.params["shape"]),
     judgement_notes=ACCUMULATION_NOTE,
     prompt_notes="x1 and x2 broadcast against each other; eps is added to the difference before the norm.",

@@ -79,8 +79,10 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         except BaseException:
             traceback.print_exc()  # in the sandbox's stderr, which the judge quotes if the report below fails
             with contextlib.suppress(Exception):
-                wire.send(res_write, {"event": "harness_error", "token": harness.token,
-                                      "error": traceback.format_exc()[-4000:]})
+                wire.send(
+                    res_write,
+                    {"event": "harness_error", "token": harness.token, "error": traceback.format_exc()[-4000:]},
+                )
     except BaseException:
         traceback.print_exc()
     finally:
@@ -125,9 +127,15 @@ def main() -> int:
     statuses: dict[int, int] = {}
     zygote_pid = os.getpid()
     # Forking after CUDA initialisation breaks the children's CUDA: the client refuses such a zygote.
-    sock.send(json.dumps({"event": "ready", "pid": os.getpid(),
-                          "cuda_initialized": any(BACKENDS[family].is_initialized()
-                                                  for family in ACCELERATOR_FAMILIES)}).encode())
+    sock.send(
+        json.dumps(
+            {
+                "event": "ready",
+                "pid": os.getpid(),
+                "cuda_initialized": any(BACKENDS[family].is_initialized() for family in ACCELERATOR_FAMILIES),
+            }
+        ).encode()
+    )
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)

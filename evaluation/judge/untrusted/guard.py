@@ -23,19 +23,80 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 # aten overload packets a wrapper may run on the host side of a launch.
-ALLOWED_ATEN = frozenset({
-    "empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided", "new_zeros",
-    "new_ones", "new_full", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "fill", "fill_",
-    "zero", "zero_", "arange", "scalar_tensor", "lift_fresh", "lift_fresh_copy", "clone", "contiguous",
-    "detach", "alias", "view", "_unsafe_view", "reshape", "_reshape_alias", "as_strided", "expand", "permute",
-    "transpose", "t", "unsqueeze", "squeeze", "select", "slice", "narrow", "unfold", "split", "split_with_sizes",
-    "chunk", "unbind", "diagonal", "view_as_real", "view_as_complex", "movedim", "resize_", "set_",
-    "is_same_size", "_to_copy", "copy_", "unflatten", "flatten", "_reshape_copy", "expand_copy", "view_copy",
-    "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "detach_",
-    "_has_compatible_shallow_copy_type",
-})
-ALLOCATING_ATEN = frozenset({"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty",
-                             "new_empty_strided"})
+ALLOWED_ATEN = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "empty_permuted",
+        "new_empty",
+        "new_empty_strided",
+        "new_zeros",
+        "new_ones",
+        "new_full",
+        "zeros",
+        "zeros_like",
+        "ones",
+        "ones_like",
+        "full",
+        "full_like",
+        "fill",
+        "fill_",
+        "zero",
+        "zero_",
+        "arange",
+        "scalar_tensor",
+        "lift_fresh",
+        "lift_fresh_copy",
+        "clone",
+        "contiguous",
+        "detach",
+        "alias",
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "_reshape_alias",
+        "as_strided",
+        "expand",
+        "permute",
+        "transpose",
+        "t",
+        "unsqueeze",
+        "squeeze",
+        "select",
+        "slice",
+        "narrow",
+        "unfold",
+        "split",
+        "split_with_sizes",
+        "chunk",
+        "unbind",
+        "diagonal",
+        "view_as_real",
+        "view_as_complex",
+        "movedim",
+        "resize_",
+        "set_",
+        "is_same_size",
+        "_to_copy",
+        "copy_",
+        "unflatten",
+        "flatten",
+        "_reshape_copy",
+        "expand_copy",
+        "view_copy",
+        "sym_size",
+        "sym_stride",
+        "sym_numel",
+        "sym_storage_offset",
+        "is_contiguous",
+        "detach_",
+        "_has_compatible_shallow_copy_type",
+    }
+)
+ALLOCATING_ATEN = frozenset(
+    {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
+)
 DTYPE_CHANGING_COPIES = frozenset({"_to_copy", "copy_"})
 
 
@@ -215,9 +276,11 @@ class Integrity:
         ]
         if device_module is not None and device_module is not torch.cuda:
             family = getattr(device_module, "__name__", "device").rsplit(".", 1)[-1]
-            targets += [(f"torch.{family}.{attribute}", device_module, attribute)
-                        for attribute in ("synchronize", "Event", "current_stream")
-                        if hasattr(device_module, attribute)]
+            targets += [
+                (f"torch.{family}.{attribute}", device_module, attribute)
+                for attribute in ("synchronize", "Event", "current_stream")
+                if hasattr(device_module, attribute)
+            ]
         for name, owner, attribute in targets:
             self.captured[name] = (owner, attribute, owner.__dict__.get(attribute, getattr(owner, attribute, None)))
         self.python_threads = threading.active_count()
@@ -258,7 +321,12 @@ def warm_up() -> None:
 
     with AuditMode():
         torch.empty(1)
-    for name in ("triton.compiler.code_generator", "triton.language.extra.libdevice",
-                 "triton.experimental.gluon", "triton.runtime.interpreter", "triton.runtime.autotuner"):
+    for name in (
+        "triton.compiler.code_generator",
+        "triton.language.extra.libdevice",
+        "triton.experimental.gluon",
+        "triton.runtime.interpreter",
+        "triton.runtime.autotuner",
+    ):
         with contextlib.suppress(Exception):  # optional pieces differ between Triton versions
             importlib.import_module(name)

@@ -242,8 +242,12 @@ class Harness:
         knobs.runtime.jit_post_compile_hook = self.compile_windows.after
         guard.STATE.before_launch = self.compile_windows.take_back
         self.integrity = guard.Integrity(self.hooks, self.backend.module())
-        environment = {"python": sys.version.split()[0], "torch": torch.__version__,
-                       "triton": __import__("triton").__version__, "native_threads_before": guard.native_thread_count()}
+        environment = {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "triton": __import__("triton").__version__,
+            "native_threads_before": guard.native_thread_count(),
+        }
         if self.device.type != "cpu":
             environment["device_name"] = self.backend.device_name(self.device.index or 0)
         environment["device_memory_cap"] = self.memory_cap
@@ -263,18 +267,33 @@ class Harness:
             return
         missing = [name for name in header["entry_points"] if not callable(getattr(module, name, None))]
         self.module = module
-        self.reply({"event": "loaded", "ok": not missing, "missing": missing,
-                    "error": f"missing entry point(s): {', '.join(missing)}" if missing else "",
-                    "import_seconds": time.perf_counter() - started,
-                    "integrity": self.integrity.violations(), "environment": environment})
+        self.reply(
+            {
+                "event": "loaded",
+                "ok": not missing,
+                "missing": missing,
+                "error": f"missing entry point(s): {', '.join(missing)}" if missing else "",
+                "import_seconds": time.perf_counter() - started,
+                "integrity": self.integrity.violations(),
+                "environment": environment,
+            }
+        )
 
     # ------------------------------------------------------------------ calls
 
     def _sync(self) -> None:
         self.backend.synchronize()
 
-    def _run_once(self, entry_point: str, payload: Any, blobs: list[bytes], ghost: bool, variant: int = 0,
-                  poison_keys: list[Any] = (), keep: list[Any] | None = None) -> dict[str, Any]:
+    def _run_once(
+        self,
+        entry_point: str,
+        payload: Any,
+        blobs: list[bytes],
+        ghost: bool,
+        variant: int = 0,
+        poison_keys: list[Any] = (),
+        keep: list[Any] | None = None,
+    ) -> dict[str, Any]:
         """One call of the candidate. ``keep``: send back only these arguments (None: all of them)."""
         started = time.perf_counter()
         compiles, launchers_s = _COMPILES[0], _LAUNCHER_SECONDS[0]
@@ -315,8 +334,11 @@ class Harness:
         # the hold is given up (host work: a waiting timer need not wait for it).
         outcome["_host"] = host_snapshot({"returned": safe_return, "args": args, "kwargs": kwargs})
         # Where the sandbox's time went (reported by untrusted code: for the stage breakdown, never a verdict).
-        outcome["phase_s"] = {"decode": decoded_at - started, "call": called_at - decoded_at,
-                              "encode": time.perf_counter() - called_at}
+        outcome["phase_s"] = {
+            "decode": decoded_at - started,
+            "call": called_at - decoded_at,
+            "encode": time.perf_counter() - called_at,
+        }
         outcome["compiles"] = _COMPILES[0] - compiles
         if _LAUNCHER_SECONDS[0] > launchers_s:  # part of "call": the launchers it built while the GPU was lent
             outcome["phase_s"]["launchers_lent"] = _LAUNCHER_SECONDS[0] - launchers_s
@@ -369,12 +391,20 @@ class Harness:
         repeat = None
         if header.get("repeat") and "error" not in real:
             # Random operators: the same inputs once more, in fresh buffers; the outputs must differ.
-            repeat = reply["repeat"] = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False,
-                                                      keep=keep)
+            repeat = reply["repeat"] = self._run_once(
+                header["entry_point"], header["payload"], blobs, ghost=False, keep=keep
+            )
         if header.get("ghost") and "error" not in real:
             for variant in range(int(header.get("ghost_variants", 1))):
-                ghost = self._run_once(header["entry_point"], header["payload"], blobs, ghost=True, variant=variant,
-                                       poison_keys=list(header.get("poison_keys", [])), keep=keep)
+                ghost = self._run_once(
+                    header["entry_point"],
+                    header["payload"],
+                    blobs,
+                    ghost=True,
+                    variant=variant,
+                    poison_keys=list(header.get("poison_keys", [])),
+                    keep=keep,
+                )
                 integrity += self.integrity.violations() if self.integrity else []
                 reply["ghosts"].append(ghost)
         self.gate.close()  # every output is on the host: the rest is host work
@@ -395,8 +425,10 @@ class Harness:
         try:
             self.gate.open(header)
             decoder = wire.Decoder(blobs, self.device)
-            sets = ([decoder.decode(item) for item in header["candidate_sets"]],
-                    [decoder.decode(item) for item in header["reference_sets"]])
+            sets = (
+                [decoder.decode(item) for item in header["candidate_sets"]],
+                [decoder.decode(item) for item in header["reference_sets"]],
+            )
             self._sync()
         except BaseException:
             self.answer({"event": "sets_loaded", "ok": False, "error": _format_error()})
@@ -421,8 +453,10 @@ class Harness:
         try:
             self.gate.open(header)
             # Copied to the host under the GPU hold, turned into bytes after it.
-            on_host = {str(key): [host_snapshot(spot) for spot in self.pending_spots.pop(str(key), [])]
-                       for key in header["keys"]}
+            on_host = {
+                str(key): [host_snapshot(spot) for spot in self.pending_spots.pop(str(key), [])]
+                for key in header["keys"]
+            }
             self.gate.close()
             by_key, blobs = {}, []
             for key, pending in on_host.items():
@@ -444,14 +478,26 @@ class Harness:
         reference = _reference_callable(header)
         rng = random.Random(header["spot_seed"])
         return time_interleaved(
-            candidate=function, reference=reference, candidate_sets=candidate_sets, reference_sets=reference_sets,
-            flush_buffer=self.flush_buffer, budget_s=float(header["budget_s"]), rse_target=float(header["rse_target"]),
-            min_iterations=int(header["min_iterations"]), max_iterations=int(header["max_iterations"]),
-            spot_checks=int(header["spot_checks"]), rng=rng, keep_alive=self.keep_alive,
-            min_launches=1, math_isfinite=math.isfinite, poison_keys=list(header.get("poison_keys", [])),
+            candidate=function,
+            reference=reference,
+            candidate_sets=candidate_sets,
+            reference_sets=reference_sets,
+            flush_buffer=self.flush_buffer,
+            budget_s=float(header["budget_s"]),
+            rse_target=float(header["rse_target"]),
+            min_iterations=int(header["min_iterations"]),
+            max_iterations=int(header["max_iterations"]),
+            spot_checks=int(header["spot_checks"]),
+            rng=rng,
+            keep_alive=self.keep_alive,
+            min_launches=1,
+            math_isfinite=math.isfinite,
+            poison_keys=list(header.get("poison_keys", [])),
             restore_keys=list(header.get("restore_keys", [])),
-            host_clock=self.device.type == "cpu", event_class=self.backend.event_class(),
-            synchronize=self.backend.synchronize, spin=self.backend.stream_spin(),
+            host_clock=self.device.type == "cpu",
+            event_class=self.backend.event_class(),
+            synchronize=self.backend.synchronize,
+            spin=self.backend.stream_spin(),
             clock_warmup_s=float(header["clock_warmup_s"]) if "clock_warmup_s" in header else None,
             stream_of=self.backend.current_stream_reader(),
         )

@@ -64,8 +64,10 @@ def main() -> int:
         return 0
     except BaseException:  # the harness itself broke: say so on the private channel if it still can
         with contextlib.suppress(Exception):
-            wire.send(options.res_fd, {"event": "harness_error", "token": harness.token,
-                                       "error": traceback.format_exc()[-4000:]})
+            wire.send(
+                options.res_fd,
+                {"event": "harness_error", "token": harness.token, "error": traceback.format_exc()[-4000:]},
+            )
         return 3
     return 0
 

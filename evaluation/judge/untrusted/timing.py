@@ -52,17 +52,31 @@ def relative_standard_error_of_median(samples: list[float]) -> float:
     return (ordered[high] - ordered[low]) / (2 * 1.96) / median
 
 
-def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., Any],
-                     candidate_sets: list[dict[str, Any]], reference_sets: list[dict[str, Any]],
-                     flush_buffer: torch.Tensor | None, budget_s: float, rse_target: float, min_iterations: int,
-                     max_iterations: int, spot_checks: int, rng: random.Random, keep_alive: list[Any],
-                     min_launches: int, math_isfinite: Callable[[float], bool],
-                     poison_keys: list[int | str] = (), restore_keys: list[int | str] = (),
-                     host_clock: bool = False, event_class: Any = None,
-                     synchronize: Callable[[], None] | None = None,
-                     spin: Callable[[int], None] | None = None,
-                     clock_warmup_s: float | None = None,
-                     stream_of: Callable[[], Any] | None = None) -> dict[str, Any]:
+def time_interleaved(
+    *,
+    candidate: Callable[..., Any],
+    reference: Callable[..., Any],
+    candidate_sets: list[dict[str, Any]],
+    reference_sets: list[dict[str, Any]],
+    flush_buffer: torch.Tensor | None,
+    budget_s: float,
+    rse_target: float,
+    min_iterations: int,
+    max_iterations: int,
+    spot_checks: int,
+    rng: random.Random,
+    keep_alive: list[Any],
+    min_launches: int,
+    math_isfinite: Callable[[float], bool],
+    poison_keys: list[int | str] = (),
+    restore_keys: list[int | str] = (),
+    host_clock: bool = False,
+    event_class: Any = None,
+    synchronize: Callable[[], None] | None = None,
+    spin: Callable[[int], None] | None = None,
+    clock_warmup_s: float | None = None,
+    stream_of: Callable[[], Any] | None = None,
+) -> dict[str, Any]:
     """``event_class`` / ``synchronize`` / ``spin`` / ``stream_of`` (the current stream): the device family's
     (``backends.Backend``); CUDA's by default, host-clock stand-ins (no spin, no streams) with ``host_clock``
     (tests of this path on the interpreter).
@@ -82,9 +96,12 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
     # rotated candidate set has every input refilled before its calls, the in-out ones included: nothing to
     # put back there.
     all_sets = candidate_sets + reference_sets
-    pristine = [{} if rotation.active and index < len(candidate_sets)
-                else {key: _clone_value(_get(call, key)) for key in restore_keys}
-                for index, call in enumerate(all_sets)]
+    pristine = [
+        {}
+        if rotation.active and index < len(candidate_sets)
+        else {key: _clone_value(_get(call, key)) for key in restore_keys}
+        for index, call in enumerate(all_sets)
+    ]
     reference_thunks, reference_kind = _reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
@@ -126,8 +143,11 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                 # Out buffers hold the answer of this set's previous round: poison them (untimed).
                 for key in poison_keys:
                     guard.poison_tree(_get(candidate_sets[index], key))
-            start, end, settled = (event_class(enable_timing=True), event_class(enable_timing=True),
-                                   event_class(enable_timing=True))
+            start, end, settled = (
+                event_class(enable_timing=True),
+                event_class(enable_timing=True),
+                event_class(enable_timing=True),
+            )
             if flush_buffer is not None:
                 flush_buffer.zero_()
             if holds is not None:
@@ -170,8 +190,12 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
                     keep_alive.append(returned)
                     # A copy on the device now (the set's buffers hold other values later); encoding and
                     # shipping it (encode_spots) waits until the GPU is no longer held alone.
-                    spots.append({"before": before, **device_snapshot(
-                        {"returned": returned, "args": call["args"], "kwargs": call["kwargs"]})})
+                    spots.append(
+                        {
+                            "before": before,
+                            **device_snapshot({"returned": returned, "args": call["args"], "kwargs": call["kwargs"]}),
+                        }
+                    )
             if iteration >= warmup:
                 samples_ms[side].append(start.elapsed_time(end))
                 tails_ms[side].append(end.elapsed_time(settled))
@@ -182,8 +206,10 @@ def time_interleaved(*, candidate: Callable[..., Any], reference: Callable[..., 
             break
         # The RSE costs O(n); checking it every 8 rounds keeps the loop's host overhead flat.
         if done >= min_iterations and (done - min_iterations) % 8 == 0:
-            converged = max(relative_standard_error_of_median(candidate_ms),
-                            relative_standard_error_of_median(reference_ms)) < rse_target
+            converged = (
+                max(relative_standard_error_of_median(candidate_ms), relative_standard_error_of_median(reference_ms))
+                < rse_target
+            )
             if converged:
                 stop_reason = "rse"
                 break
@@ -264,12 +290,17 @@ class StreamHolds:
         def median(values: list[float]) -> float | None:
             return statistics.median(values) if values else None
 
-        return {"cycles_per_ms": round(self.cycles_per_ms),
-                **{f"{side}_hold_ms": median(self.held_ms[side]) for side in self.held_ms},
-                **{f"{side}_enqueue_ms": median(self.enqueue_ms[side]) for side in self.enqueue_ms},
-                **{f"{side}_exposed_calls": sum(enqueue > held for held, enqueue
-                                                 in zip(self.held_ms[side], self.enqueue_ms[side], strict=True))
-                   for side in self.held_ms}}
+        return {
+            "cycles_per_ms": round(self.cycles_per_ms),
+            **{f"{side}_hold_ms": median(self.held_ms[side]) for side in self.held_ms},
+            **{f"{side}_enqueue_ms": median(self.enqueue_ms[side]) for side in self.enqueue_ms},
+            **{
+                f"{side}_exposed_calls": sum(
+                    enqueue > held for held, enqueue in zip(self.held_ms[side], self.enqueue_ms[side], strict=True)
+                )
+                for side in self.held_ms
+            },
+        }
 
 
 def calibrate_spin(spin: Callable[[int], None], event_class: Any, synchronize: Callable[[], None]) -> float:
@@ -358,8 +389,15 @@ def _layout(call: dict[str, Any]) -> str:
         if isinstance(value, torch.Tensor):
             storage = value.untyped_storage()
             index = storages.setdefault(storage.data_ptr(), len(storages)) if storage.nbytes() else -1
-            return ("tensor", tuple(value.shape), tuple(value.stride()), str(value.dtype), value.storage_offset(),
-                    index, storage.nbytes())
+            return (
+                "tensor",
+                tuple(value.shape),
+                tuple(value.stride()),
+                str(value.dtype),
+                value.storage_offset(),
+                index,
+                storage.nbytes(),
+            )
         if isinstance(value, (list, tuple)):
             return (type(value).__name__, tuple(one(item) for item in value))
         if isinstance(value, dict):
@@ -386,8 +424,12 @@ def device_snapshot(value: Any, device: torch.device | None = None) -> Any:
     """A copy of ``value``'s plain tensors on their device (or on ``device``), one copy per storage, every view
     rebuilt on it (aliases stay aliases, as the wire encoding keeps them). Anything else is kept as it is."""
     copy = storage_copier(device)
-    return map_tensors(value, lambda tensor: copy(tensor.detach())
-                       if type(tensor) is torch.Tensor and tensor.layout == torch.strided else tensor)
+    return map_tensors(
+        value,
+        lambda tensor: (
+            copy(tensor.detach()) if type(tensor) is torch.Tensor and tensor.layout == torch.strided else tensor
+        ),
+    )
 
 
 def encode_spots(spots: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[bytes]]:
@@ -424,8 +466,10 @@ def _get(call: dict[str, Any], key: int | str) -> Any:
     return call["args"][key] if isinstance(key, int) else call["kwargs"].get(key)
 
 
-def _reference_thunks(reference: Callable[..., Any], sets: list[dict[str, Any]],
-                      ) -> tuple[list[Callable[[], Any]], str]:
+def _reference_thunks(
+    reference: Callable[..., Any],
+    sets: list[dict[str, Any]],
+) -> tuple[list[Callable[[], Any]], str]:
     """One thunk per reference set, and what they time: the record's ``baseline_name`` when
     ``spec.baseline`` gave a callable for every set, else "reference" (the record's reference was timed)."""
     baseline = getattr(reference, "baseline", None)
@@ -439,6 +483,7 @@ def _reference_thunks(reference: Callable[..., Any], sets: list[dict[str, Any]],
             spec, case = baseline
             thunk = spec.baseline(case, Call(args=list(call["args"]), kwargs=dict(call["kwargs"])))
         if thunk is None:
+
             def thunk(call: dict[str, Any] = call) -> Any:
                 return reference(call["args"], call["kwargs"])
         else:

@@ -60,9 +60,22 @@ class Command(BaseCommand):
         os.environ.setdefault("KGB_JUDGES_PER_DEVICE", str(options["concurrency"]))
         name = options["name"] or f"{chip_slug}@{os.uname().nodename}-{os.getpid()}"
         argv = [
-            "celery", "-A", "kgbweb", "worker", "-Q", f"chip.{chip_slug}", "-n", name,
-            "--concurrency", str(options["concurrency"]), "--prefetch-multiplier", "1",
-            "--without-gossip", "--without-mingle", "--loglevel", options["loglevel"],
+            "celery",
+            "-A",
+            "kgbweb",
+            "worker",
+            "-Q",
+            f"chip.{chip_slug}",
+            "-n",
+            name,
+            "--concurrency",
+            str(options["concurrency"]),
+            "--prefetch-multiplier",
+            "1",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel",
+            options["loglevel"],
         ]
         self.stdout.write(f"worker {name} on queue chip.{chip_slug}")
         self.stdout.flush()
@@ -89,9 +102,19 @@ class Command(BaseCommand):
 
         def start(device: str) -> None:
             env = dict(os.environ, **{variable: device}, KGB_CHIP=chip_slug, KGB_DEVICE_TYPE=device_type)
-            command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "worker", "--chip", chip_slug,
-                       "--concurrency", str(options["concurrency"]), "--loglevel", options["loglevel"],
-                       "--name", f"{base_name}-gpu{device}"]
+            command = [
+                sys.executable,
+                str(settings.BASE_DIR / "manage.py"),
+                "worker",
+                "--chip",
+                chip_slug,
+                "--concurrency",
+                str(options["concurrency"]),
+                "--loglevel",
+                options["loglevel"],
+                "--name",
+                f"{base_name}-gpu{device}",
+            ]
             children[device] = subprocess.Popen(command, env=env, start_new_session=True)
             self.stdout.write(f"worker for {variable}={device}: pid {children[device].pid}")
             self.stdout.flush()
@@ -132,8 +155,10 @@ class Command(BaseCommand):
                 raise CommandError("--gpus needs at least one device index, e.g. --gpus 0,1")
             return devices
         if device_type == "cpu":
-            raise CommandError("--all-gpus: no GPU is visible on this host (the chip is the CPU interpreter); "
-                               "start one worker without it")
+            raise CommandError(
+                "--all-gpus: no GPU is visible on this host (the chip is the CPU interpreter); "
+                "start one worker without it"
+            )
         from evaluation.judge.backends import BACKENDS
 
         visible = BACKENDS[device_type].visible_devices()

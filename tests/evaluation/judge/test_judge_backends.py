@@ -49,8 +49,13 @@ def test_detect_chip_takes_the_first_family_with_a_device(monkeypatch):
     monkeypatch.delenv("KGB_CHIP", raising=False)
     if torch.cuda.is_available():
         pytest.skip("a CUDA device wins on this host")
-    fake = types.SimpleNamespace(is_available=lambda: True, get_device_name=lambda index: "MTT S4000",
-                                 synchronize=lambda: None, Event=HostClockEvent, is_initialized=lambda: False)
+    fake = types.SimpleNamespace(
+        is_available=lambda: True,
+        get_device_name=lambda index: "MTT S4000",
+        synchronize=lambda: None,
+        Event=HostClockEvent,
+        is_initialized=lambda: False,
+    )
     monkeypatch.setattr(torch, "musa", fake, raising=False)
     assert detect_chip() == ("mtt-s4000", "musa")
     monkeypatch.setenv("KGB_CHIP", "my-musa-box")

@@ -75,14 +75,25 @@ def test_torch_compute_is_caught_by_the_dispatch_audit(run_judge):
 def test_compute_that_starts_only_in_timing_is_caught_by_the_timed_audit(warm_forkserver):
     # Timed calls run under the dispatch audit as correctness calls do (the stream hold before each timed
     # call would otherwise hide work done elsewhere). Host-clock timing on the interpreter.
-    spec = dataclasses.replace(small_cos_record(), smoke=(
-        Case("cos", {"shape": [], "dtype": "float32", "range": [-2.0, 2.0]}),
-        Case("cos", {"shape": [], "dtype": "float16", "range": [-2.0, 2.0]}),
-    ))
-    job = JudgeJob("aten::cos", kernel_source("cheats/compute_in_timing.py"), "cpu-interpreter", "cpu",
-                   measure_timing=True)
-    result = judge_with(job, JudgeOptions(spec=spec, static_scan=False, timing_on_cpu_for_tests=True,
-                                          timing=TimingOptions(min_iterations=12, max_iterations=12)))
+    spec = dataclasses.replace(
+        small_cos_record(),
+        smoke=(
+            Case("cos", {"shape": [], "dtype": "float32", "range": [-2.0, 2.0]}),
+            Case("cos", {"shape": [], "dtype": "float16", "range": [-2.0, 2.0]}),
+        ),
+    )
+    job = JudgeJob(
+        "aten::cos", kernel_source("cheats/compute_in_timing.py"), "cpu-interpreter", "cpu", measure_timing=True
+    )
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=spec,
+            static_scan=False,
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(min_iterations=12, max_iterations=12),
+        ),
+    )
 
     assert result.status == "rejected"
     assert result.reason.startswith("timing case cos[") and "computed outside Triton: aten::cos" in result.reason
@@ -93,13 +104,22 @@ def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_i
     # EXPLOITS 7 in the timed loop: the rotating sets' buffers come back every few calls, but never with the
     # values they held the round before (untrusted.timing.ValueRotation), and spot checks come from those
     # rounds. Without the refill this kernel "passes" at a speedup its no-op launches make up.
-    spec = dataclasses.replace(small_cos_record(), smoke=(
-        Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),
-    ))
-    job = JudgeJob("aten::cos", kernel_source("cheats/cache_by_address_in_timing.py"), "cpu-interpreter", "cpu",
-                   measure_timing=True)
-    result = judge_with(job, JudgeOptions(spec=spec, timing_on_cpu_for_tests=True,
-                                          timing=TimingOptions(min_iterations=12, max_iterations=12)))
+    spec = dataclasses.replace(
+        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
+    )
+    job = JudgeJob(
+        "aten::cos",
+        kernel_source("cheats/cache_by_address_in_timing.py"),
+        "cpu-interpreter",
+        "cpu",
+        measure_timing=True,
+    )
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=spec, timing_on_cpu_for_tests=True, timing=TimingOptions(min_iterations=12, max_iterations=12)
+        ),
+    )
 
     assert result.status == "rejected"
     assert result.reason.startswith("timing case cos[") and "a timed call's output was wrong" in result.reason
@@ -116,13 +136,20 @@ def test_malformed_spot_checks_are_a_tampered_result_channel():
     from evaluation.judge.verdicts import Verdict
 
     case = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
-    malformed = {"spots": {case.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
-                 "ok": True, "integrity": []}
+    malformed = {
+        "spots": {case.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
+        "ok": True,
+        "integrity": [],
+    }
     judgement = SimpleNamespace(
-        options=SimpleNamespace(timing=TimingOptions(spot_checks=1, min_iterations=12)), case_bytes={},
-        session=SimpleNamespace(request=lambda *args, **kwargs: (malformed, [b"\x00" * 4]),
-                                device_shared=lambda label="": contextlib.nullcontext(),
-                                yield_to_timer=lambda label="": None))
+        options=SimpleNamespace(timing=TimingOptions(spot_checks=1, min_iterations=12)),
+        case_bytes={},
+        session=SimpleNamespace(
+            request=lambda *args, **kwargs: (malformed, [b"\x00" * 4]),
+            device_shared=lambda label="": contextlib.nullcontext(),
+            yield_to_timer=lambda label="": None,
+        ),
+    )
 
     with pytest.raises(Verdict) as raised:
         timing_trusted._fetch_and_check_spots(judgement, [("public", case, 32, 2)])

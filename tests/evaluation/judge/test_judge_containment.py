@@ -29,8 +29,10 @@ from evaluation.judge.job import JudgeJob, JudgeResult
 from evaluation.judge.runner import JudgeOptions, judge_with
 from evaluation.judge.sandbox import Sandbox
 
-pytestmark = pytest.mark.skipif(isolation.containment_available() is not None,
-                                reason=f"containment unavailable here: {isolation.containment_available()}")
+pytestmark = pytest.mark.skipif(
+    isolation.containment_available() is not None,
+    reason=f"containment unavailable here: {isolation.containment_available()}",
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 SCAN = [pytest.param(True, id="scan-on"), pytest.param(False, id="scan-off")]
@@ -44,8 +46,15 @@ def hostile(name: str, **values: object) -> str:
 
 
 def judge_source(source: str, *, scan: bool, floor_s: float | None = None, factory=None) -> JudgeResult:
-    job = JudgeJob(operator_id="aten::cos", source_code=source, chip_slug="cpu-interpreter", device_type="cpu",
-                   tiers=("smoke",), time_budget_s=120.0, call_limit_floor_s=floor_s)
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=source,
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=120.0,
+        call_limit_floor_s=floor_s,
+    )
     return judge_with(job, JudgeOptions(spec=small_cos_record(), static_scan=scan, sandbox_factory=factory))
 
 
@@ -68,8 +77,12 @@ def planted_secrets():
     secret = "kgb-secret-" + secrets.token_hex(12)
     data_dir = PROJECT_ROOT / "var" / f"containment-{secrets.token_hex(4)}"
     (data_dir / "broker" / "queue").mkdir(parents=True)
-    files = [data_dir / "db.sqlite3", data_dir / "secret_key", data_dir / "broker" / "queue" / "message.json",
-             PROJECT_ROOT / f".containment-{secrets.token_hex(4)}"]
+    files = [
+        data_dir / "db.sqlite3",
+        data_dir / "secret_key",
+        data_dir / "broker" / "queue" / "message.json",
+        PROJECT_ROOT / f".containment-{secrets.token_hex(4)}",
+    ]
     for path in files:
         path.write_text(f"SQLite format 3 {secret}")
         path.chmod(0o644)
@@ -128,8 +141,11 @@ def test_nothing_is_left_in_shared_places(warm_forkserver, scan):
 @pytest.mark.parametrize("scan", SCAN)
 def test_bytes_written_are_capped_for_the_whole_sandbox(warm_forkserver, scan):
     small = isolation.ContainmentLimits(workdir_bytes=64 << 20, tmp_bytes=32 << 20, shm_bytes=16 << 20)
-    result = judge_source(hostile("many_medium_files.py"), scan=scan,
-                          factory=lambda device: Sandbox(device, forkserver=warm_forkserver, containment=small))
+    result = judge_source(
+        hostile("many_medium_files.py"),
+        scan=scan,
+        factory=lambda device: Sandbox(device, forkserver=warm_forkserver, containment=small),
+    )
 
     assert_ran_or_refused(result, scan)
     if result.status == "passed":
@@ -156,8 +172,7 @@ def test_two_sandboxes_at_once_cannot_read_each_other(warm_forkserver, scan):
     def run(name: str, source: str, scan_on: bool) -> None:
         results[name] = judge_source(source, scan=scan_on)
 
-    victim = threading.Thread(target=run, args=("victim", hostile("victim.py", MARKER=marker, VICTIM_SECONDS=6),
-                                                False))
+    victim = threading.Thread(target=run, args=("victim", hostile("victim.py", MARKER=marker, VICTIM_SECONDS=6), False))
     victim.start()
     time.sleep(1.0)  # the victim is loaded and sleeping in its first call
     # Meanwhile the victim's source is nowhere on the host's shared paths.
@@ -172,8 +187,10 @@ def test_two_sandboxes_at_once_cannot_read_each_other(warm_forkserver, scan):
     assert "LEAK" not in stdout_of(results["snooper"])
     if results["snooper"].status == "passed":
         pids = stdout_of(results["snooper"]).split("PROCS")[1]
-        assert "'1'" in pids and results["snooper"].environment["sandbox"]["uid"] != \
-            results["victim"].environment["sandbox"]["uid"]
+        assert (
+            "'1'" in pids
+            and results["snooper"].environment["sandbox"]["uid"] != results["victim"].environment["sandbox"]["uid"]
+        )
 
 
 @pytest.mark.parametrize("scan", SCAN)
@@ -214,10 +231,15 @@ def test_slots_give_every_live_sandbox_its_own_uid_and_free_on_release():
 
 
 def test_a_slot_held_by_a_dead_process_is_free_again():
-    code = ("from evaluation.judge import isolation; lease = isolation.lease_slot(); "
-            "print(lease.slot, flush=True); import os; os._exit(0)")
-    slot = int(subprocess.run([sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True,
-                              check=True).stdout)
+    code = (
+        "from evaluation.judge import isolation; lease = isolation.lease_slot(); "
+        "print(lease.slot, flush=True); import os; os._exit(0)"
+    )
+    slot = int(
+        subprocess.run(
+            [sys.executable, "-c", code], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+        ).stdout
+    )
     fd = os.open(isolation.state_dir() / "slots" / f"{slot}.lock", os.O_RDWR)
     try:
         import fcntl
@@ -243,15 +265,19 @@ def test_a_checkout_under_a_private_folder_still_judges(tmp_path):
     home = tmp_path / "home"
     home.mkdir(mode=0o700)
     clone = home / "kgb"
-    shutil.copytree(PROJECT_ROOT / "evaluation", clone / "evaluation",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PROJECT_ROOT / "evaluation", clone / "evaluation", ignore=shutil.ignore_patterns("__pycache__"))
     assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
     kernel = KERNELS / "good" / "cos_plain.py"
     env = {key: value for key, value in os.environ.items() if not key.startswith("PYTEST")}
     env["PYTHONPATH"] = str(clone)
     completed = subprocess.run(
         [sys.executable, "-m", "evaluation.judge", str(kernel), "--operator", "aten::cos", "--json"],
-        cwd=clone, env=env, capture_output=True, text=True, timeout=600)
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     result = json.loads(completed.stdout)
     assert result["status"] == "passed", (result["status"], result["reason"], completed.stderr[-2000:])
     assert any("read-only view" in item for item in result["environment"]["sandbox"]["applied"])
@@ -262,8 +288,9 @@ def test_a_worker_start_sweeps_what_dead_judgements_left():
     process's folders and a held slot stay."""
     import tempfile
 
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     stale = Path(tempfile.mkdtemp(prefix="kgb-sandbox-"))
     (stale / ".owner-pid").write_text(dead)
     (stale / "candidate_kernel.py").write_text("# a dead worker's candidate\n")

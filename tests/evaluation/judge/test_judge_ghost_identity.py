@@ -22,8 +22,10 @@ def identity_case_record(x_value: float):
     case = Case("add__Tensor", {"alpha": 0.001, "dtype": "bfloat16", "shape": [], "other_shape": []})
 
     def make_inputs(case: Case, generator: torch.Generator) -> Call:
-        return Call(args=[torch.tensor(x_value, dtype=torch.bfloat16), torch.tensor(0.5, dtype=torch.bfloat16)],
-                    kwargs={"alpha": 0.001})
+        return Call(
+            args=[torch.tensor(x_value, dtype=torch.bfloat16), torch.tensor(0.5, dtype=torch.bfloat16)],
+            kwargs={"alpha": 0.001},
+        )
 
     return dataclasses.replace(record, make_inputs=make_inputs, smoke=(case,))
 

@@ -38,8 +38,13 @@ def _alive(pid: int) -> bool:
 
 
 def test_sandboxes_and_zygote_die_when_the_judging_process_is_killed():
-    judging = subprocess.Popen([sys.executable, "-c", JUDGING_PROCESS], cwd=ROOT, stdout=subprocess.PIPE,
-                               env=dict(os.environ, PYTHONPATH=str(ROOT)), text=True)
+    judging = subprocess.Popen(
+        [sys.executable, "-c", JUDGING_PROCESS],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        text=True,
+    )
     try:
         pids = json.loads(judging.stdout.readline())
         assert all(_alive(pid) for pid in pids.values())

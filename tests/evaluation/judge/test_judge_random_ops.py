@@ -13,8 +13,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _judge(path: Path) -> object:
-    job = JudgeJob(operator_id="aten::bernoulli", source_code=path.read_text(), chip_slug="cpu-interpreter",
-                   device_type="cpu", tiers=("smoke",), time_budget_s=120)
+    job = JudgeJob(
+        operator_id="aten::bernoulli",
+        source_code=path.read_text(),
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=120,
+    )
     return judge_with(job, JudgeOptions())
 
 
@@ -37,9 +43,14 @@ def test_a_fixed_seed_passes_the_statistics_of_one_call_but_not_two_calls():
 @pytest.mark.usefixtures("warm_forkserver")
 def test_rrelu_eval_cases_repeat_like_the_reference_and_still_pass():
     """In eval mode rrelu_with_noise is deterministic: identical draws are fine when the reference's are."""
-    job = JudgeJob(operator_id="aten::rrelu_with_noise", chip_slug="cpu-interpreter", device_type="cpu",
-                   source_code=(ROOT / "evaluation/catalog/reference_kernels/aten__rrelu_with_noise.py").read_text(),
-                   tiers=("smoke",), time_budget_s=120)
+    job = JudgeJob(
+        operator_id="aten::rrelu_with_noise",
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        source_code=(ROOT / "evaluation/catalog/reference_kernels/aten__rrelu_with_noise.py").read_text(),
+        tiers=("smoke",),
+        time_budget_s=120,
+    )
     result = judge_with(job, JudgeOptions())
     assert result.status == "passed", result.reason
     assert any(case.params["training"] is False for case in result.case_results)

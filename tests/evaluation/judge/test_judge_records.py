@@ -34,10 +34,24 @@ def list_record(*, mutated_are_inputs: bool = False) -> OperatorSpec:
         for out in call.args[0]:
             out.copy_(torch.cos(call.args[1]))
 
-    entry = EntryPoint("cos_list", "cos_list(outs: list[Tensor], x: Tensor) -> None", mutates=(0,),
-                       compare_return=False, mutated_are_inputs=mutated_are_inputs)
-    return OperatorSpec("test::cos_list", "aten", "test record", (entry,), make_inputs, reference,
-                        smoke=(CASE,), public=(), held_out=lambda rng: ())
+    entry = EntryPoint(
+        "cos_list",
+        "cos_list(outs: list[Tensor], x: Tensor) -> None",
+        mutates=(0,),
+        compare_return=False,
+        mutated_are_inputs=mutated_are_inputs,
+    )
+    return OperatorSpec(
+        "test::cos_list",
+        "aten",
+        "test record",
+        (entry,),
+        make_inputs,
+        reference,
+        smoke=(CASE,),
+        public=(),
+        held_out=lambda rng: (),
+    )
 
 
 def scratch_record(scratch: tuple[int, ...]) -> OperatorSpec:
@@ -50,10 +64,20 @@ def scratch_record(scratch: tuple[int, ...]) -> OperatorSpec:
     def reference(case: Case, call: Call) -> None:
         call.args[0].copy_(torch.cos(call.args[2]))
 
-    entry = EntryPoint("cos_ws", "cos_ws(out, workspace, x) -> None", mutates=(0,), compare_return=False,
-                       scratch=scratch)
-    return OperatorSpec("test::cos_ws", "aten", "test record", (entry,), make_inputs, reference,
-                        smoke=(Case("cos_ws", {"n": 33}),), public=(), held_out=lambda rng: ())
+    entry = EntryPoint(
+        "cos_ws", "cos_ws(out, workspace, x) -> None", mutates=(0,), compare_return=False, scratch=scratch
+    )
+    return OperatorSpec(
+        "test::cos_ws",
+        "aten",
+        "test record",
+        (entry,),
+        make_inputs,
+        reference,
+        smoke=(Case("cos_ws", {"n": 33}),),
+        public=(),
+        held_out=lambda rng: (),
+    )
 
 
 def judge_record(warm_forkserver, kernel: str, spec: OperatorSpec):
@@ -70,11 +94,14 @@ def test_list_outputs_are_compared_element_by_element():
 
     assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3), torch.ones(3)],), (right,)) is None
     assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3), torch.zeros(3)],), (right,)) == (
-        "output 0[1]: 3 of 3 values outside atol=0.0001 rtol=1e-05; worst |0 - 1| = 1")
+        "output 0[1]: 3 of 3 values outside atol=0.0001 rtol=1e-05; worst |0 - 1| = 1"
+    )
     assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3)],), (right,)) == (
-        "output 0: list of 1 item(s), expected 2")
+        "output 0: list of 1 item(s), expected 2"
+    )
     assert compare_outputs(spec, CASE, Call(args=[]), (torch.ones(3),), (right,)) == (
-        "output 0: expected a list of 2, got Tensor")
+        "output 0: expected a list of 2, got Tensor"
+    )
 
 
 def test_honest_list_kernel_passes(warm_forkserver):
@@ -85,8 +112,9 @@ def test_honest_list_kernel_passes(warm_forkserver):
 
 def test_kernel_that_never_writes_the_rest_of_the_list_fails(warm_forkserver):
     for mutated_are_inputs in (False, True):
-        result = judge_record(warm_forkserver, "lists/cos_list_first_only.py",
-                              list_record(mutated_are_inputs=mutated_are_inputs))
+        result = judge_record(
+            warm_forkserver, "lists/cos_list_first_only.py", list_record(mutated_are_inputs=mutated_are_inputs)
+        )
 
         assert result.status == "failed_correctness"
         assert "output 0[1]:" in result.reason
@@ -124,11 +152,25 @@ def test_timed_rounds_poison_only_the_keys_they_are_given():
         values.clear()
         candidate_sets = [make(1), make(2)]
         originals = [call["args"][0][0].clone() for call in candidate_sets]
-        time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=candidate_sets,
-                         reference_sets=[make(3)], flush_buffer=None, budget_s=1.0, rse_target=0.0,
-                         min_iterations=3, max_iterations=4, spot_checks=0, rng=random.Random(0), keep_alive=[],
-                         min_launches=0, math_isfinite=lambda value: True, poison_keys=poison_keys,
-                         restore_keys=restore_keys, host_clock=True)
+        time_interleaved(
+            candidate=candidate,
+            reference=lambda args, kwargs: None,
+            candidate_sets=candidate_sets,
+            reference_sets=[make(3)],
+            flush_buffer=None,
+            budget_s=1.0,
+            rse_target=0.0,
+            min_iterations=3,
+            max_iterations=4,
+            spot_checks=0,
+            rng=random.Random(0),
+            keep_alive=[],
+            min_launches=0,
+            math_isfinite=lambda value: True,
+            poison_keys=poison_keys,
+            restore_keys=restore_keys,
+            host_clock=True,
+        )
         assert set(seen) == {expect_nan}
         if not expect_nan:  # put back before every call (from some set's first values: ValueRotation)
             assert all(any(torch.equal(value, original) for original in originals) for value in values)
@@ -151,11 +193,24 @@ def test_a_candidate_buffer_never_holds_the_same_values_two_rounds_in_a_row():
         out.copy_(x)
         return out
 
-    result = time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=sets,
-                              reference_sets=[make(9), make(10)], flush_buffer=None, budget_s=60.0, rse_target=0.0,
-                              min_iterations=13, max_iterations=13, spot_checks=4, rng=random.Random(0),
-                              keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
-                              poison_keys=["out"], host_clock=True)
+    result = time_interleaved(
+        candidate=candidate,
+        reference=lambda args, kwargs: None,
+        candidate_sets=sets,
+        reference_sets=[make(9), make(10)],
+        flush_buffer=None,
+        budget_s=60.0,
+        rse_target=0.0,
+        min_iterations=13,
+        max_iterations=13,
+        spot_checks=4,
+        rng=random.Random(0),
+        keep_alive=[],
+        min_launches=0,
+        math_isfinite=lambda value: True,
+        poison_keys=["out"],
+        host_clock=True,
+    )
     assert result["value_rotation"] == "on: 12 fills"  # 16 calls, the first round (4) in place
     by_buffer: dict[int, list[int]] = {}
     for pointer, source in seen:
@@ -170,27 +225,72 @@ def test_a_candidate_buffer_never_holds_the_same_values_two_rounds_in_a_row():
         assert spot["returned"].data_ptr() == spot["kwargs"]["out"].data_ptr()  # aliases kept
     # Sets that differ in structure (a plain argument drawn from the seed) are left alone, and say so.
     uneven = [make(0), {"args": [torch.rand(8)], "kwargs": {"out": torch.empty(8), "n": 3}}]
-    left = time_interleaved(candidate=lambda x, *, out, n=0: out, reference=lambda args, kwargs: None,
-                            candidate_sets=uneven, reference_sets=[make(1)], flush_buffer=None, budget_s=60.0,
-                            rse_target=0.0, min_iterations=3, max_iterations=3, spot_checks=0,
-                            rng=random.Random(0), keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
-                            poison_keys=["out"], host_clock=True)
+    left = time_interleaved(
+        candidate=lambda x, *, out, n=0: out,
+        reference=lambda args, kwargs: None,
+        candidate_sets=uneven,
+        reference_sets=[make(1)],
+        flush_buffer=None,
+        budget_s=60.0,
+        rse_target=0.0,
+        min_iterations=3,
+        max_iterations=3,
+        spot_checks=0,
+        rng=random.Random(0),
+        keep_alive=[],
+        min_launches=0,
+        math_isfinite=lambda value: True,
+        poison_keys=["out"],
+        host_clock=True,
+    )
     assert left["value_rotation"] == "off: the sets differ in structure"
     # So are sets whose poisoned output is sized from the seed (a gather's destination, on the H200: values
     # rotated into a smaller one were written past its end).
     sized = [{"args": [torch.rand(8), torch.empty(count)], "kwargs": {}} for count in (5, 7)]
-    assert time_interleaved(candidate=lambda x, out: out, reference=lambda args, kwargs: None, candidate_sets=sized,
-                            reference_sets=[make(1)], flush_buffer=None, budget_s=60.0, rse_target=0.0,
-                            min_iterations=3, max_iterations=3, spot_checks=0, rng=random.Random(0), keep_alive=[],
-                            min_launches=0, math_isfinite=lambda value: True, poison_keys=[1],
-                            host_clock=True)["value_rotation"] == "off: the sets differ in structure"
+    assert (
+        time_interleaved(
+            candidate=lambda x, out: out,
+            reference=lambda args, kwargs: None,
+            candidate_sets=sized,
+            reference_sets=[make(1)],
+            flush_buffer=None,
+            budget_s=60.0,
+            rse_target=0.0,
+            min_iterations=3,
+            max_iterations=3,
+            spot_checks=0,
+            rng=random.Random(0),
+            keep_alive=[],
+            min_launches=0,
+            math_isfinite=lambda value: True,
+            poison_keys=[1],
+            host_clock=True,
+        )["value_rotation"]
+        == "off: the sets differ in structure"
+    )
     # Broadcast (stride-0) inputs are refilled storage by storage.
     broadcast = [{"args": [torch.rand(1, 4).expand(3, 4)], "kwargs": {"out": torch.empty(3, 4)}} for _ in range(2)]
-    assert time_interleaved(candidate=lambda x, *, out: out, reference=lambda args, kwargs: None,
-                            candidate_sets=broadcast, reference_sets=[make(1)], flush_buffer=None, budget_s=60.0,
-                            rse_target=0.0, min_iterations=3, max_iterations=3, spot_checks=0,
-                            rng=random.Random(0), keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
-                            poison_keys=["out"], host_clock=True)["value_rotation"] == "on: 4 fills"
+    assert (
+        time_interleaved(
+            candidate=lambda x, *, out: out,
+            reference=lambda args, kwargs: None,
+            candidate_sets=broadcast,
+            reference_sets=[make(1)],
+            flush_buffer=None,
+            budget_s=60.0,
+            rse_target=0.0,
+            min_iterations=3,
+            max_iterations=3,
+            spot_checks=0,
+            rng=random.Random(0),
+            keep_alive=[],
+            min_launches=0,
+            math_isfinite=lambda value: True,
+            poison_keys=["out"],
+            host_clock=True,
+        )["value_rotation"]
+        == "on: 4 fills"
+    )
 
 
 def test_scratch_arguments_may_change_and_are_never_judged(warm_forkserver):
@@ -210,12 +310,15 @@ def test_per_output_tolerances_come_from_the_record():
 
     assert compare_outputs(spec, CASE, Call(args=[]), (codes + 1, codes), (codes, codes)) is None
     assert compare_outputs(spec, CASE, Call(args=[]), (codes + 2, codes), (codes, codes)) == (
-        "output 0: 3 of 3 values outside atol=1 rtol=0; worst difference 2")
+        "output 0: 3 of 3 values outside atol=1 rtol=0; worst difference 2"
+    )
     assert compare_outputs(spec, CASE, Call(args=[]), (codes, codes + 1), (codes, codes)) == (
-        "output 1: 3 of 3 values differ (exact match required)")
+        "output 1: 3 of 3 values differ (exact match required)"
+    )
     exact = dataclasses.replace(list_record(), tolerance_override=(0.0, 0.0))
     assert compare_outputs(exact, CASE, Call(args=[]), (torch.tensor([1.0 + 1e-7]),), (torch.tensor([1.0]),)) == (
-        "output 0: 1 of 1 values outside atol=0 rtol=0; worst |1 - 1| = 1.19e-07")
+        "output 0: 1 of 1 values outside atol=0 rtol=0; worst |1 - 1| = 1.19e-07"
+    )
 
 
 def test_rtol_by_dtype_widens_only_the_named_dtype():
@@ -231,7 +334,8 @@ def test_rtol_by_dtype_widens_only_the_named_dtype():
     assert RMS_NORM.tolerance(CASE, 0, torch.bfloat16) == (1e-4, 1.6e-2)
     assert compare_outputs(RMS_NORM, CASE, Call(args=[]), (two_ulps,), (reference,)) is None
     assert compare_outputs(RMS_NORM, CASE, Call(args=[]), (three_ulps,), (reference,)).startswith(
-        "output 0: 1 of 2 values outside atol=0.0001 rtol=0.002")
+        "output 0: 1 of 2 values outside atol=0.0001 rtol=0.002"
+    )
     assert compare_outputs(list_record(), CASE, Call(args=[]), (two_ulps,), (reference,)) is not None
 
 
@@ -274,25 +378,47 @@ def update_list_record(*cases: Case) -> OperatorSpec:
         a = [(torch.rand(1, generator=generator, dtype=torch.float64) * 2 - 1) * scale for _ in range(entries)]
         b = [(torch.rand(1, generator=generator, dtype=torch.float64) * 2 - 1) * scale for _ in range(entries)]
         a, b = [x.float() for x in a], [x.float() for x in b]
-        cs = [(x * y if index < case.params["cancelling"]
-               else (torch.rand(1, generator=generator) * 2 - 1) * scale * scale).float()
-              for index, (x, y) in enumerate(zip(a, b, strict=True))]
+        cs = [
+            (
+                x * y
+                if index < case.params["cancelling"]
+                else (torch.rand(1, generator=generator) * 2 - 1) * scale * scale
+            ).float()
+            for index, (x, y) in enumerate(zip(a, b, strict=True))
+        ]
         return Call(args=[cs, a, b])
 
     def reference(case: Case, call: Call) -> None:
         for c, x, y in zip(*call.args, strict=True):  # float64 throughout, rounded once into c
             c.copy_((c.double() - x.double() * y.double()).to(c.dtype))
 
-    entry = EntryPoint("update_list", "update_list(cs: list[Tensor], a: list[Tensor], b: list[Tensor]) -> None",
-                       mutates=(0,), compare_return=False, mutated_are_inputs=True)
-    return OperatorSpec("test::update_list", "cublas", "test record", (entry,), make_inputs, reference,
-                        smoke=cases, public=(), held_out=lambda rng: (), fp64_relative_bound=1e-5)
+    entry = EntryPoint(
+        "update_list",
+        "update_list(cs: list[Tensor], a: list[Tensor], b: list[Tensor]) -> None",
+        mutates=(0,),
+        compare_return=False,
+        mutated_are_inputs=True,
+    )
+    return OperatorSpec(
+        "test::update_list",
+        "cublas",
+        "test record",
+        (entry,),
+        make_inputs,
+        reference,
+        smoke=cases,
+        public=(),
+        held_out=lambda rng: (),
+        fp64_relative_bound=1e-5,
+    )
 
 
 def test_an_exact_float32_kernel_passes_the_fp64_opinion_on_cancelling_tiny_outputs(warm_forkserver):
     # Seen on the H200: cublasSgemmBatched_64 rejected at m=n=k=1 (6.89e-5 > 1e-5) by per-tensor norms.
-    spec = update_list_record(Case("update_list", {"entries": 4, "cancelling": 4, "scale": 2.0}),
-                              Case("update_list", {"entries": 80, "cancelling": 1, "scale": 2.0}))
+    spec = update_list_record(
+        Case("update_list", {"entries": 4, "cancelling": 4, "scale": 2.0}),
+        Case("update_list", {"entries": 80, "cancelling": 1, "scale": 2.0}),
+    )
     result = judge_record(warm_forkserver, "lists/update_list.py", spec)
 
     assert (result.status, result.cases_passed) == ("passed", 2), result.reason
@@ -323,7 +449,7 @@ def test_timing_names_the_baseline_only_when_it_was_timed():
     missing = dataclasses.replace(small_cos_record(), baseline=lambda case, call: None, baseline_name="cuBLAS 12")
     reference.baseline = (missing, CASE)
     assert _reference_thunks(reference, sets)[1] == "reference"
-    present = dataclasses.replace(missing, baseline=lambda case, call: (lambda: None))
+    present = dataclasses.replace(missing, baseline=lambda case, call: lambda: None)
     reference.baseline = (present, CASE)
     assert _reference_thunks(reference, sets)[1] == "cuBLAS 12"
     del reference.baseline
@@ -334,15 +460,28 @@ def test_timing_names_the_baseline_only_when_it_was_timed():
 
 
 def test_zero_dim_cases_pass_the_timing_spot_checks(warm_forkserver):
-    spec = dataclasses.replace(small_cos_record(), smoke=(
-        Case("cos", {"shape": [], "dtype": "float32", "range": [-2.0, 2.0]}),
-        Case("cos", {"shape": [], "dtype": "float16", "range": [-2.0, 2.0]}),
-    ))
-    source = (kernel_source("good/cos_plain.py"))
-    job = JudgeJob("aten::cos", source, "cpu-interpreter", "cpu", measure_timing=True,
-                   peak_bandwidth_bytes_per_s=1e15, peak_flops_by_dtype={"float32": 1e18, "float16": 1e18})
-    options = JudgeOptions(spec=spec, timing_on_cpu_for_tests=True, timing=TimingOptions(
-        sets_per_side=4, min_iterations=12, max_iterations=12, spot_checks=8))
+    spec = dataclasses.replace(
+        small_cos_record(),
+        smoke=(
+            Case("cos", {"shape": [], "dtype": "float32", "range": [-2.0, 2.0]}),
+            Case("cos", {"shape": [], "dtype": "float16", "range": [-2.0, 2.0]}),
+        ),
+    )
+    source = kernel_source("good/cos_plain.py")
+    job = JudgeJob(
+        "aten::cos",
+        source,
+        "cpu-interpreter",
+        "cpu",
+        measure_timing=True,
+        peak_bandwidth_bytes_per_s=1e15,
+        peak_flops_by_dtype={"float32": 1e18, "float16": 1e18},
+    )
+    options = JudgeOptions(
+        spec=spec,
+        timing_on_cpu_for_tests=True,
+        timing=TimingOptions(sets_per_side=4, min_iterations=12, max_iterations=12, spot_checks=8),
+    )
     result = judge_with(job, options)
 
     assert (result.status, result.reason) == ("passed", "all 2 cases passed")
@@ -360,13 +499,22 @@ def test_the_spot_checks_of_a_creation_op_fit_their_reply_cap(warm_forkserver, m
     from evaluation.judge.records import find_operator
 
     monkeypatch.setattr(timing_trusted, "SPOT_REPLY_SLACK_BYTES", 0)  # only what the cases account for
-    spec = dataclasses.replace(find_operator("aten::zeros"), smoke=tuple(
-        Case("zeros", {"size": [rows, 64], "dtype": "float32"}) for rows in (32, 48, 64)))
-    source = (Path(__file__).resolve().parents[3] / "evaluation" / "catalog" / "reference_kernels"
-              / "aten__zeros.py").read_text()
+    spec = dataclasses.replace(
+        find_operator("aten::zeros"),
+        smoke=tuple(Case("zeros", {"size": [rows, 64], "dtype": "float32"}) for rows in (32, 48, 64)),
+    )
+    source = (
+        Path(__file__).resolve().parents[3] / "evaluation" / "catalog" / "reference_kernels" / "aten__zeros.py"
+    ).read_text()
     job = JudgeJob("aten::zeros", source, "cpu-interpreter", "cpu", measure_timing=True)
-    result = judge_with(job, JudgeOptions(spec=spec, timing_on_cpu_for_tests=True, timing=TimingOptions(
-        sets_per_side=2, min_iterations=4, max_iterations=4, spot_checks=1)))
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=spec,
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(sets_per_side=2, min_iterations=4, max_iterations=4, spot_checks=1),
+        ),
+    )
 
     assert (result.status, result.reason) == ("passed", "all 3 cases passed")
     assert check_outcomes(result)["timing_spot_check"] == "passed"
@@ -391,10 +539,23 @@ def test_encoder_never_confuses_a_freed_storage_with_a_new_one_at_the_same_addre
 def test_timing_stops_at_the_first_limit_and_says_which():
     def run(budget_s: float, rse_target: float) -> dict:
         sets = [{"args": [torch.ones(4)], "kwargs": {}}]
-        return time_interleaved(candidate=lambda x: x, reference=lambda args, kwargs: None, candidate_sets=sets,
-                                reference_sets=sets, flush_buffer=None, budget_s=budget_s, rse_target=rse_target,
-                                min_iterations=20, max_iterations=60, spot_checks=0, rng=random.Random(0),
-                                keep_alive=[], min_launches=0, math_isfinite=lambda value: True, host_clock=True)
+        return time_interleaved(
+            candidate=lambda x: x,
+            reference=lambda args, kwargs: None,
+            candidate_sets=sets,
+            reference_sets=sets,
+            flush_buffer=None,
+            budget_s=budget_s,
+            rse_target=rse_target,
+            min_iterations=20,
+            max_iterations=60,
+            spot_checks=0,
+            rng=random.Random(0),
+            keep_alive=[],
+            min_launches=0,
+            math_isfinite=lambda value: True,
+            host_clock=True,
+        )
 
     assert (run(60.0, 0.0)["stop_reason"], run(60.0, 0.0)["iterations"]) == ("max_iterations", 60)
     assert (run(0.0, 0.0)["stop_reason"], run(0.0, 0.0)["iterations"]) == ("budget", 20)
@@ -425,11 +586,25 @@ def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
             time.sleep(host_work_s)
             return x
 
-        return time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=sets,
-                                reference_sets=sets, flush_buffer=None, budget_s=60.0, rse_target=0.0,
-                                min_iterations=10, max_iterations=10, spot_checks=0, rng=random.Random(0),
-                                keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
-                                event_class=HostClockEvent, synchronize=lambda: None, spin=spin)
+        return time_interleaved(
+            candidate=candidate,
+            reference=lambda args, kwargs: None,
+            candidate_sets=sets,
+            reference_sets=sets,
+            flush_buffer=None,
+            budget_s=60.0,
+            rse_target=0.0,
+            min_iterations=10,
+            max_iterations=10,
+            spot_checks=0,
+            rng=random.Random(0),
+            keep_alive=[],
+            min_launches=0,
+            math_isfinite=lambda value: True,
+            event_class=HostClockEvent,
+            synchronize=lambda: None,
+            spin=spin,
+        )
 
     # Sizing, from given enqueue times (host sleeps overshoot on a busy machine: not for exact figures).
     holds = StreamHolds(spin, HostClockEvent, lambda: None)
@@ -448,12 +623,27 @@ def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
     assert slow["candidate_exposed_calls"] == 10  # every timed call outlasted its capped hold
     assert max(spins) <= HOLD_MAX_MS * slow["cycles_per_ms"] * 1.01 or max(spins) == 1_000_000  # calibration
     # The interpreter's host-clock path never spins.
-    assert time_interleaved(candidate=lambda x: x, reference=lambda args, kwargs: None,
-                            candidate_sets=[{"args": [torch.ones(4)], "kwargs": {}}],
-                            reference_sets=[{"args": [torch.ones(4)], "kwargs": {}}], flush_buffer=None,
-                            budget_s=1.0, rse_target=0.0, min_iterations=3, max_iterations=3, spot_checks=0,
-                            rng=random.Random(0), keep_alive=[], min_launches=0, math_isfinite=lambda value: True,
-                            host_clock=True, spin=spin)["holds"] is None
+    assert (
+        time_interleaved(
+            candidate=lambda x: x,
+            reference=lambda args, kwargs: None,
+            candidate_sets=[{"args": [torch.ones(4)], "kwargs": {}}],
+            reference_sets=[{"args": [torch.ones(4)], "kwargs": {}}],
+            flush_buffer=None,
+            budget_s=1.0,
+            rse_target=0.0,
+            min_iterations=3,
+            max_iterations=3,
+            spot_checks=0,
+            rng=random.Random(0),
+            keep_alive=[],
+            min_launches=0,
+            math_isfinite=lambda value: True,
+            host_clock=True,
+            spin=spin,
+        )["holds"]
+        is None
+    )
 
 
 def test_timed_calls_count_work_off_the_timed_stream_and_compute_outside_triton():
@@ -467,11 +657,24 @@ def test_timed_calls_count_work_off_the_timed_stream_and_compute_outside_triton(
 
     def run(candidate) -> dict:
         sets = [{"args": [torch.ones(4)], "kwargs": {}}, {"args": [torch.ones(4)], "kwargs": {}}]
-        return time_interleaved(candidate=candidate, reference=lambda args, kwargs: None, candidate_sets=sets,
-                                reference_sets=sets, flush_buffer=None, budget_s=60.0, rse_target=0.0,
-                                min_iterations=5, max_iterations=5, spot_checks=0, rng=random.Random(0),
-                                keep_alive=[], min_launches=1, math_isfinite=lambda value: True,
-                                host_clock=True, stream_of=lambda: current[0])
+        return time_interleaved(
+            candidate=candidate,
+            reference=lambda args, kwargs: None,
+            candidate_sets=sets,
+            reference_sets=sets,
+            flush_buffer=None,
+            budget_s=60.0,
+            rse_target=0.0,
+            min_iterations=5,
+            max_iterations=5,
+            spot_checks=0,
+            rng=random.Random(0),
+            keep_alive=[],
+            min_launches=1,
+            math_isfinite=lambda value: True,
+            host_clock=True,
+            stream_of=lambda: current[0],
+        )
 
     def honest(x):
         launch(None, grid=(1,), warmup=False)
@@ -510,7 +713,8 @@ def test_work_left_running_after_the_timed_stream_is_refused():
     assert hidden_work_message(0.012, 0.010, 0.017) == ""  # synchronize latency on both sides
     assert hidden_work_message(0.400, 0.010, 0.017) == (
         "the device was still busy 0.400 ms after the timed stream finished (reference: 0.010 ms): "
-        "work on another stream")
+        "work on another stream"
+    )
     assert hidden_work_message(1.5, 0.01, 4.0) == ""  # within half the candidate's own time
 
 
@@ -556,12 +760,16 @@ def test_an_out_of_memory_error_is_the_kernels_unless_the_whole_device_was_full(
     # the neighbours' doing ("error", judge again); a kernel asking for more than the device has is its own.
     from evaluation.judge.verdicts import device_was_full
 
-    full = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total "
-            "capacity of 139.80 GiB of which 164.75 MiB is free. Process 498 has 3.44 GiB memory in use.")
+    full = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total "
+        "capacity of 139.80 GiB of which 164.75 MiB is free. Process 498 has 3.44 GiB memory in use."
+    )
     assert device_was_full(full)
     assert not device_was_full(full.replace("164.75 MiB", "64.00 GiB"))
-    assert not device_was_full("CUDA out of memory. Tried to allocate 300.00 GiB. GPU 0 has a total capacity of "
-                               "139.80 GiB of which 130.10 GiB is free.")
+    assert not device_was_full(
+        "CUDA out of memory. Tried to allocate 300.00 GiB. GPU 0 has a total capacity of "
+        "139.80 GiB of which 130.10 GiB is free."
+    )
     assert not device_was_full("RuntimeError: DefaultCPUAllocator: can't allocate memory")
 
 

@@ -33,19 +33,23 @@ def test_fast_comparison_agrees_with_the_explaining_path(dtype):
         return
     with_nan = ref.clone()
     with_nan[5] = float("nan")
-    assert compare_outputs(spec, plain, call, (with_nan,), (ref,)) == \
-        "output 0: 1 NaN value(s) (the case does not allow NaN)"
+    assert (
+        compare_outputs(spec, plain, call, (with_nan,), (ref,))
+        == "output 0: 1 NaN value(s) (the case does not allow NaN)"
+    )
     nan_ok = Case("cos", {"shape": [4096], "dtype": "x"}, allow_nan=True)
     assert compare_outputs(spec, nan_ok, call, (with_nan,), (with_nan.clone(),)) is None
-    assert compare_outputs(spec, nan_ok, call, (with_nan,), (ref,)) == \
-        "output 0: NaN positions differ from the reference"
+    assert (
+        compare_outputs(spec, nan_ok, call, (with_nan,), (ref,)) == "output 0: NaN positions differ from the reference"
+    )
     infinite = ref.clone()
     infinite[9] = float("inf")
     negative = infinite.clone()
     negative[9] = float("-inf")
     assert compare_outputs(spec, plain, call, (infinite.clone(),), (infinite,)) is None
-    assert compare_outputs(spec, plain, call, (negative,), (infinite,)) == \
-        "output 0: infinities differ from the reference"
+    assert (
+        compare_outputs(spec, plain, call, (negative,), (infinite,)) == "output 0: infinities differ from the reference"
+    )
 
 
 def _case(shape: list[int], dtype: str, entry: str = "op") -> tuple[str, Case]:
@@ -55,11 +59,16 @@ def _case(shape: list[int], dtype: str, entry: str = "op") -> tuple[str, Case]:
 def test_timed_cases_are_the_largest_per_entry_point_and_dtype_then_the_largest_left():
     cases = [_case([n], dtype) for n in (1, 10, 1000, 100000) for dtype in ("float16", "float32")]
     cases.append(_case([5], "float16", entry="op_out"))
-    sizes = {case.case_id: case.params["shape"][0] * (2 if case.params["dtype"] == "float16" else 4)
-             for _, case in cases}
+    sizes = {
+        case.case_id: case.params["shape"][0] * (2 if case.params["dtype"] == "float16" else 4) for _, case in cases
+    }
     chosen = select_timed_cases(cases, sizes, 4)
     assert [(case.entry_point, case.params["shape"][0], case.params["dtype"]) for _, case in chosen] == [
-        ("op", 1000, "float32"), ("op", 100000, "float16"), ("op", 100000, "float32"), ("op_out", 5, "float16")]
+        ("op", 1000, "float32"),
+        ("op", 100000, "float16"),
+        ("op", 100000, "float32"),
+        ("op_out", 5, "float16"),
+    ]
     # The same cases on every run, in the record's order; no limit, or few cases: all of them.
     assert select_timed_cases(cases, sizes, 4) == chosen
     assert select_timed_cases(cases, sizes, 0) == cases
@@ -89,8 +98,12 @@ def test_timing_holds_the_device_alone_and_correctness_shares_it(tmp_path):
         holder.join(30)
         first, second = DeviceLock("cuda", str(tmp_path)), DeviceLock("cuda", str(tmp_path))
         # A timing stage waits for the correctness cases in flight.
-        with first.shared(time.monotonic() + 5), second.shared(time.monotonic() + 5), \
-                pytest.raises(DeviceBusy), DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 0.2):
+        with (
+            first.shared(time.monotonic() + 5),
+            second.shared(time.monotonic() + 5),
+            pytest.raises(DeviceBusy),
+            DeviceLock("cuda", str(tmp_path)).exclusive(time.monotonic() + 0.2),
+        ):
             pass
         # The post-timing recheck runs inside the stage's own exclusive hold.
         with first.exclusive(time.monotonic() + 5), first.shared(time.monotonic() + 5):
@@ -214,17 +227,18 @@ def test_the_load_sampler_splits_cpu_time_by_role_and_counts_compilers_when_reap
     sample_load = _script("sample_load")
     ticks = sample_load.TICKS
     before = {10: ("trusted", 100, 0), 11: ("sandbox", 50, 7), 12: ("other", 5, 0)}
-    after = {10: ("trusted", 100 + 2 * ticks, 0), 11: ("sandbox", 50 + ticks, 7 + 3 * ticks),
-             13: ("sandbox", 999, 999)}
+    after = {10: ("trusted", 100 + 2 * ticks, 0), 11: ("sandbox", 50 + ticks, 7 + 3 * ticks), 13: ("sandbox", 999, 999)}
     cores = sample_load.role_cores(before, after, seconds=2.0)
     assert cores == {"trusted": 1.0, "sandbox": 0.5, "compilers": 1.5, "other": 0.0}
     assert set(sample_load.process_ticks()) and all(  # this very process is seen, with a known role
-        role in sample_load.ROLES for role, _, _ in sample_load.process_ticks().values())
+        role in sample_load.ROLES for role, _, _ in sample_load.process_ticks().values()
+    )
     csv = tmp_path / "load.csv"
-    csv.write_text("seconds,cpu_busy,gpu_util,sm_mhz,cores_trusted,cores_sandbox,cores_compilers,cores_other\n"
-                   "1.0,0.500,20,1980,4.00,2.00,1.00,0.50\n2.0,0.700,30,1980,6.00,3.00,0.00,0.50\n")
-    assert sample_load.summary(csv).endswith(
-        "core-seconds by role: trusted 10, sandbox 5, compilers 1, other 1")
+    csv.write_text(
+        "seconds,cpu_busy,gpu_util,sm_mhz,cores_trusted,cores_sandbox,cores_compilers,cores_other\n"
+        "1.0,0.500,20,1980,4.00,2.00,1.00,0.50\n2.0,0.700,30,1980,6.00,3.00,0.00,0.50\n"
+    )
+    assert sample_load.summary(csv).endswith("core-seconds by role: trusted 10, sandbox 5, compilers 1, other 1")
 
 
 def _compact_row(name: str, status: str, speedups: dict[str, tuple[float, float, float]]) -> dict:
@@ -233,17 +247,27 @@ def _compact_row(name: str, status: str, speedups: dict[str, tuple[float, float,
     import math
 
     values = [speedup for _, _, speedup in speedups.values()]
-    return {"file": name, "status": status, "speedup": math.exp(sum(map(math.log, values)) / len(values)),
-            "timed_cases": [{"case_id": case_id, "reference_ms": reference, "candidate_ms": candidate,
-                             "speedup": speedup} for case_id, (reference, candidate, speedup) in speedups.items()]}
+    return {
+        "file": name,
+        "status": status,
+        "speedup": math.exp(sum(map(math.log, values)) / len(values)),
+        "timed_cases": [
+            {"case_id": case_id, "reference_ms": reference, "candidate_ms": candidate, "speedup": speedup}
+            for case_id, (reference, candidate, speedup) in speedups.items()
+        ],
+    }
 
 
 def test_the_run_comparison_counts_only_kernels_that_passed_everywhere_and_cases_of_10_us():
     """scripts/gpu/compare_runs.py: the spreads reported for repeatability across whole runs."""
     compare_runs = _script("compare_runs")
-    runs = [{"a.py": _compact_row("a.py", "passed", {"long": (0.02, 0.01, long), "short": (0.002, 0.001, short)}),
-             "b.py": _compact_row("b.py", status, {"long": (0.02, 0.01, 2.0)})}
-            for long, short, status in ((2.0, 1.0, "passed"), (2.2, 1.5, "failed_correctness"), (1.8, 2.0, "passed"))]
+    runs = [
+        {
+            "a.py": _compact_row("a.py", "passed", {"long": (0.02, 0.01, long), "short": (0.002, 0.001, short)}),
+            "b.py": _compact_row("b.py", status, {"long": (0.02, 0.01, 2.0)}),
+        }
+        for long, short, status in ((2.0, 1.0, "passed"), (2.2, 1.5, "failed_correctness"), (1.8, 2.0, "passed"))
+    ]
     found = compare_runs.spreads(runs, min_ms=0.010)
 
     assert set(found["operators"]) == {"a.py"}  # b failed once: it says nothing about repeatability
@@ -260,9 +284,18 @@ def test_a_kernel_judged_twice_in_one_run_keeps_its_failure_in_the_summary(tmp_p
     summarise = _script("summarise_reference_kernels")
 
     def entry(status: str) -> dict:
-        return {"file": "k.py", "seconds": 1.0, "result": {
-            "status": status, "reason": "" if status == "passed" else "case x: relative error", "cases_passed": 1,
-            "cases_total": 2, "speedup": 1.0 if status == "passed" else None, "case_results": []}}
+        return {
+            "file": "k.py",
+            "seconds": 1.0,
+            "result": {
+                "status": status,
+                "reason": "" if status == "passed" else "case x: relative error",
+                "cases_passed": 1,
+                "cases_total": 2,
+                "speedup": 1.0 if status == "passed" else None,
+                "case_results": [],
+            },
+        }
 
     run = tmp_path / "run.json"
     run.write_text(json.dumps({"results": [entry("failed_correctness"), entry("passed")]}))
@@ -289,19 +322,32 @@ def test_the_lock_trace_tells_exclusive_shared_and_idle_time_apart(tmp_path, mon
     with lock.exclusive(time.monotonic() + 5):
         time.sleep(0.1)
     events = [line.split()[2:] for line in trace.read_text().splitlines()]
-    assert events == [["wait", "shared"], ["hold", "shared"], ["release", "shared"],
-                      ["wait", "exclusive"], ["hold", "exclusive"], ["release", "exclusive"]]
+    assert events == [
+        ["wait", "shared"],
+        ["hold", "shared"],
+        ["release", "shared"],
+        ["wait", "exclusive"],
+        ["hold", "exclusive"],
+        ["release", "exclusive"],
+    ]
     lock_timeline = _script("lock_timeline")
     summary = lock_timeline.timeline(lock_timeline.read_trace(trace))
     assert summary["exclusive_holds"] == 1 and 0.09 <= summary["exclusive_s"] <= 0.5
     assert 0.04 <= summary["shared_s"] <= 0.3 and 0.04 <= summary["idle_no_waiters_s"] <= 0.3
-    assert summary["span_s"] == pytest.approx(sum(summary[key] for key in (
-        "exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s")))
+    assert summary["span_s"] == pytest.approx(
+        sum(summary[key] for key in ("exclusive_s", "shared_s", "idle_with_waiters_s", "idle_no_waiters_s"))
+    )
     assert summary["shared_holds"] == 1 and 40 <= summary["shared_hold_median_ms"] <= 300
     # A timer that waits while two correctness holds finish: that wait is "draining", with its holders.
-    rows = [(0.0, 1, "hold", "shared"), (0.0, 2, "hold", "shared"), (1.0, 3, "wait", "exclusive"),
-            (2.0, 1, "release", "shared"), (3.0, 2, "release", "shared"), (3.0, 3, "hold", "exclusive"),
-            (4.0, 3, "release", "exclusive")]
+    rows = [
+        (0.0, 1, "hold", "shared"),
+        (0.0, 2, "hold", "shared"),
+        (1.0, 3, "wait", "exclusive"),
+        (2.0, 1, "release", "shared"),
+        (3.0, 2, "release", "shared"),
+        (3.0, 3, "hold", "exclusive"),
+        (4.0, 3, "release", "exclusive"),
+    ]
     drained = lock_timeline.timeline(rows)
     assert drained["draining_s"] == 2.0 and drained["mean_holders_while_draining"] == 1.5
     assert drained["shared_s"] == 3.0 and drained["exclusive_s"] == 1.0 and drained["shared_holds"] == 2
@@ -336,10 +382,17 @@ def test_correctness_lends_the_gpu_while_the_sandbox_compiles(warm_forkserver, t
 
     monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
     source = kernel_source("good/cos_plain.py").replace("def cos(", "def _plain_cos(") + COMPILING_COS
-    job = JudgeJob(operator_id="aten::cos", source_code=source, chip_slug="cpu-interpreter", device_type="cpu",
-                   tiers=("smoke",), time_budget_s=120)
-    result = judge_with(job, JudgeOptions(spec=small_cos_record(), static_scan=False,
-                                          device_lock_on_cpu_for_tests=True))
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=source,
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=120,
+    )
+    result = judge_with(
+        job, JudgeOptions(spec=small_cos_record(), static_scan=False, device_lock_on_cpu_for_tests=True)
+    )
 
     assert result.status == "passed", result.reason
     breakdown = result.environment["stage_breakdown"]
@@ -422,10 +475,17 @@ def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_fo
 
     monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
     factory, requests = _recording_sandboxes(tmp_path)
-    job = JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
-                   chip_slug="cpu-interpreter", device_type="cpu", tiers=("smoke",), time_budget_s=120)
-    result = judge_with(job, JudgeOptions(spec=small_cos_record(), sandbox_factory=factory,
-                                          device_lock_on_cpu_for_tests=True))
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=kernel_source("good/cos_plain.py"),
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=120,
+    )
+    result = judge_with(
+        job, JudgeOptions(spec=small_cos_record(), sandbox_factory=factory, device_lock_on_cpu_for_tests=True)
+    )
 
     assert result.status == "passed", result.reason
     calls = [request for request in requests if request[0] == "call"]
@@ -434,8 +494,7 @@ def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_fo
     assert result.environment["stage_breakdown"]["device_lock.shared_held"] > 0
 
 
-def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm_forkserver, tmp_path,
-                                                                             monkeypatch):
+def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm_forkserver, tmp_path, monkeypatch):
     """Timing's shared steps (shipping the input sets, reading the spot copies back) are gated like calls;
     the timed loops run under the exclusive hold, which the gate leaves alone."""
     from conftest import kernel_source, small_cos_record
@@ -445,13 +504,25 @@ def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm
 
     monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
     factory, requests = _recording_sandboxes(tmp_path)
-    job = JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
-                   chip_slug="cpu-interpreter", device_type="cpu", tiers=("smoke",), time_budget_s=120,
-                   measure_timing=True)
-    result = judge_with(job, JudgeOptions(
-        spec=small_cos_record(), sandbox_factory=factory, device_lock_on_cpu_for_tests=True,
-        timing_on_cpu_for_tests=True,
-        timing=TimingOptions(sets_per_side=2, min_iterations=4, max_iterations=4, max_timed_cases=2)))
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=kernel_source("good/cos_plain.py"),
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=120,
+        measure_timing=True,
+    )
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=small_cos_record(),
+            sandbox_factory=factory,
+            device_lock_on_cpu_for_tests=True,
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(sets_per_side=2, min_iterations=4, max_iterations=4, max_timed_cases=2),
+        ),
+    )
 
     assert result.status == "passed", result.reason
     by_op = {}
@@ -463,10 +534,12 @@ def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm
     assert by_op["time"] == [(False, [], False)] * 2
 
 
-@pytest.mark.parametrize(("kernel", "status"), [("wrong/segfault.py", "failed_runtime"),
-                                                  ("wrong/infinite_loop.py", "timeout")])
-def test_a_sandbox_that_dies_or_hangs_inside_its_gpu_hold_leaves_the_gpu_free(warm_forkserver, tmp_path,
-                                                                             monkeypatch, kernel, status):
+@pytest.mark.parametrize(
+    ("kernel", "status"), [("wrong/segfault.py", "failed_runtime"), ("wrong/infinite_loop.py", "timeout")]
+)
+def test_a_sandbox_that_dies_or_hangs_inside_its_gpu_hold_leaves_the_gpu_free(
+    warm_forkserver, tmp_path, monkeypatch, kernel, status
+):
     # The gated hold is the judge's: it ends with the request, however the sandbox ended.
     from conftest import kernel_source, small_cos_record
 
@@ -474,10 +547,17 @@ def test_a_sandbox_that_dies_or_hangs_inside_its_gpu_hold_leaves_the_gpu_free(wa
     from evaluation.judge.runner import JudgeOptions, judge_with
 
     monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
-    job = JudgeJob(operator_id="aten::cos", source_code=kernel_source(kernel), chip_slug="cpu-interpreter",
-                   device_type="cpu", tiers=("smoke",), time_budget_s=8)
-    result = judge_with(job, JudgeOptions(spec=small_cos_record(), static_scan=False,
-                                          device_lock_on_cpu_for_tests=True))
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=kernel_source(kernel),
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=8,
+    )
+    result = judge_with(
+        job, JudgeOptions(spec=small_cos_record(), static_scan=False, device_lock_on_cpu_for_tests=True)
+    )
 
     assert result.status == status, result.reason
     with DeviceLock("cpu", str(tmp_path)).exclusive(time.monotonic() + 1):
@@ -499,9 +579,15 @@ def test_a_gpu_held_past_the_wait_limit_is_a_retryable_judge_error(warm_forkserv
     holder.start()
     try:
         assert ready.wait(30)
-        job = JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
-                       chip_slug="cpu-interpreter", device_type="cpu", tiers=("smoke",), time_budget_s=60,
-                       device_wait_limit_s=0.5)
+        job = JudgeJob(
+            operator_id="aten::cos",
+            source_code=kernel_source("good/cos_plain.py"),
+            chip_slug="cpu-interpreter",
+            device_type="cpu",
+            tiers=("smoke",),
+            time_budget_s=60,
+            device_wait_limit_s=0.5,
+        )
         result = judge_with(job, JudgeOptions(spec=small_cos_record(), device_lock_on_cpu_for_tests=True))
     finally:
         release.set()
@@ -589,10 +675,19 @@ def test_a_spare_sandbox_warms_up_before_its_job_and_then_judges_as_any_other(wa
     from evaluation.judge.runner import JudgeOptions, judge_with
 
     with SandboxPool("cpu", size=1, forkserver=shared_forkserver("cpu"), prewarm=True) as pool:
-        results = [judge_with(JudgeJob(operator_id="aten::cos", source_code=kernel_source("good/cos_plain.py"),
-                                       chip_slug="cpu-interpreter", device_type="cpu", time_budget_s=120),
-                              JudgeOptions(spec=small_cos_record(), sandbox_factory=pool.acquire))
-                   for _ in range(2)]
+        results = [
+            judge_with(
+                JudgeJob(
+                    operator_id="aten::cos",
+                    source_code=kernel_source("good/cos_plain.py"),
+                    chip_slug="cpu-interpreter",
+                    device_type="cpu",
+                    time_budget_s=120,
+                ),
+                JudgeOptions(spec=small_cos_record(), sandbox_factory=pool.acquire),
+            )
+            for _ in range(2)
+        ]
     assert [result.status for result in results] == ["passed", "passed"], [r.reason for r in results]
     assert all(result.environment["sandbox"]["prewarm_s"] > 0 for result in results)
     assert results[0].environment["sandbox"]["launcher"] == "forkserver"

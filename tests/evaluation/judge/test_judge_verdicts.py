@@ -141,7 +141,8 @@ def test_a_dead_process_last_words_reach_the_failed_case_message(run_judge):
     # On the H200 a sandbox died with exit code 3 (a harness failure it could not report) and nothing else was
     # known; what the process last wrote to stderr now travels in the message (not the reason).
     source = kernel_source("wrong/exit_process.py").replace(
-        "    import os\n", "    import os\n    import sys\n    print('giving up on this input', file=sys.stderr)\n")
+        "    import os\n", "    import os\n    import sys\n    print('giving up on this input', file=sys.stderr)\n"
+    )
     result = run_judge("wrong/exit_process.py", static_scan=False, source=source)
 
     assert result.reason.endswith(": exit code 7")
