@@ -54,6 +54,7 @@ test: install-test browser
 
 lint: install-test
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 clean:
 	rm -rf var staticfiles
