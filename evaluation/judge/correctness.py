@@ -13,21 +13,23 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import wire
+from evaluation.judge.checks import (
+    check_draws_differ,
+    check_fp64_opinion,
+    check_ghost_replay,
+    decode_ghosts,
+    mutated_inputs,
+    pure_output_keys,
+)
 from evaluation.judge.compare import (
-    FP64_OPINION_MIN_VALUES,
-    bit_identical,
     compare_outputs,
     flat_tensors,
-    fp64_relative_error,
     map_tensors,
-    widen_to_64,
 )
 from evaluation.judge.context import JudgementContext
-from evaluation.judge.inputs import call_bytes, to_device
+from evaluation.judge.inputs import call_bytes
 from evaluation.judge.job import CaseResult
 from evaluation.judge.untrusted.guard import poison_tree
 from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
@@ -300,214 +302,6 @@ def note_sandbox_phases(judgement: JudgementContext, reply: dict[str, Any]) -> N
                 if compiles and call_s is not None:
                     # Calls that compiled: mostly Triton compilation, done while the GPU is held shared.
                     judgement.add_stage("sandbox.call_compiling", call_s)
-
-
-def check_draws_differ(
-    judgement: JudgementContext,
-    reply: dict[str, Any],
-    blobs: list[bytes],
-    case: Case,
-    tier: str,
-    before: Call,
-    outputs: tuple[Any, ...],
-    expected: tuple[Any, ...],
-) -> None:
-    """A random operator's second call on the same inputs must also pass its statistical check and must
-    not repeat the first call's draws (a fixed seed, or a pattern derived from the inputs), unless the
-    reference itself repeats them (rrelu in eval mode is deterministic)."""
-    repeat = reply.get("repeat")
-    if not isinstance(repeat, dict):
-        raise Verdict("error", f"case {case.case_id}: the sandbox did not make the second call")
-    if repeat.get("error"):
-        raise Verdict(
-            "failed_runtime",
-            f"case {case.case_id}: the second call raised: {str(repeat['error']).strip().splitlines()[-1][:500]}",
-            case=case,
-            tier=tier,
-            message=str(repeat["error"])[-2000:],
-        )
-    if repeat.get("compute_ops") or int(repeat.get("launches", 0)) < 1 or repeat.get("not_plain"):
-        raise Verdict(
-            "rejected",
-            f"case {case.case_id}: the second call computed outside Triton or launched nothing",
-            check="dispatch_audit",
-            case=case,
-            tier=tier,
-            message=f"second call: ops {repeat.get('compute_ops')}, launches {repeat.get('launches')}",
-        )
-    decoded = wire.Decoder(blobs, private=False).decode(repeat.get("value"))
-    second = judgement.spec.outputs_of(
-        case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]
-    )
-    message = compare_outputs(judgement.spec, case, before, second, expected)
-    if message:
-        raise Verdict(
-            "failed_correctness", f"case {case.case_id}, second call: {message}", case=case, tier=tier, message=message
-        )
-    if not bit_identical(list(outputs), list(second)):
-        judgement.check("random_draws_differ", "passed", "two calls on the same inputs drew different values")
-        return
-    # Two reference draws on the very inputs the candidate got (pure outputs poisoned alike).
-    first, again = judgement.expected(case, before), judgement.expected(case, before)
-    if bit_identical(list(flat_tensors(first)), list(flat_tensors(again))):
-        return  # the reference repeats itself here too: nothing random to demand
-    raise Verdict(
-        "failed_correctness",
-        f"case {case.case_id}: two calls on the same inputs returned identical "
-        "draws (a fixed seed, or values derived from the inputs)",
-        check="random_draws_differ",
-        case=case,
-        tier=tier,
-        message="identical outputs from two calls of a random operator",
-    )
-
-
-def mutated_inputs(judgement: JudgementContext, entry: Any, before: Call, after: Call) -> str:
-    # Scratch arguments (workspaces such as paged_attention_v2's tmp_out) may change and are never judged.
-    mutates = set(entry.mutates) | set(entry.scratch)
-    for index, value in enumerate(before.args):
-        if index not in mutates and index < len(after.args) and not bit_identical(value, after.args[index]):
-            return f"#{index}"
-    for key, value in before.kwargs.items():
-        if key not in mutates and not bit_identical(value, after.kwargs.get(key)):
-            return repr(key)
-    return ""
-
-
-def float64_outputs(spec: Any, case: Case, call: Call, device: torch.device) -> tuple[Any, ...]:
-    """The reference's outputs for ``call`` computed in float64 (complex128) on ``device``, from a private
-    widened copy of its tensors: what the fp64 opinion measures against."""
-    call64 = to_device(call, device)
-    call64 = Call(args=map_tensors(call64.args, widen_to_64), kwargs=map_tensors(call64.kwargs, widen_to_64))
-    return map_tensors(spec.outputs_of(case, call64, spec.reference(case, call64)), lambda t: t.detach())
-
-
-def check_fp64_opinion(
-    judgement: JudgementContext, case: Case, tier: str, before: Call, outputs: tuple[Any, ...]
-) -> None:
-    # float64 on the reference device (a GPU's fp64 units are exact enough and far faster than a CPU), on
-    # the inputs the candidate got (pure outputs poisoned: the reference ignores them, pure_output_keys).
-    error = fp64_relative_error(outputs, float64_outputs(judgement.spec, case, before, judgement.reference_device))
-    bound = judgement.spec.fp64_relative_bound
-    if error is not None and error > bound:
-        raise Verdict(
-            "failed_correctness",
-            f"case {case.case_id}: relative error {error:.3g} against a float64 "
-            f"reference exceeds {bound:g} (precision loss)",
-            check="fp64_second_opinion",
-            case=case,
-            tier=tier,
-            message=f"||out-ref64||/||ref64|| = {error:.3g} > {bound:g}",
-        )
-    judgement.check(
-        "fp64_second_opinion",
-        "passed",
-        f"bound {bound:g} on every float32 / complex64 output of {FP64_OPINION_MIN_VALUES} values or more",
-    )
-
-
-def pure_output_keys(
-    judgement: JudgementContext, case: Case, sent: Call, entry: Any, expected: tuple[Any, ...]
-) -> list[Any]:
-    """Mutated arguments whose prior contents the reference ignores (``out=`` buffers, vLLM ``out``):
-    those are poisoned before the call. In-out arguments (in-place ``self``, BLAS ``y``) are not. A record
-    that says ``mutated_are_inputs`` (cuBLAS: C = alpha*AB + beta*C, padding that must stay) is taken at
-    its word; for the others the reference run on a poisoned copy tells them apart."""
-    if entry.mutated_are_inputs:
-        return []
-    keys = []
-    for key in entry.mutates:
-        if sum(tensor.numel() for tensor in flat_tensors(sent.get(key))) == 0:
-            continue
-        private = to_device(sent, judgement.reference_device)  # a copy: ``sent`` itself stays as drawn
-        poison_tree(private.get(key))
-        returned = judgement.spec.reference(case, private)
-        outputs = map_tensors(judgement.spec.outputs_of(case, private, returned), lambda t: t.detach())
-        if (
-            judgement.spec.judgement == "statistical"
-            or compare_outputs(judgement.spec, case, sent, outputs, expected) is None
-        ):
-            keys.append(key)
-    return keys
-
-
-def decode_ghosts(
-    judgement: JudgementContext, reply: dict[str, Any], blobs: list[bytes], offsets: list[int], case: Case
-) -> list[tuple[Any, ...] | None]:
-    """Each ghost replay's compared outputs, in order; None for a replay that raised or returned something
-    other than plain tensors (its launches mattered). Empty when the reply holds no usable replays."""
-    ghosts = reply.get("ghosts", [])
-    if not ghosts or len(ghosts) != len(offsets):
-        return []
-    bounds = [*offsets, len(blobs)]
-    decoded_outputs: list[tuple[Any, ...] | None] = []
-    for index, ghost in enumerate(ghosts):
-        if ghost.get("error") or ghost.get("not_plain"):
-            decoded_outputs.append(None)
-            continue
-        decoded = wire.Decoder(blobs[bounds[index] : bounds[index + 1]], private=False).decode(ghost.get("value"))
-        decoded_outputs.append(
-            judgement.spec.outputs_of(
-                case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]
-            )
-        )
-    return decoded_outputs
-
-
-def check_ghost_replay(
-    judgement: JudgementContext,
-    ghost_outputs: list[tuple[Any, ...] | None],
-    case: Case,
-    tier: str,
-    before: Call,
-    expected: tuple[Any, ...],
-) -> None:
-    if not ghost_outputs:
-        return
-    for outputs in ghost_outputs:
-        if outputs is None:
-            return  # no output, or an exception: the launches mattered
-        if compare_outputs(judgement.spec, case, before, outputs, expected, explain=False) is not None:
-            return  # wrong without launches: the launches did the work
-    if doing_nothing_is_correct(judgement, case, before, expected):
-        return  # e.g. x.add_(y, alpha=0.001) in bfloat16 leaves x as it was: the replay proves nothing
-    if poison_is_correct(judgement, case, before, expected, len(ghost_outputs)):
-        return  # e.g. fmax(NaN, NaN) where NaN is allowed: poisoned fresh memory is the right answer
-    raise Verdict(
-        "rejected",
-        f"case {case.case_id}: the output is still correct with every Triton launch turned into a no-op",
-        check="ghost_replay",
-        case=case,
-        tier=tier,
-        message="correct output without any Triton launch (fallback or precomputed result)",
-    )
-
-
-def poison_is_correct(
-    judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...], variants: int
-) -> bool:
-    """True when outputs made wholly of the replay's poison would pass under every variant the replay
-    used: a no-op replay then proves nothing (a 0-dim fmax of two NaNs is NaN, which is also the float
-    poison; seen on the H200, 2026-11-29, where it rejected an honest kernel)."""
-    for variant in range(variants):
-        poisoned = tuple(
-            poison_tree(map_tensors([item], lambda t: t.clone())[0], variant)
-            if isinstance(item, (torch.Tensor, list, tuple))
-            else item
-            for item in expected
-        )
-        if compare_outputs(judgement.spec, case, before, poisoned, expected, explain=False) is not None:
-            return False
-    return True
-
-
-def doing_nothing_is_correct(judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
-    """True when an in-place call's right answer is its untouched inputs, so a no-op replay must pass."""
-    entry = judgement.spec.entry_point(case.entry_point)
-    if entry.compare_return or not entry.mutates:
-        return False
-    untouched = tuple(before.get(key) for key in entry.mutates)
-    return compare_outputs(judgement.spec, case, before, untouched, expected) is None
 
 
 def _reply_cap(sent: list[bytes], expected: tuple[Any, ...], variants: int) -> int:

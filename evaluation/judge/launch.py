@@ -104,7 +104,7 @@ def base_env(device_type: str, limits: Limits = Limits()) -> dict[str, str]:
 def zygote_env(device_type: str) -> dict[str, str]:
     env = base_env(device_type)
     if isolation.containment_available() is None:
-        return env  # a root zygote: each fork contains itself (isolation.enter_sandbox)
+        return env  # a root zygote: each fork contains itself (untrusted.confine.enter_sandbox)
     if os.geteuid() == 0 and nobody_ids() is not None and not shutil.which("setpriv"):
         env["KGB_SANDBOX_SETUID"] = str(nobody_ids()[0])
     return env

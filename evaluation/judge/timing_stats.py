@@ -1,4 +1,5 @@
-"""Trusted-side statistics over the sandbox's timings: medians, spread, speedups, bootstrap, roofline."""
+"""Trusted-side figures over timing: which cases to time and with how many input sets, what the sandbox's
+timing reports say (hidden work, host-bound sides), medians, spread, speedups, bootstrap, roofline."""
 
 from __future__ import annotations
 
@@ -88,3 +89,76 @@ def roofline_floor_ms(
     if dtype in peak_flops and peak_flops[dtype] > 0:
         floor_s = max(floor_s, flops / peak_flops[dtype])
     return floor_s * 1000.0
+
+
+# How much longer than the reference's the candidate's end->settled tail may be (host jitter).
+TAIL_SLACK_MS = 0.05
+
+
+def numbers_only(value: Any) -> dict[str, float] | None:
+    """The sandbox's stream-hold summary as evidence: names and finite numbers only (it comes from the
+    kernel's process, so nothing else is kept)."""
+    if not isinstance(value, dict):
+        return None
+    return {
+        str(key)[:40]: float(item)
+        for key, item in list(value.items())[:16]
+        if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item)
+    }
+
+
+def select_timed_cases(
+    cases: list[tuple[str, Any]],
+    case_bytes: dict[str, int],
+    limit: int,
+) -> list[tuple[str, Any]]:
+    """At most ``limit`` of the record's timed cases, the same on every run: first the largest case of each
+    (entry point, dtype), then the largest of the rest. The original times every ATen case; most are small
+    enough that they time the launch, not the kernel (on the H200 the judge and do_bench disagreed by up to
+    2x on 0-dim cases), and timing all 4,019 public ATen cases would take most of an hour per submission."""
+    if limit <= 0 or len(cases) <= limit:
+        return list(cases)
+    by_size = sorted(cases, key=lambda item: (-case_bytes.get(item[1].case_id, 0), item[1].case_id))
+    chosen: list[tuple[str, Any]] = []
+    seen_keys: set[tuple[str, str]] = set()
+    for item in by_size:
+        key = (item[1].entry_point, str(item[1].params.get("dtype", "")))
+        if key not in seen_keys:
+            seen_keys.add(key)
+            chosen.append(item)
+    chosen = chosen[:limit]
+    chosen += [item for item in by_size if item not in chosen][: limit - len(chosen)]
+    order = {item[1].case_id: index for index, item in enumerate(cases)}
+    return sorted(chosen, key=lambda item: order[item[1].case_id])
+
+
+def sets_for(wanted: int, call_bytes: int) -> int:
+    return max(2, min(wanted, ROTATION_BYTES // max(1, 2 * call_bytes)))
+
+
+def host_bound_sides(holds: dict[str, float] | None, iterations: int) -> list[str]:
+    """The sides whose host enqueue outlasted their stream hold in at least half of the timed calls: their
+    host latency (a heavy wrapper, or a synchronisation with the host inside the call, such as torch's
+    masked_fill_ reading a tensor value with .item()) sits inside their timed windows, so their times, and
+    the speedup, move with the host's load (on the H200, merge_attn_states 112x then 60x in two runs where
+    the median operator moved 0.2 %). Evidence for readers of the figure; it changes no verdict."""
+    if not holds or iterations <= 0:
+        return []
+    return [side for side in ("reference", "candidate") if holds.get(f"{side}_exposed_calls", 0) >= 0.5 * iterations]
+
+
+def hidden_work_message(candidate_tail_ms: float, reference_tail_ms: float, candidate_median_ms: float) -> str:
+    """Non-empty when the device stayed busy after the timed stream's end event far longer for the candidate
+    than for the reference (median end->settled tails): work on another stream escaping the timer."""
+    if candidate_tail_ms - reference_tail_ms > max(TAIL_SLACK_MS, 0.5 * candidate_median_ms):
+        return (
+            f"the device was still busy {candidate_tail_ms:.3f} ms after the timed stream finished "
+            f"(reference: {reference_tail_ms:.3f} ms): work on another stream"
+        )
+    return ""
+
+
+# Rotating sets cost host time to draw and ship (8 sets of a 64 MB case are half a gigabyte; the L2 is
+# flushed before every call anyway, the rotation only stops a call from reusing the last result): large cases
+# get fewer, never under 2 per side (a call never sees the set its predecessor used).
+ROTATION_BYTES = 128 * 1024 * 1024

@@ -10,7 +10,6 @@ roofline flag, GPU clocks before/after, and a final correctness check on one fre
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 import random
 import time
@@ -19,26 +18,26 @@ from typing import Any
 from evaluation.catalog.spec import Call
 from evaluation.judge import wire
 from evaluation.judge.backends import gpu_state
-from evaluation.judge.compare import compare_outputs, map_tensors
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.correctness import check_case
-from evaluation.judge.inputs import call_bytes, to_device
+from evaluation.judge.inputs import call_bytes
 from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
+from evaluation.judge.timing_spots import fetch_and_check_spots
 from evaluation.judge.timing_stats import (
     bootstrap_speedup_ci,
     geometric_mean,
+    hidden_work_message,
+    host_bound_sides,
     low_quantile,
     median_iqr,
+    numbers_only,
     roofline_floor_ms,
+    select_timed_cases,
+    sets_for,
 )
-from evaluation.judge.untrusted.timing import CLOCK_WARMUP_S, WARMUP_CALLS, relative_standard_error_of_median
+from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S
+from evaluation.judge.untrusted.timing import relative_standard_error_of_median
 from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
-
-# Room for the spot checks' reply beyond what its cases' bytes account for (headers, small tensors).
-SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024
-
-# How much longer than the reference's the candidate's end->settled tail may be (host jitter).
-TAIL_SLACK_MS = 0.05
 
 
 def run_timing(judgement: JudgementContext) -> None:
@@ -209,7 +208,7 @@ def run_timing(judgement: JudgementContext) -> None:
                 "reference_tail_ms": reference_tail,
                 "reference_kind": reference_kind,
                 "timed_against": reference_kind,
-                "holds": _numbers_only(reply.get("holds")),
+                "holds": numbers_only(reply.get("holds")),
                 "value_rotation": str(reply.get("value_rotation", ""))[:80],
             }
             bound = host_bound_sides(result.spread["holds"], len(candidate_ms))
@@ -226,7 +225,7 @@ def run_timing(judgement: JudgementContext) -> None:
         speedups.append(speedup)
     if options.spot_checks > 0 and replies:
         checks_started = time.perf_counter()
-        _fetch_and_check_spots(
+        fetch_and_check_spots(
             judgement, [(tier, case, sent_bytes, sets) for tier, case, _, _, (sent_bytes, sets), _ in replies]
         )
         judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
@@ -252,12 +251,6 @@ def run_timing(judgement: JudgementContext) -> None:
         judgement.add_stage("timing.recheck", time.perf_counter() - recheck_started)
         judgement.check("post_timing_recheck", "passed", case.case_id)
     judgement.check("timing", "passed", f"{len(speedups)} timed case(s)")
-
-
-# Rotating sets cost host time to draw and ship (8 sets of a 64 MB case are half a gigabyte; the L2 is
-# flushed before every call anyway, the rotation only stops a call from reusing the last result): large cases
-# get fewer, never under 2 per side (a call never sees the set its predecessor used).
-ROTATION_BYTES = 128 * 1024 * 1024
 
 
 def _prepare_timed_case(
@@ -333,69 +326,6 @@ def _own_priority(nice: int | None) -> Any:
             os.setpriority(os.PRIO_PROCESS, 0, before)
 
 
-def _numbers_only(value: Any) -> dict[str, float] | None:
-    """The sandbox's stream-hold summary as evidence: names and finite numbers only (it comes from the
-    kernel's process, so nothing else is kept)."""
-    if not isinstance(value, dict):
-        return None
-    return {
-        str(key)[:40]: float(item)
-        for key, item in list(value.items())[:16]
-        if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item)
-    }
-
-
-def select_timed_cases(
-    cases: list[tuple[str, Any]],
-    case_bytes: dict[str, int],
-    limit: int,
-) -> list[tuple[str, Any]]:
-    """At most ``limit`` of the record's timed cases, the same on every run: first the largest case of each
-    (entry point, dtype), then the largest of the rest. The original times every ATen case; most are small
-    enough that they time the launch, not the kernel (on the H200 the judge and do_bench disagreed by up to
-    2x on 0-dim cases), and timing all 4,019 public ATen cases would take most of an hour per submission."""
-    if limit <= 0 or len(cases) <= limit:
-        return list(cases)
-    by_size = sorted(cases, key=lambda item: (-case_bytes.get(item[1].case_id, 0), item[1].case_id))
-    chosen: list[tuple[str, Any]] = []
-    seen_keys: set[tuple[str, str]] = set()
-    for item in by_size:
-        key = (item[1].entry_point, str(item[1].params.get("dtype", "")))
-        if key not in seen_keys:
-            seen_keys.add(key)
-            chosen.append(item)
-    chosen = chosen[:limit]
-    chosen += [item for item in by_size if item not in chosen][: limit - len(chosen)]
-    order = {item[1].case_id: index for index, item in enumerate(cases)}
-    return sorted(chosen, key=lambda item: order[item[1].case_id])
-
-
-def sets_for(wanted: int, call_bytes: int) -> int:
-    return max(2, min(wanted, ROTATION_BYTES // max(1, 2 * call_bytes)))
-
-
-def host_bound_sides(holds: dict[str, float] | None, iterations: int) -> list[str]:
-    """The sides whose host enqueue outlasted their stream hold in at least half of the timed calls: their
-    host latency (a heavy wrapper, or a synchronisation with the host inside the call, such as torch's
-    masked_fill_ reading a tensor value with .item()) sits inside their timed windows, so their times, and
-    the speedup, move with the host's load (on the H200, merge_attn_states 112x then 60x in two runs where
-    the median operator moved 0.2 %). Evidence for readers of the figure; it changes no verdict."""
-    if not holds or iterations <= 0:
-        return []
-    return [side for side in ("reference", "candidate") if holds.get(f"{side}_exposed_calls", 0) >= 0.5 * iterations]
-
-
-def hidden_work_message(candidate_tail_ms: float, reference_tail_ms: float, candidate_median_ms: float) -> str:
-    """Non-empty when the device stayed busy after the timed stream's end event far longer for the candidate
-    than for the reference (median end->settled tails): work on another stream escaping the timer."""
-    if candidate_tail_ms - reference_tail_ms > max(TAIL_SLACK_MS, 0.5 * candidate_median_ms):
-        return (
-            f"the device was still busy {candidate_tail_ms:.3f} ms after the timed stream finished "
-            f"(reference: {reference_tail_ms:.3f} ms): work on another stream"
-        )
-    return ""
-
-
 def _outputs_like(judgement: JudgementContext, case: Any, call: Call) -> tuple[Any, ...]:
     """The expected outputs' shapes and dtypes (kept on "meta" from the correctness pass: no reference rerun)."""
     known = judgement.expected_meta.get(case.case_id)
@@ -405,99 +335,3 @@ def _outputs_like(judgement: JudgementContext, case: Any, call: Call) -> tuple[A
         return judgement.expected(case, judgement.make_call(case, 0))
     except Exception:
         return ()
-
-
-def _fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, Any, int, int]]) -> None:
-    """Ask the sandbox for its copies of every timed case's spot-checked calls (one request; ``cases``:
-    tier, case, bytes of its input sets, sets per side) and compare them with the reference (one hold).
-    Fewer spots than a case's loop must have taken (from the second round of its sets on) is a harness
-    violation: skipping them would hide a timed call's wrong answer."""
-    options = judgement.options.timing
-    tier, first = cases[0][0], cases[0][1]
-    reply, blobs = judgement.session.request(
-        {"op": "time_spots", "keys": [case.case_id for _, case, _, _ in cases]},
-        [],
-        first,
-        tier,
-        # Each spot holds a call's inputs before and after and its outputs: the case's input and output bytes
-        # (case_bytes) bound it; a creation op's outputs dwarf its inputs (zeros: 16 MB from 3 ints).
-        reply_cap=SPOT_REPLY_SLACK_BYTES
-        + 8
-        * (1 + options.spot_checks)
-        * sum(sent + judgement.case_bytes.get(case.case_id, 0) for _, case, sent, _ in cases),
-        gpu=True,
-    )  # the sandbox reads its device copies back (GPU held shared, gated)
-    if not reply.get("ok"):
-        raise Verdict(
-            "error", f"timing: the sandbox could not send its spot checks: {str(reply.get('error', ''))[-500:]}"
-        )
-    check_integrity(list(reply.get("integrity", [])), first, tier)
-    by_key = reply.get("spots", {})
-    if not isinstance(by_key, dict):
-        raise Verdict(
-            "rejected",
-            "harness integrity: the spot checks came back malformed",
-            check="harness_integrity",
-            message="spots not keyed by case",
-        )
-    checked = []
-    for tier, case, _, sets in cases:
-        spots = list(by_key.get(case.case_id, []))
-        expected = min(options.spot_checks, max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
-        if len(spots) < expected:
-            raise Verdict(
-                "rejected",
-                f"harness integrity: timing case {case.case_id} sent {len(spots)} spot checks of {expected}",
-                check="harness_integrity",
-                case=case,
-                tier=tier,
-                message="spot-checked timed calls missing",
-            )
-        try:
-            checked.append((tier, case, _decode_spots(spots, blobs)))  # host work: before the hold
-        except (wire.WireError, KeyError, TypeError, ValueError) as error:
-            raise Verdict(
-                "rejected",
-                f"the result channel was tampered with in timing case {case.case_id}: malformed spot checks ({error})",
-                check="result_channel",
-                case=case,
-                tier=tier,
-                message=str(error),
-            ) from None
-    with judgement.session.device_shared("spot_checks"):  # the reference runs on the GPU
-        for index, (tier, case, decoded) in enumerate(checked):
-            if index:
-                judgement.session.yield_to_timer("spot_checks")
-            _check_spots(judgement, case, tier, decoded)
-
-
-def _decode_spots(spots: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
-    """The spot snapshots as tensors on the host (``before``, ``args``, ``kwargs``, ``returned``)."""
-    decoded = []
-    for spot in spots:
-        start, count = int(spot["blob_offset"]), int(spot["blob_count"])
-        decoded.append(wire.Decoder(blobs[start : start + count], private=False).decode(spot["value"]))
-    return decoded
-
-
-def _check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[dict[str, Any]]) -> None:
-    for decoded in spots:
-        before = Call(args=list(decoded["before"]["args"]), kwargs=dict(decoded["before"]["kwargs"]))
-        private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
-        expected = map_tensors(
-            judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)), lambda t: t.detach()
-        )
-        after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
-        outputs = judgement.spec.outputs_of(case, after, decoded["returned"])
-        message = compare_outputs(judgement.spec, case, before, outputs, expected)
-        if message:
-            raise Verdict(
-                "rejected",
-                f"timing case {case.case_id}: a timed call's output was wrong ({message})",
-                check="timing_spot_check",
-                case=case,
-                tier=tier,
-                message=message,
-            )
-    if spots:
-        judgement.check("timing_spot_check", "passed", "spot-checked timed calls matched the reference")

@@ -1,5 +1,5 @@
 """What runs in the untrusted process: the sandbox harness and everything it imports of ours.
 
 Nothing here imports the trusted side (runner, correctness, timing_trusted, sandbox, device_lock): only the
-protocol (wire), the records and the Django-free helpers both sides share (backends, compare, isolation).
+protocol (wire), the records and the Django-free helpers both sides share (backends, compare).
 """

@@ -46,7 +46,7 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         from evaluation.judge.untrusted.lifeline import die_with_parent
 
         if request.get("view"):
-            from evaluation.judge.isolation import ViewPlan, enter_sandbox
+            from evaluation.judge.untrusted.confine import ViewPlan, enter_sandbox
 
             # This process stays behind as the keeper; what returns is the contained sandbox.
             die_with_parent(zygote_pid)
@@ -114,7 +114,7 @@ def main() -> int:
     from evaluation.judge.untrusted import guard
 
     guard.warm_up()
-    # The timed loops look up the operator's record for its reference (harness._reference_callable):
+    # The timed loops look up the operator's record for its reference (timing.reference_callable):
     # importing every record module took 0.66 s, paid by each operator's first timed case while it held the
     # GPU alone (on the H200, 35 s of exclusive holds outside the timed loops in a 110-kernel submission).
     # A broken record module is the judge's concern (records.find_operator), not the zygote's.

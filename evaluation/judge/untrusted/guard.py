@@ -330,3 +330,22 @@ def warm_up() -> None:
     ):
         with contextlib.suppress(Exception):  # optional pieces differ between Triton versions
             importlib.import_module(name)
+
+
+PLAIN_TENSOR = torch.Tensor
+
+
+def not_plain(value: Any, path: str = "return") -> list[str]:
+    """Names of outputs that are not plain dense tensors with real storage (EXPLOITS 10)."""
+    problems: list[str] = []
+    if isinstance(value, (tuple, list)):
+        for index, item in enumerate(value):
+            problems += not_plain(item, f"{path}[{index}]")
+    elif isinstance(value, torch.Tensor):
+        if type(value) is not PLAIN_TENSOR:
+            problems.append(f"{path} is a {type(value).__qualname__}, not a plain torch.Tensor")
+        elif value.layout != torch.strided or value.device.type == "meta":
+            problems.append(f"{path} has no dense storage ({value.layout}, {value.device})")
+    elif value is not None and not isinstance(value, (bool, int, float, complex)):
+        problems.append(f"{path} is a {type(value).__qualname__}")
+    return problems

@@ -6,7 +6,6 @@ first; replies hold raw outputs and observations, never verdicts.
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import math
 import os
@@ -21,138 +20,16 @@ import torch
 from evaluation.judge import wire
 from evaluation.judge.backends import backend_for
 from evaluation.judge.untrusted import guard
+from evaluation.judge.untrusted.gpu_gate import COMPILES, LAUNCHER_SECONDS, CompileWindows, GpuGate
+from evaluation.judge.untrusted.timing_sets import host_snapshot
 
-PLAIN_TENSOR = torch.Tensor
 # Device memory earlier cases' inputs and outputs may hold (Harness._trim_keep_alive), unless the judge says
 # less (start's keep_alive_bytes: context.device_memory_budget, from the judges sharing the GPU).
 KEEP_ALIVE_BYTES = 4 << 30
 
 
-def host_snapshot(value: Any) -> Any:
-    """``value`` with its plain tensors copied to the host (aliases kept: untrusted.timing.device_snapshot)."""
-    from evaluation.judge.untrusted.timing import device_snapshot
-
-    return device_snapshot(value, torch.device("cpu"))
-
-
 def _format_error(limit: int = 6000) -> str:
     return traceback.format_exc()[-limit:]
-
-
-def _not_plain(value: Any, path: str = "return") -> list[str]:
-    """Names of outputs that are not plain dense tensors with real storage (EXPLOITS 10)."""
-    problems: list[str] = []
-    if isinstance(value, (tuple, list)):
-        for index, item in enumerate(value):
-            problems += _not_plain(item, f"{path}[{index}]")
-    elif isinstance(value, torch.Tensor):
-        if type(value) is not PLAIN_TENSOR:
-            problems.append(f"{path} is a {type(value).__qualname__}, not a plain torch.Tensor")
-        elif value.layout != torch.strided or value.device.type == "meta":
-            problems.append(f"{path} has no dense storage ({value.layout}, {value.device})")
-    elif value is not None and not isinstance(value, (bool, int, float, complex)):
-        problems.append(f"{path} is a {type(value).__qualname__}")
-    return problems
-
-
-# Triton compilations in this sandbox (diagnostics: a first call per specialisation pays for one).
-_COMPILES = [0]
-# Seconds spent building Triton's C launchers while the GPU was lent (diagnostics: prebuild_launcher).
-_LAUNCHER_SECONDS = [0.0]
-
-
-def prebuild_launcher(hook_kwargs: dict[str, Any]) -> bool:
-    """Build the C launcher of the kernel Triton just compiled (``jit_post_compile_hook``'s arguments), now.
-
-    Triton builds one launcher per kernel signature with the host's C compiler (gcc: 0.13-0.2 s each on an
-    idle 2-core box, more on a loaded host) when the kernel is first launched, which is after the
-    compilation, inside the GPU hold the sandbox has taken back. On the H200 the holds that followed a
-    compilation were 426 s in all for a 110-kernel submission (run k, NOTES.md), and timers queued behind
-    them. Built here while the GPU is still lent, the launch finds it in the run's own Triton cache and only
-    loads it. Pure host work: the launcher module's initialisation makes no CUDA call. False (nothing done;
-    the launch builds it, as before) when this Triton is laid out differently or the build fails."""
-    try:
-        from triton.runtime.driver import driver
-
-        device = hook_kwargs["compile"]["device"]
-        kernel = hook_kwargs["fn"].jit_function.device_caches[device][0][hook_kwargs["key"]]
-        started = time.perf_counter()
-        driver.active.launcher_cls(kernel.src, kernel.metadata)
-    except Exception:  # noqa: BLE001 - an optimisation only: any failure leaves Triton's own path
-        return False
-    _LAUNCHER_SECONDS[0] += time.perf_counter() - started
-    return True
-
-
-class CompileWindows:
-    """Tell the trusted side when Triton compiles, so it can lend the GPU to other judges meanwhile.
-
-    A correctness call holds the GPU shared (device_lock), and a timing judge waiting for it alone must
-    wait for every such hold to end. A candidate's first calls spend most of their time compiling (on the
-    H200, 917 of 922 s of sandbox call time over the whole catalog, 16 judges at once), which is CPU work:
-    holding the GPU through it stalled every judge behind each waiting timer (NOTES.md). Around each
-    compilation this process sends ``compiling`` / ``compiled`` on the result pipe, and after ``compiled``
-    waits for the trusted side's ``resume``, sent once it holds the GPU again: no kernel of this process
-    runs while the GPU is lent. Only for calls whose request asked for it (``lend_gpu``).
-
-    Untrusted like everything here: a process that lies can only delay itself or disturb other judges' GPU
-    use, never forge its own result (docs/judge.md)."""
-
-    def __init__(self, harness: Harness) -> None:
-        self.harness = harness
-        self.enabled = False
-        self.lent = False
-
-    def before(self, *args: Any, **kwargs: Any) -> bool:
-        if self.enabled and not self.lent:
-            # Kernels this call launched before the compilation must not run on into another judge's timed
-            # loop once the GPU is lent out.
-            self.harness.backend.synchronize()
-            self.harness.reply({"event": "compiling"})
-            self.lent = True
-        return False  # falsy: Triton goes on and compiles
-
-    def after(self, *args: Any, **kwargs: Any) -> None:
-        _COMPILES[0] += 1
-        if self.lent:
-            prebuild_launcher(kwargs)  # host work: before the GPU is taken back, not inside the hold
-        self.take_back()
-
-    def take_back(self) -> None:
-        """Wait until the GPU is ours again (also after a compilation that raised: no ``after`` then)."""
-        if not self.lent:
-            return
-        self.lent = False
-        self.harness.report_and_wait("compiled")
-
-
-class GpuGate:
-    """The device part of a gated request (``gate_gpu``: correctness calls, loading timing sets, spot copies).
-
-    The trusted side holds the GPU shared for such requests, but only while this process uses it: ``open``
-    says ``want_gpu`` and waits for ``resume`` before the first device copy, ``close`` waits for this
-    process's device work to end and says ``gpu_done`` before the reply is written, so a large request or
-    reply crossing the pipe, and the host-side encoding, never keep another judge's timer waiting."""
-
-    def __init__(self, harness: Harness) -> None:
-        self.harness = harness
-        self.open_now = False
-
-    def open(self, header: dict[str, Any]) -> None:
-        if not header.get("gate_gpu") or self.open_now:
-            return
-        self.harness.report_and_wait("want_gpu")
-        self.open_now = True
-
-    def close(self) -> None:
-        if not self.open_now:
-            return
-        self.open_now = False
-        # Every stream: nothing of ours still runs once we say so. A device the kernel broke raises here: the
-        # reply says so, and the hold ends anyway.
-        with contextlib.suppress(Exception):
-            self.harness.backend.synchronize()
-        self.harness.reply({"event": "gpu_done"})
 
 
 class Harness:
@@ -296,7 +173,7 @@ class Harness:
     ) -> dict[str, Any]:
         """One call of the candidate. ``keep``: send back only these arguments (None: all of them)."""
         started = time.perf_counter()
-        compiles, launchers_s = _COMPILES[0], _LAUNCHER_SECONDS[0]
+        compiles, launchers_s = COMPILES[0], LAUNCHER_SECONDS[0]
         decoded = wire.Decoder(blobs, self.device).decode(payload)
         self._sync()  # the copies to the device belong to decoding, not to the call
         decoded_at = time.perf_counter()
@@ -325,7 +202,7 @@ class Harness:
         self.keep_alive.append(returned)
         outcome["launches"] = guard.STATE.launches
         outcome["compute_ops"] = sorted(set(guard.STATE.compute_ops))
-        outcome["not_plain"] = _not_plain(returned)
+        outcome["not_plain"] = guard.not_plain(returned)
         safe_return = None if outcome["not_plain"] else returned
         if keep is not None:  # a ghost replay: only the compared outputs travel back
             args = [value if index in keep else None for index, value in enumerate(args)]
@@ -339,9 +216,9 @@ class Harness:
             "call": called_at - decoded_at,
             "encode": time.perf_counter() - called_at,
         }
-        outcome["compiles"] = _COMPILES[0] - compiles
-        if _LAUNCHER_SECONDS[0] > launchers_s:  # part of "call": the launchers it built while the GPU was lent
-            outcome["phase_s"]["launchers_lent"] = _LAUNCHER_SECONDS[0] - launchers_s
+        outcome["compiles"] = COMPILES[0] - compiles
+        if LAUNCHER_SECONDS[0] > launchers_s:  # part of "call": the launchers it built while the GPU was lent
+            outcome["phase_s"]["launchers_lent"] = LAUNCHER_SECONDS[0] - launchers_s
         return outcome
 
     @staticmethod
@@ -448,7 +325,7 @@ class Harness:
         self.reply(dict(result, event="timed", ok=True, integrity=self.integrity.violations()))
 
     def send_spots(self, header: dict[str, Any]) -> None:
-        from evaluation.judge.untrusted.timing import encode_spots
+        from evaluation.judge.untrusted.timing_sets import encode_spots
 
         try:
             self.gate.open(header)
@@ -471,11 +348,11 @@ class Harness:
         self.answer({"event": "spots", "ok": True, "spots": by_key, "integrity": self.integrity.violations()}, blobs)
 
     def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
-        from evaluation.judge.untrusted.timing import time_interleaved
+        from evaluation.judge.untrusted.timing import reference_callable, time_interleaved
 
         candidate_sets, reference_sets = self.timing_sets.pop(str(header["sets_key"]))  # from time_load
         function = getattr(self.module, header["entry_point"])
-        reference = _reference_callable(header)
+        reference = reference_callable(header)
         rng = random.Random(header["spot_seed"])
         return time_interleaved(
             candidate=function,
@@ -501,19 +378,3 @@ class Harness:
             clock_warmup_s=float(header["clock_warmup_s"]) if "clock_warmup_s" in header else None,
             stream_of=self.backend.current_stream_reader(),
         )
-
-
-def _reference_callable(header: dict[str, Any]) -> Any:
-    """The timing baseline: the operator's ``baseline`` when the worker has it, else its reference."""
-    from evaluation.catalog.spec import Call, Case
-    from evaluation.judge.records import find_operator
-
-    spec = find_operator(header["operator_id"])
-    case = Case(**{key: value for key, value in header["case"].items() if key != "case_id"})
-
-    def run(args: list[Any], kwargs: dict[str, Any]) -> Any:
-        return spec.reference(case, Call(args=list(args), kwargs=dict(kwargs)))
-
-    if spec.baseline is not None:
-        run.baseline = (spec, case)  # type: ignore[attr-defined]
-    return run

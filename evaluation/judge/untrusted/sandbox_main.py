@@ -1,7 +1,7 @@
 """The untrusted side: ``python -m evaluation.judge.untrusted.sandbox_main --cmd-fd N --res-fd M``.
 
 Started by evaluation.judge.sandbox with a scrubbed environment and limits; where the judge is root it
-first contains itself (isolation.enter_sandbox: its own uid, namespaces and read-only view). It then imports
+first contains itself (confine.enter_sandbox: its own uid, namespaces and read-only view). It then imports
 torch and triton, installs the launch hooks, says ``ready`` and waits (a pool can keep it warm),
 then serves ONE job: load the candidate, run the calls the trusted side sends (inputs in, raw outputs back),
 time them on a GPU. It never sees expected outputs, the comparison or the run's seed. Its stdout/stderr are
@@ -38,7 +38,7 @@ def main() -> int:
     if view:
         import json
 
-        from evaluation.judge.isolation import ViewPlan, enter_sandbox
+        from evaluation.judge.untrusted.confine import ViewPlan, enter_sandbox
 
         die_with_parent(options.parent_pid)  # the judging process died: so does this keeper
         # This process stays behind as the keeper; what returns is the contained sandbox.

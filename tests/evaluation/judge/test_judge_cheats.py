@@ -132,7 +132,7 @@ def test_malformed_spot_checks_are_a_tampered_result_channel():
     import contextlib
     from types import SimpleNamespace
 
-    from evaluation.judge import timing_trusted
+    from evaluation.judge import timing_spots
     from evaluation.judge.verdicts import Verdict
 
     case = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
@@ -152,7 +152,7 @@ def test_malformed_spot_checks_are_a_tampered_result_channel():
     )
 
     with pytest.raises(Verdict) as raised:
-        timing_trusted._fetch_and_check_spots(judgement, [("public", case, 32, 2)])
+        timing_spots.fetch_and_check_spots(judgement, [("public", case, 32, 2)])
     assert (raised.value.status, raised.value.check) == ("rejected", "result_channel")
     assert "malformed spot checks" in raised.value.reason
 

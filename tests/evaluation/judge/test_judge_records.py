@@ -495,10 +495,10 @@ def test_the_spot_checks_of_a_creation_op_fit_their_reply_cap(warm_forkserver, m
     # of sizes once an operator's spots travelled in one reply): the cap counts the cases' output bytes.
     from pathlib import Path
 
-    from evaluation.judge import timing_trusted
+    from evaluation.judge import timing_spots
     from evaluation.judge.records import find_operator
 
-    monkeypatch.setattr(timing_trusted, "SPOT_REPLY_SLACK_BYTES", 0)  # only what the cases account for
+    monkeypatch.setattr(timing_spots, "SPOT_REPLY_SLACK_BYTES", 0)  # only what the cases account for
     spec = dataclasses.replace(
         find_operator("aten::zeros"),
         smoke=tuple(Case("zeros", {"size": [rows, 64], "dtype": "float32"}) for rows in (32, 48, 64)),
@@ -570,7 +570,7 @@ def test_stream_holds_cover_host_enqueue_time_up_to_a_cap():
     import time
 
     from evaluation.judge.backends import HostClockEvent
-    from evaluation.judge.untrusted.timing import HOLD_MARGIN, HOLD_MAX_MS, StreamHolds
+    from evaluation.judge.untrusted.clock import HOLD_MARGIN, HOLD_MAX_MS, StreamHolds
 
     spins: list[int] = []
 
@@ -708,7 +708,7 @@ def test_default_timing_budget_is_small():
 
 
 def test_work_left_running_after_the_timed_stream_is_refused():
-    from evaluation.judge.timing_trusted import hidden_work_message
+    from evaluation.judge.timing_stats import hidden_work_message
 
     assert hidden_work_message(0.012, 0.010, 0.017) == ""  # synchronize latency on both sides
     assert hidden_work_message(0.400, 0.010, 0.017) == (
@@ -721,8 +721,7 @@ def test_work_left_running_after_the_timed_stream_is_refused():
 def test_the_tail_check_reads_the_fast_tails_so_host_jitter_is_not_hidden_work():
     """Hidden work lengthens every tail; a busy host only some (an honest neg was rejected on the H200 when
     the check compared median tails under 16 judges at once)."""
-    from evaluation.judge.timing_stats import low_quantile
-    from evaluation.judge.timing_trusted import hidden_work_message
+    from evaluation.judge.timing_stats import hidden_work_message, low_quantile
 
     reference = [0.010] * 60 + [0.18] * 40
     jittery = [0.011] * 50 + [0.31] * 50  # more of its calls hit a busy host, as in that run
@@ -734,7 +733,7 @@ def test_the_tail_check_reads_the_fast_tails_so_host_jitter_is_not_hidden_work()
 
 
 def test_large_cases_rotate_fewer_input_sets():
-    from evaluation.judge.timing_trusted import sets_for
+    from evaluation.judge.timing_stats import sets_for
 
     assert [sets_for(4, size) for size in (1 << 10, 20 << 20, 40 << 20, 1 << 30)] == [4, 3, 2, 2]
 
@@ -776,7 +775,7 @@ def test_an_out_of_memory_error_is_the_kernels_unless_the_whole_device_was_full(
 def test_a_side_whose_host_latency_outlasts_its_holds_is_marked_host_bound():
     # On the H200 the references that synchronise with the host (merge_attn_states, masked_fill_.Tensor)
     # had every call exposed, and their speedups moved 20-90 % between runs: the evidence says so.
-    from evaluation.judge.timing_trusted import host_bound_sides
+    from evaluation.judge.timing_stats import host_bound_sides
 
     holds = {"reference_exposed_calls": 20.0, "candidate_exposed_calls": 1.0}
     assert host_bound_sides(holds, 20) == ["reference"]

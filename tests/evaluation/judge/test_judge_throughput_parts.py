@@ -12,7 +12,7 @@ import torch
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge.compare import compare_outputs
 from evaluation.judge.device_lock import DeviceBusy, DeviceLock
-from evaluation.judge.timing_trusted import select_timed_cases
+from evaluation.judge.timing_stats import select_timed_cases
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64])
@@ -410,12 +410,12 @@ def test_building_a_launcher_ahead_never_gets_in_the_way_of_the_compilation_it_f
     """prebuild_launcher is an optimisation inside the untrusted sandbox: whatever the hook hands it (another
     Triton's arguments, a kernel it cannot find, no GPU driver), it does nothing and says so, and Triton
     builds the launcher at the launch as it always did."""
-    from evaluation.judge.untrusted.harness import _LAUNCHER_SECONDS, prebuild_launcher
+    from evaluation.judge.untrusted.gpu_gate import LAUNCHER_SECONDS, prebuild_launcher
 
-    before = _LAUNCHER_SECONDS[0]
+    before = LAUNCHER_SECONDS[0]
     assert prebuild_launcher({}) is False
     assert prebuild_launcher({"key": "k", "fn": object(), "compile": {"device": 0}}) is False
-    assert _LAUNCHER_SECONDS[0] == before
+    assert LAUNCHER_SECONDS[0] == before
 
 
 def _recording_sandboxes(tmp_path):
