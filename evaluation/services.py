@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from celery import signature
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -23,9 +22,6 @@ from evaluation.judge.job import JudgeJob, JudgeResult
 from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, Run, RunStatus, Worker
 
 logger = logging.getLogger(__name__)
-
-# The Celery name of tasks.judge_run, the one task a run is sent to.
-JUDGE_RUN_TASK = "evaluation.judge_run"
 
 # The legal moves of a run. Finished statuses have none: a verdict is final (a re-run is a new Run).
 ALLOWED_MOVES: dict[str, frozenset[str]] = {
@@ -71,11 +67,11 @@ def run_transition(*, run: Run, to_status: str, expected_lease: str | None = Non
 
 def run_enqueue(*, run: Run) -> None:
     """Send the run to its chip's queue once the surrounding transaction has committed."""
+    from evaluation.tasks import judge_run  # tasks import services: import here to keep the module graph acyclic
+
     queue = run.chip.queue_name
     run_id = run.pk
-    # By the task's registered name: tasks import services, so services never import tasks (no cycle). The
-    # signature resolves to the registered task, so eager mode and routing behave as judge_run.apply_async.
-    transaction.on_commit(lambda: signature(JUDGE_RUN_TASK, args=[run_id], queue=queue).apply_async())
+    transaction.on_commit(lambda: judge_run.apply_async(args=[run_id], queue=queue))
 
 
 def runs_create_for_kernels(*, kernels: Iterable[Any], chips: Iterable[Chip]) -> list[Run]:

@@ -43,7 +43,7 @@ def with_database_retries(operation: Callable[[], T], *, attempts: int = 6, firs
 
 
 @shared_task(
-    name=services.JUDGE_RUN_TASK,
+    name="evaluation.judge_run",
     acks_late=True,
     reject_on_worker_lost=True,
     # Above the judge's own budget (plus what it may queue for the GPU), which already kills the sandbox:
