@@ -245,3 +245,6 @@ def stop_sandbox(judgement: JudgementContext) -> None:
         return
     judgement.environment["candidate_output"] = sandbox.logs()
     sandbox.close()
+    if sandbox.lease is not None and "sandbox" in judgement.environment:
+        # When this sandbox held its identity (wall clock, seconds): no other sandbox had its uid meanwhile.
+        judgement.environment["sandbox"]["identity_held"] = [sandbox.leased_at, time.time()]

@@ -66,6 +66,7 @@ class Sandbox:
         self.ready_seconds: float | None = None
         self.launcher = "forkserver" if forkserver is not None else "popen"
         self.lease: isolation.SlotLease | None = None
+        self.leased_at = 0.0  # wall clock when the identity was leased (evidence)
         self.cgroup: isolation.Cgroup | None = None
         self.workdir: Path | None = None
         self.view: list[str] = []  # host paths the sandbox sees (read-only), for the evidence
@@ -77,6 +78,7 @@ class Sandbox:
             if self.contained:
                 containment = containment or isolation.ContainmentLimits()
                 self.lease = isolation.lease_slot()
+                self.leased_at = time.time()
                 self.cgroup = isolation.Cgroup.create(self.lease.slot, containment)
                 view = isolation.plan_view(device_type, self.lease, self.cgroup, containment)
                 run_env = isolation.contained_environment()

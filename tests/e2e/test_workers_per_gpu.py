@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -32,6 +31,7 @@ def runs_of(stack: Stack) -> list[dict]:
         "import json; from evaluation.models import Run; print(json.dumps([{'id': r.id, 'kernel': r.kernel_id, "
         "'status': r.status, 'attempts': r.attempts, 'worker': r.worker, "
         "'uid': r.environment.get('sandbox', {}).get('uid'), "
+        "'held': r.environment.get('sandbox', {}).get('identity_held'), "
         "'started': r.started_at.isoformat() if r.started_at else None, "
         "'finished': r.finished_at.isoformat() if r.finished_at else None} for r in Run.objects.all()]))"
     )
@@ -89,15 +89,13 @@ def test_two_workers_on_one_host_share_a_queue_without_doubling_losing_or_collid
         assert all(run["status"] == "passed" for run in runs)
         assert any(run["attempts"] == 2 for run in runs)  # the killed worker's run, re-queued and judged again
         assert {run["worker"].rsplit("-gpu", 1)[1].split("@")[0] for run in runs} >= {"0"}
-        # Sandboxes judged at the same time had distinct uids, whichever worker ran them.
-        spans = [
-            (datetime.fromisoformat(run["started"]), datetime.fromisoformat(run["finished"]), run["uid"])
-            for run in runs
-        ]
+        # Sandboxes alive at the same time had distinct uids, whichever worker ran them.
+        spans = [(run["held"][0], run["held"][1], run["uid"]) for run in runs if run["held"]]
+        assert len(spans) == 8
         for index, (start, end, uid) in enumerate(spans):
-            assert uid is None or uid >= isolation.uid_base()
+            assert uid >= isolation.uid_base()
             for other_start, other_end, other_uid in spans[index + 1 :]:
-                if start < other_end and other_start < end and uid is not None:
+                if start < other_end and other_start < end:
                     assert uid != other_uid
         # The supervisor started the dead worker again; the other never stopped.
         deadline = time.monotonic() + 60
