@@ -31,7 +31,10 @@ install-test: $(VENV)/.installed-test
 
 migrate: install
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py createcachetable
 	$(PY) manage.py load_catalog
+	@# Bytecode the sandbox's user can read, made before any process with the site's 077 umask writes it.
+	$(PY) -m compileall -q evaluation
 
 # Serve the site on http://$(HOST):$(PORT)/ with one evaluation worker; Ctrl-C stops both.
 run: migrate

@@ -1,20 +1,25 @@
 """Settings, all from the environment, with defaults that run a fresh clone on SQLite and an on-disk broker.
 
-Production: set DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis or RabbitMQ), SECRET_KEY, ALLOWED_HOSTS
-and DEBUG=0. Nothing else differs between the two: the same code path runs in both.
+Production: set DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis or RabbitMQ), SECRET_KEY, ALLOWED_HOSTS,
+an email server (EMAIL_HOST ...) and REDIS_CACHE_URL if you like. DEBUG is off unless DEBUG=1 asks for it.
+Nothing else differs between the two: the same code path runs in both.
 """
 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
 
+from kgbweb.data_dir import create_private_file, private_dir, read_or_create_secret_key, secure_data_dir
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-# Git-ignored folder for everything the embedded default writes: SQLite file, broker messages, logs.
+# Git-ignored folder for everything the embedded default writes: SQLite file, broker messages, logs, the
+# generated SECRET_KEY. Closed to other users (0700, files 0600): the sandbox's user must not read it.
 DATA_DIR = Path(os.environ.get("KGB_DATA_DIR", BASE_DIR / "var"))
-DATA_DIR.mkdir(parents=True, exist_ok=True)
+secure_data_dir(DATA_DIR)
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -26,13 +31,15 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-DEBUG = env_bool("DEBUG", True)
-# The development key only ever exists with DEBUG on; production must provide one.
-SECRET_KEY = os.environ.get("SECRET_KEY") or ("dev-insecure-key-change-me" if DEBUG else "")
-if not SECRET_KEY:
-    raise RuntimeError("SECRET_KEY must be set when DEBUG is off")
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+# Off unless asked for: a debug page shows settings and code to whoever makes a request fail.
+DEBUG = env_bool("DEBUG", False)
+# A key of this installation's own, kept in the data dir (0600), where none is given.
+SECRET_KEY = os.environ.get("SECRET_KEY") or read_or_create_secret_key(DATA_DIR / "secret_key")
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "[::1]", "::1", "testserver"}
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+# Served to this machine only (`make run`): plain http, so cookies may not insist on https.
+SERVED_LOCALLY = set(ALLOWED_HOSTS) <= LOCAL_HOSTS
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -43,6 +50,9 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "axes",  # lockout after repeated wrong passwords, on every login path (site, admin, API token)
+    "csp",
+    "kgbweb.accounts.apps.AccountsConfig",
     "leaderboard",
     "evaluation",
 ]
@@ -56,6 +66,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it turns a lockout into its response
 ]
 
 ROOT_URLCONF = "kgbweb.urls"
@@ -76,6 +88,9 @@ TEMPLATES = [
     },
 ]
 
+if "DATABASE_URL" not in os.environ:
+    # Created 0600 before SQLite opens it (its journal then gets the same mode), whatever the umask.
+    create_private_file(DATA_DIR / "db.sqlite3")
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'db.sqlite3'}"),
@@ -97,10 +112,27 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's validators: sign-up (UserCreationForm), password change and reset all run them.
 AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes first: it refuses a locked-out username + address before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("KGB_LOGIN_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("KGB_LOGIN_COOLOFF_MINUTES", 15)))
+# Per username and address: a stranger cannot lock a user out from elsewhere, and one address trying many
+# passwords for one account is stopped. Address-wide floods are the throttles' job (REST_FRAMEWORK below).
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_IPWARE_PROXY_COUNT = int(os.environ.get("KGB_PROXY_COUNT", 0))  # reverse proxies in front of gunicorn
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "leaderboard:index"
 LOGOUT_REDIRECT_URL = "leaderboard:index"
@@ -111,14 +143,17 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns at every start when it is missing
+STATIC_ROOT = Path(os.environ.get("KGB_STATIC_ROOT", BASE_DIR / "staticfiles"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns at every start when it is missing
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Collected files get a content hash in their names and gzip + brotli siblings; WhiteNoise then serves them
+# compressed and cacheable for ten years. Tests and DEBUG serve the plain files (no collectstatic needed).
+STATIC_MANIFEST = env_bool("KGB_STATIC_MANIFEST", not DEBUG)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
-        if not DEBUG
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if STATIC_MANIFEST
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
@@ -133,8 +168,8 @@ KGB_DAILY_UPLOAD_QUOTA = int(os.environ.get("KGB_DAILY_UPLOAD_QUOTA", 2000))  # 
 BROKER_DIR = DATA_DIR / "broker"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    (BROKER_DIR / "queue").mkdir(parents=True, exist_ok=True)
-    (BROKER_DIR / "control").mkdir(parents=True, exist_ok=True)
+    private_dir(BROKER_DIR / "queue")
+    private_dir(BROKER_DIR / "control")
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
@@ -168,7 +203,7 @@ KGB_DATA_FILES_DIR = Path(os.environ.get("KGB_DATA_FILES_DIR", BASE_DIR / "leade
 
 # --- REST API (leaderboard.api): token + session auth, role permissions, pagination, filters, throttling ---
 INSTALLED_APPS += [
-    "rest_framework.authtoken",  # one token per user, managed on /api/token/ (DRF's model, no model of ours)
+    "knox",  # API tokens, stored as SHA-512 digests (the key is shown once, on /api/token/)
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI / ReDoc assets served from our own static files
@@ -176,7 +211,7 @@ INSTALLED_APPS += [
 REST_FRAMEWORK = {
     # Token first: an anonymous write is then a 401 with "WWW-Authenticate: Token", not a bare 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "knox.auth.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
@@ -191,6 +226,8 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "anon": os.environ.get("KGB_API_ANON_RATE", "120/min"),
         "user": os.environ.get("KGB_API_USER_RATE", "600/min"),
+        # Password guesses at /api/token/obtain/ per address, on top of django-axes' per-account lockout.
+        "token_obtain": os.environ.get("KGB_TOKEN_OBTAIN_RATE", "10/min"),
     },
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
@@ -207,9 +244,62 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
 }
+# `Authorization: Token <key>` as with DRF's tokens, so `kgb` and scripts did not change; keys expire.
+REST_KNOX = {
+    "AUTH_HEADER_PREFIX": "Token",
+    "TOKEN_TTL": timedelta(days=float(os.environ.get("KGB_TOKEN_TTL_DAYS", 365))),
+    "TOKEN_LIMIT_PER_USER": int(os.environ.get("KGB_TOKENS_PER_USER", 20)),
+    "AUTO_REFRESH": False,
+}
 # How long runs exported in an offline job bundle stay claimed before they may be handed out again.
 KGB_BUNDLE_LEASE_S = float(os.environ.get("KGB_BUNDLE_LEASE_S", 7 * 24 * 3600))
 # --- end REST API
+
+# --- Cache: throttle counts and lockouts must be shared by every gunicorn worker and host ---------------
+# The database's own table by default (created by `migrate`), so the embedded default needs nothing more;
+# Redis when REDIS_CACHE_URL names one (its own database: Django's cache.clear() empties the whole one).
+REDIS_CACHE_URL = os.environ.get("REDIS_CACHE_URL", "")
+if REDIS_CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_CACHE_URL,
+                          "KEY_PREFIX": "kgb"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "kgb_cache"}}
+
+# --- Email: printed to the console by default (password reset mails show in the log); a server when set ---
+if os.environ.get("EMAIL_HOST"):
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = os.environ["EMAIL_HOST"]
+    EMAIL_PORT = int(os.environ.get("EMAIL_PORT", 587))
+    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", EMAIL_PORT == 587)
+    EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", EMAIL_PORT == 465)
+    EMAIL_TIMEOUT = 30
+else:
+    EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "KernelGenBench Web <noreply@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+PASSWORD_RESET_TIMEOUT = 3 * 3600
+
+# --- Content-Security-Policy (django-csp): everything from this origin, no inline script (docs/csp.md) ----
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],  # Plotly's and Swagger UI's own icons are data: URLs
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],  # Redoc parses the schema in a worker it builds from a blob
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 LOGGING = {
     "version": 1,
@@ -218,6 +308,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
-if not DEBUG:
-    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", True)
-    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", True)
+# Secure cookies wherever the site is served beyond this machine (behind https, as production must be).
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", not DEBUG and not SERVED_LOCALLY)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", not DEBUG and not SERVED_LOCALLY)
+if env_bool("KGB_BEHIND_TLS_PROXY", False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -4,6 +4,8 @@ set -euo pipefail
 PY=${PY:-.venv/bin/python}
 HOST=${HOST:-127.0.0.1}
 PORT=${PORT:-8000}
+# Everything written under var/ (database, broker messages, logs, the generated SECRET_KEY) is ours only.
+umask 077
 mkdir -p var/log
 
 "$PY" manage.py worker --loglevel INFO >var/log/worker.log 2>&1 &

@@ -10,6 +10,16 @@ import pytest
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")
 
 
+def pytest_configure(config) -> None:
+    """Static files from the source folders, as with DEBUG: no collectstatic before a test run. (pytest-django
+    has imported the settings by now; nothing has used the storage yet.) The hashed, compressed storage of
+    production is tested on a real server (tests/site/test_production_server.py)."""
+    from django.conf import settings
+
+    settings.STORAGES = {**settings.STORAGES,
+                         "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}
+
+
 @pytest.fixture(autouse=True)
 def fast_password_hashing(settings):
     """Tests create many users; the production hasher is slow on purpose."""

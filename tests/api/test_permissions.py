@@ -4,8 +4,10 @@ refused writes that changed nothing."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from rest_framework.test import APIClient
 
 from evaluation.models import Run, RunStatus
 from leaderboard.models import Kernel, Method, Submission
@@ -270,30 +272,46 @@ def test_nothing_is_edited_or_deleted_through_the_api(clients, world, role, stat
     assert submission.visibility == "public"
 
 
-def test_token_page_requires_login_and_manages_one_token(client, user):
-    from rest_framework.authtoken.models import Token
+def test_token_page_shows_a_new_key_once_and_stores_only_its_digest(client, user, other_user):
+    from knox.crypto import hash_token
+    from knox.models import AuthToken
 
     assert client.get("/api/token/").status_code == 302
     client.force_login(user)
     page = client.get("/api/token/")
     assert (page.status_code, b'id="no-token"' in page.content) == (200, True)
+    created = client.post("/api/token/", {"action": "create"})
+    key = re.search(r'<pre id="api-token">([0-9a-f]+)</pre>', created.content.decode())[1]
+    assert created["Cache-Control"] == "max-age=0, no-cache, no-store, must-revalidate, private"
+    stored = AuthToken.objects.get(user=user)
+    assert (len(key), stored.token_key, stored.digest) == (64, key[:15], hash_token(key))
+    assert key.encode() not in client.get("/api/token/").content  # shown once: afterwards only the prefix
+    assert f"{key[:15]}…".encode() in client.get("/api/token/").content
+    assert APIClient().get("/api/me/", HTTP_AUTHORIZATION=f"Token {key}").json()["username"] == "alice"
     client.post("/api/token/", {"action": "create"})
-    first = Token.objects.get(user=user).key
-    assert first.encode() in client.get("/api/token/").content
-    client.post("/api/token/", {"action": "create"})
-    second = Token.objects.get(user=user).key
-    assert second != first and Token.objects.filter(user=user).count() == 1
+    assert AuthToken.objects.filter(user=user).count() == 2
+    # Another user's prefix revokes nothing of theirs.
+    AuthToken.objects.create(user=other_user)
+    other_prefix = AuthToken.objects.get(user=other_user).token_key
+    client.post("/api/token/", {"action": "revoke", "token": other_prefix})
+    assert (AuthToken.objects.filter(user=user).count(), AuthToken.objects.filter(user=other_user).count()) == (2, 1)
+    client.post("/api/token/", {"action": "revoke", "token": stored.token_key})
+    assert list(AuthToken.objects.filter(user=user).exclude(pk=stored.pk)) == list(AuthToken.objects.filter(user=user))
+    assert APIClient().get("/api/me/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 401
     client.post("/api/token/", {"action": "revoke"})
-    assert Token.objects.filter(user=user).count() == 0
+    assert (AuthToken.objects.filter(user=user).count(), AuthToken.objects.filter(user=other_user).count()) == (0, 1)
 
 
 def test_obtain_token_with_password(client, user):
+    from knox.models import AuthToken
+
     response = client.post("/api/token/obtain/", {"username": "alice", "password": "alice-pass-123"})
     assert response.status_code == 200
-    from rest_framework.authtoken.models import Token
-
-    assert response.json() == {"token": Token.objects.get(user=user).key, "username": "alice"}
+    key = response.json()["token"]
+    assert response.json() == {"token": key, "username": "alice"}
+    assert AuthToken.objects.get(user=user).token_key == key[:15]
     assert client.post("/api/token/obtain/", {"username": "alice", "password": "wrong"}).status_code == 400
+    assert AuthToken.objects.filter(user=user).count() == 1
 
 
 def test_users_are_throttled(clients, world, monkeypatch):

@@ -10,9 +10,9 @@ from tests.api.conftest import fast_passwords, fresh_throttles, operators  # noq
 @pytest.fixture
 def kgb_env(live_server, user, monkeypatch, tmp_path):
     """KGB_URL / KGB_TOKEN for alice, and a private config folder."""
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
-    token = Token.objects.create(user=user).key
+    _, token = AuthToken.objects.create(user=user)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("KGB_URL", live_server.url)
     monkeypatch.setenv("KGB_TOKEN", token)

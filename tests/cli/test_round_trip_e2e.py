@@ -72,8 +72,8 @@ def test_kgb_submit_waits_for_real_verdicts_and_results_match_the_page(stack, tm
         stack.manage(
             "shell",
             "-c",
-            "from django.contrib.auth.models import User; from rest_framework.authtoken.models import Token;"
-            "print(Token.objects.get_or_create(user=User.objects.get(username='uploader'))[0].key)",
+            "from django.contrib.auth.models import User; from knox.models import AuthToken;"
+            "print(AuthToken.objects.create(user=User.objects.get(username='uploader'))[1])",
         )
         .stdout.strip()
         .splitlines()[-1]
