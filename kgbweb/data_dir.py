@@ -54,9 +54,9 @@ def read_or_create_secret_key(path: Path) -> str:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
     except FileExistsError:
         key = path.read_text().strip()
-        if key:
-            return key
-        raise RuntimeError(f"{path} is empty: delete it to have a new SECRET_KEY generated, or set SECRET_KEY")
+        if not key:
+            raise RuntimeError(f"{path} is empty: delete it to have a new SECRET_KEY generated, or set SECRET_KEY")
+        return key
     key = get_random_secret_key()
     with os.fdopen(descriptor, "w") as handle:
         handle.write(key + "\n")

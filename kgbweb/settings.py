@@ -130,7 +130,7 @@ AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("KGB_LOGIN_COOLOFF_MI
 # passwords for one account is stopped. Address-wide floods are the throttles' job (REST_FRAMEWORK below).
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_LOCKOUT_CALLABLE = "kgbweb.accounts.lockout.lockout_response"  # JSON for the API, a page otherwise
 AXES_IPWARE_PROXY_COUNT = int(os.environ.get("KGB_PROXY_COUNT", 0))  # reverse proxies in front of gunicorn
 AXES_VERBOSE = False
 LOGIN_URL = "login"
@@ -146,9 +146,12 @@ STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("KGB_STATIC_ROOT", BASE_DIR / "staticfiles"))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns at every start when it is missing
 STATICFILES_DIRS = [BASE_DIR / "static"]
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"  # served at the site's root: /favicon.ico
 # Collected files get a content hash in their names and gzip + brotli siblings; WhiteNoise then serves them
 # compressed and cacheable for ten years. Tests and DEBUG serve the plain files (no collectstatic needed).
 STATIC_MANIFEST = env_bool("KGB_STATIC_MANIFEST", not DEBUG)
+# Without collected files (DEBUG, KGB_STATIC_MANIFEST=0) WhiteNoise serves the source folders themselves.
+WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -12,7 +12,7 @@ an uploaded zip / tar(.gz) file's bytes, ``read_run_directory`` takes a folder o
 
 from __future__ import annotations
 
-import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -20,7 +20,8 @@ from typing import Any
 
 from django.conf import settings
 
-from leaderboard.services import KernelUpload, SubmissionRejected, decode_kernel_file
+from leaderboard.bounded_json import JSONRejected, loads_bounded
+from leaderboard.services import MAX_TOKEN_COUNT, KernelUpload, SubmissionRejected, decode_kernel_file
 from leaderboard.uploads import operator_id_from_filename  # the one file-name rule of every upload path
 
 TOKEN_FIELDS: dict[str, tuple[str, ...]] = {  # KernelUpload field -> names seen in progress.json files
@@ -167,9 +168,9 @@ def _read_json(paths: Mapping[PurePosixPath, bytes], path: PurePosixPath, result
     if path not in paths:
         return None
     try:
-        return json.loads(paths[path].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        result.problems.append(f"{path.name}: not valid JSON ({exc})")
+        return loads_bounded(paths[path])
+    except JSONRejected as exc:
+        result.problems.append(f"{path.name}: {exc}")
         return None
 
 
@@ -212,12 +213,13 @@ def _apply_progress(upload: KernelUpload, entry: Any, label: str, result: RunImp
         value = next((usage[name] for name in names if usage.get(name) is not None), None)
         if value is None:
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            result.problems.append(f"{label}: progress.json has a bad {field_name} ({value!r})")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKEN_COUNT:
+            result.problems.append(f"{label}: progress.json has a bad {field_name} ({value!r}; expected a count "
+                                   f"from 0 to {MAX_TOKEN_COUNT})")
             continue
         setattr(upload, field_name, int(value))
     seconds = entry.get("duration_seconds")
-    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds >= 0:
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and math.isfinite(seconds) and seconds >= 0:
         upload.solve_seconds = float(seconds)
     if entry.get("status"):
         upload.extra["progress_status"] = str(entry["status"])

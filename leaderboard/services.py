@@ -7,6 +7,7 @@ file first and saves nothing unless all are acceptable, then queues one run per 
 from __future__ import annotations
 
 import ast
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -19,6 +20,11 @@ from django.utils import timezone
 from evaluation.models import Chip
 from evaluation.services import runs_create_for_kernels
 from leaderboard.models import Kernel, Method, MethodKind, Operator, Submission, Visibility
+
+# No run costs a quadrillion tokens; a larger count is a mistake (and past 2**63 the database refuses it).
+MAX_TOKEN_COUNT = 10**15
+MAX_SOLVE_SECONDS = 10**9
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_tokens", "cache_read_tokens", "total_tokens")
 
 
 class SubmissionRejected(Exception):
@@ -110,6 +116,7 @@ def check_kernel_uploads(*, uploads: Sequence[KernelUpload]) -> tuple[list[str],
         if not upload.source_code.strip():
             problems.append(f"{upload.label}: empty file")
             continue
+        problems.extend(_cost_problems(upload))
         names = defined_functions(upload.source_code)
         if names is not None:
             required = [entry["name"] for entry in operator.entry_points]
@@ -118,6 +125,23 @@ def check_kernel_uploads(*, uploads: Sequence[KernelUpload]) -> tuple[list[str],
                 problems.append(f"{upload.label}: missing entry point(s) {', '.join(missing)} "
                                 f"required by {upload.operator_id}")
     return problems, operators
+
+
+def _cost_problems(upload: KernelUpload) -> list[str]:
+    """Token counts and solving time out of range, whichever intake read them."""
+    problems = []
+    for name in TOKEN_FIELDS:
+        value = getattr(upload, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 0 <= value <= MAX_TOKEN_COUNT):
+            problems.append(f"{upload.label}: {name} must be a whole number from 0 to {MAX_TOKEN_COUNT} "
+                            f"(got {str(value)[:30]})")
+    seconds = upload.solve_seconds
+    if seconds is not None and not (isinstance(seconds, (int, float)) and math.isfinite(seconds)
+                                    and 0 <= seconds <= MAX_SOLVE_SECONDS):
+        problems.append(f"{upload.label}: solve time must be from 0 to {MAX_SOLVE_SECONDS} seconds "
+                        f"(got {str(seconds)[:30]})")
+    return problems
 
 
 def check_upload_quota(*, owner: AbstractBaseUser, count: int) -> str | None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import tarfile
 import zipfile
@@ -22,6 +21,7 @@ from typing import Any
 
 from django.conf import settings
 
+from leaderboard.bounded_json import loads_bounded
 from leaderboard.services import KernelUpload, check_kernel_uploads
 
 # ``aten__cos.py`` -> aten::cos; the op part may itself start with underscores (``aten___softmax.py``).
@@ -158,16 +158,17 @@ def tarfile_like(data: bytes) -> bool:
 
 
 def _int(value: Any) -> int | None:
+    # Out-of-range counts are kept as read: submission_create names them (a huge float's int() overflows).
     try:
         return int(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
 def _float(value: Any) -> float | None:
     try:
         return float(value) if value not in (None, "") else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -209,7 +210,7 @@ def parse_usage(*, data: bytes, filename: str) -> dict[str, dict[str, Any]]:
         if key_column is None:
             raise ValueError("the CSV needs an operator_id (or operator, op, file) column")
         return {_operator_key(row[key_column]): _usage_entry(row) for row in rows if row.get(key_column)}
-    document = json.loads(text)
+    document = loads_bounded(text)  # depth, integer size and finite numbers bounded (a JSONRejected)
     if isinstance(document, dict):
         for container in ("operators", "ops", "tasks", "results", "progress", "kernels"):
             if isinstance(document.get(container), (dict, list)):

@@ -89,10 +89,22 @@ def rows_to_csv(rows: Iterable[dict[str, Any]], columns: Iterable[str]) -> str:
     return buffer.getvalue()
 
 
+# A spreadsheet runs a cell that starts with one of these as a formula (=HYPERLINK(...) in a method's name).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def _cell(value: Any) -> Any:
     if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
-    return "" if value is None else value
+        value = json.dumps(value, sort_keys=True)
+    if value is None:
+        return ""
+    return neutralise_formula(value) if isinstance(value, str) else value
+
+
+def neutralise_formula(text: str) -> str:
+    """Text a spreadsheet shows as text: a leading apostrophe before a formula's first character (OWASP's
+    advice for CSV injection). Numbers are written as numbers, so "-1.5" from a float is untouched."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 # --- Leaderboards ---------------------------------------------------------------------------------------

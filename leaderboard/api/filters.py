@@ -3,9 +3,23 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
 
 from evaluation.models import Run, RunStatus
 from leaderboard.models import Kernel, Method, MethodKind, Operator, Source, Submission, Visibility
+
+MAX_ID = 2**63 - 1  # the database's BIGINT: a larger id is a 400, never an overflow in the query
+
+
+class IdFilter(django_filters.NumberFilter):
+    """An object id: a whole number from 1 to MAX_ID ("?method=1e400" or "?kernel=-1" is a 400 that says so)."""
+
+    field_class = forms.IntegerField
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", MAX_ID)
+        super().__init__(*args, **kwargs)
 
 
 class OperatorFilter(django_filters.FilterSet):
@@ -27,7 +41,7 @@ class MethodFilter(django_filters.FilterSet):
 
 
 class SubmissionFilter(django_filters.FilterSet):
-    method = django_filters.NumberFilter(field_name="method_id")
+    method = IdFilter(field_name="method_id")
     owner = django_filters.CharFilter(field_name="owner__username")
     chip = django_filters.CharFilter(field_name="target_chip__slug", label="Target chip slug")
     visibility = django_filters.ChoiceFilter(choices=Visibility.choices)
@@ -41,8 +55,8 @@ class KernelFilter(django_filters.FilterSet):
     operator = django_filters.CharFilter(field_name="operator__operator_id", label="Operator id, e.g. aten::cos")
     source = django_filters.ChoiceFilter(field_name="operator__source", choices=Source.choices)
     set = django_filters.CharFilter(field_name="operator__sets__slug", label="Operator set slug", distinct=True)
-    method = django_filters.NumberFilter(field_name="submission__method_id")
-    submission = django_filters.NumberFilter(field_name="submission_id")
+    method = IdFilter(field_name="submission__method_id")
+    submission = IdFilter(field_name="submission_id")
 
     class Meta:
         model = Kernel
@@ -56,9 +70,9 @@ class RunFilter(django_filters.FilterSet):
     source = django_filters.ChoiceFilter(field_name="kernel__operator__source", choices=Source.choices)
     set = django_filters.CharFilter(field_name="kernel__operator__sets__slug", label="Operator set slug", distinct=True)
     chip = django_filters.CharFilter(field_name="chip__slug")
-    method = django_filters.NumberFilter(field_name="kernel__submission__method_id")
-    submission = django_filters.NumberFilter(field_name="kernel__submission_id")
-    kernel = django_filters.NumberFilter(field_name="kernel_id")
+    method = IdFilter(field_name="kernel__submission__method_id")
+    submission = IdFilter(field_name="kernel__submission_id")
+    kernel = IdFilter(field_name="kernel_id")
     status = django_filters.ChoiceFilter(choices=RunStatus.choices)
 
     class Meta:

@@ -12,7 +12,9 @@ from rest_framework import serializers
 from evaluation.models import Chip, Run, RunStatus
 from leaderboard import selectors
 from leaderboard.api.exports import RUN_COLUMNS
+from leaderboard.api.filters import MAX_ID
 from leaderboard.models import Kernel, Method, MethodKind, Operator, OperatorSet, Submission, Visibility
+from leaderboard.services import MAX_SOLVE_SECONDS, MAX_TOKEN_COUNT
 
 # --- Catalog --------------------------------------------------------------------------------------------
 
@@ -281,23 +283,27 @@ class RerunSerializer(serializers.Serializer):
 # --- Submission input ----------------------------------------------------------------------------------
 
 
+OPTIONAL: dict[str, Any] = {"required": False, "allow_null": True}
+
+
 class KernelInSerializer(serializers.Serializer):
     operator_id = serializers.CharField(max_length=128)
     code = serializers.CharField(trim_whitespace=False, allow_blank=True)
     filename = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     round = serializers.IntegerField(min_value=1, max_value=1000, default=1)
-    input_tokens = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    output_tokens = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    cache_creation_tokens = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    cache_read_tokens = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    total_tokens = serializers.IntegerField(min_value=0, required=False, allow_null=True)
-    solve_seconds = serializers.FloatField(min_value=0, required=False, allow_null=True)
+    input_tokens = serializers.IntegerField(min_value=0, max_value=MAX_TOKEN_COUNT, **OPTIONAL)
+    output_tokens = serializers.IntegerField(min_value=0, max_value=MAX_TOKEN_COUNT, **OPTIONAL)
+    cache_creation_tokens = serializers.IntegerField(min_value=0, max_value=MAX_TOKEN_COUNT, **OPTIONAL)
+    cache_read_tokens = serializers.IntegerField(min_value=0, max_value=MAX_TOKEN_COUNT, **OPTIONAL)
+    total_tokens = serializers.IntegerField(min_value=0, max_value=MAX_TOKEN_COUNT, **OPTIONAL)
+    solve_seconds = serializers.FloatField(min_value=0, max_value=MAX_SOLVE_SECONDS, **OPTIONAL)
 
 
 class SubmissionOptionsSerializer(serializers.Serializer):
     """Who wrote the kernels and where to judge them; shared by the JSON and the archive upload."""
 
-    method_id = serializers.IntegerField(required=False, help_text="An existing method; or give scaffold")
+    method_id = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False,
+                                         help_text="An existing method; or give scaffold")
     scaffold = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
     model = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
     kind = serializers.ChoiceField(choices=MethodKind.choices, default=MethodKind.AGENT)

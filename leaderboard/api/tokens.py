@@ -5,13 +5,13 @@ the key's first 15 characters, so a key is shown once, when it is made."""
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.auth import authenticate
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 from django.views.decorators.http import require_http_methods
 from drf_spectacular.utils import extend_schema
-from django.contrib.auth import authenticate
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request

@@ -168,9 +168,12 @@ def test_login_with_password_stores_a_private_config(
     monkeypatch.setattr("getpass.getpass", lambda prompt="": "alice-pass-123")
     assert main(["--url", live_server.url, "login", "--username", "alice"]) == 0
     path = tmp_path / "config" / "kgb" / "config.json"
-    from rest_framework.authtoken.models import Token
+    from knox.crypto import hash_token
+    from knox.models import AuthToken
 
-    assert json.loads(path.read_text()) == {"url": live_server.url, "token": Token.objects.get(user=user).key}
+    stored = json.loads(path.read_text())
+    assert stored == {"url": live_server.url, "token": stored["token"]}
+    assert AuthToken.objects.get(user=user).digest == hash_token(stored["token"])  # the key itself is not kept
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert f"logged in to {live_server.url} as alice" in capsys.readouterr().out
     # The stored config is used from now on, without flags or environment.
@@ -206,7 +209,7 @@ def test_unreachable_server_is_a_clear_error(monkeypatch, tmp_path, capsys):
 def test_bundle_export_and_import_through_the_client(
     kgb_env, operators, cpu_chip, staff_user, user, tmp_path, monkeypatch, capsys, staff
 ):
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     from evaluation.judge.bundle import judge_bundle
 
@@ -214,7 +217,7 @@ def test_bundle_export_and_import_through_the_client(
     assert main(["submit", str(directory), "--method", "Offline", "--chip", "cpu-interpreter", "--no-wait"]) == 0
     capsys.readouterr()
     if staff:
-        monkeypatch.setenv("KGB_TOKEN", Token.objects.create(user=staff_user).key)
+        monkeypatch.setenv("KGB_TOKEN", AuthToken.objects.create(user=staff_user)[1])
     bundle_path = tmp_path / "bundle.json"
     code = main(["bundle", "export", "--chip", "cpu-interpreter", "--out", str(bundle_path)])
     if not staff:
@@ -238,12 +241,12 @@ def test_bundle_export_and_import_through_the_client(
 
 
 def test_login_with_the_command_the_token_page_shows(live_server, user, monkeypatch, tmp_path, capsys):
-    from rest_framework.authtoken.models import Token
+    from knox.models import AuthToken
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.delenv("KGB_URL", raising=False)
     monkeypatch.delenv("KGB_TOKEN", raising=False)
-    key = Token.objects.create(user=user).key
+    _, key = AuthToken.objects.create(user=user)
     assert main(["login", "--url", live_server.url, "--token", key]) == 0
     stored = json.loads((tmp_path / "config" / "kgb" / "config.json").read_text())
     assert stored == {"url": live_server.url, "token": key}

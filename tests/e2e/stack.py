@@ -57,6 +57,9 @@ class Stack:
                 "KGB_HEARTBEAT_INTERVAL_S": "1",
                 "KGB_WORKER_STALE_AFTER_S": "6",
                 "SECRET_KEY": "e2e-secret-" + secrets.token_hex(8),  # the sandbox must never see it
+                # Static files from the source folders: no collectstatic per stack (tests/kgbweb covers the
+                # hashed, compressed files of production).
+                "KGB_STATIC_MANIFEST": "0",
             }
         )
         env.pop("CELERY_TASK_ALWAYS_EAGER", None)
