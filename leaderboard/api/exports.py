@@ -82,7 +82,8 @@ class CSVRenderer(BaseRenderer):
 
 def rows_to_csv(rows: Iterable[dict[str, Any]], columns: Iterable[str]) -> str:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    # RFC 4180 line ends: a cell holding a lone CR is then quoted too (with "\n" alone it would not be).
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore", lineterminator="\r\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({key: _cell(value) for key, value in row.items()})
@@ -233,7 +234,7 @@ def csv_lines(rows: Iterable[dict[str, Any]], columns: tuple[str, ...]) -> Itera
     """CSV text in pieces, for a streaming response."""
     yield rows_to_csv([], columns)
     for row in rows:
-        yield rows_to_csv([row], columns).split("\n", 1)[1]
+        yield rows_to_csv([row], columns).split("\r\n", 1)[1]
 
 
 def json_array_lines(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
