@@ -53,6 +53,8 @@ def read_or_create_secret_key(path: Path) -> str:
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
     except FileExistsError:
+        descriptor = None
+    if descriptor is None:
         key = path.read_text().strip()
         if not key:
             raise RuntimeError(f"{path} is empty: delete it to have a new SECRET_KEY generated, or set SECRET_KEY")

@@ -17,7 +17,6 @@ from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 from schemathesis.checks import not_a_server_error
 
 
-
 def load_schema() -> schemathesis.BaseSchema:
     """The schema drf-spectacular serves, generated here rather than fetched: at collection time there is no
     database, and the schema endpoint's throttle counts in the database cache. Calls go through the WSGI app."""
