@@ -289,7 +289,9 @@ CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
-        "style-src": ["'self'"],
+        # Inline styles, not scripts: Plotly (its stylesheet, modebar rules, heatmap pixels) and ReDoc
+        # (styled-components) inject styles as they draw. Our own templates use none (tests/kgbweb).
+        "style-src": ["'self'", "'unsafe-inline'"],
         "img-src": ["'self'", "data:"],  # Plotly's and Swagger UI's own icons are data: URLs
         "font-src": ["'self'"],
         "connect-src": ["'self'"],
