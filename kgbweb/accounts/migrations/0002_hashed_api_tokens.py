@@ -28,10 +28,9 @@ def carry_drf_tokens(apps, schema_editor):
         if created is not None and timezone.is_naive(created):
             created = timezone.make_aware(created, datetime.timezone.utc)
         created = created or timezone.now()
-        token = auth_token.objects.create(
-            token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH], digest=hash_token(key), user_id=user_id,
-            expiry=timezone.now() + ttl if ttl else None,
-        )
+        token = auth_token(token_key=key[: CONSTANTS.TOKEN_KEY_LENGTH], digest=hash_token(key), user_id=user_id,
+                           expiry=timezone.now() + ttl if ttl else None)
+        token.save()
         auth_token.objects.filter(pk=token.pk).update(created=created)  # auto_now_add set it to now
     schema_editor.execute(schema_editor.sql_delete_table % {"table": schema_editor.quote_name(DRF_TABLE)})
     schema_editor.execute("DELETE FROM django_migrations WHERE app = %s", ["authtoken"])
