@@ -37,9 +37,12 @@ migrate: install
 	$(PY) -m compileall -q evaluation
 
 # Serve the site on http://$(HOST):$(PORT)/ with one evaluation worker; Ctrl-C stops both.
-run: migrate
-	$(PY) manage.py ensure_demo_admin
+# Hashed, gzip + brotli compressed copies of the static files; redone only when a source file changed.
+staticfiles/staticfiles.json: $(VENV)/.installed $(shell find static -type f 2>/dev/null)
 	$(PY) manage.py collectstatic --noinput -v0
+
+run: migrate staticfiles/staticfiles.json
+	$(PY) manage.py ensure_demo_admin
 	HOST=$(HOST) PORT=$(PORT) PY=$(PY) bash scripts/run_site.sh
 
 # A worker for this machine's chip only (for a second host, see the README).

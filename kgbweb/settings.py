@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
+from whitenoise.compress import Compressor
 
 from kgbweb.data_dir import create_private_file, private_dir, read_or_create_secret_key, secure_data_dir
 
@@ -152,6 +153,10 @@ WHITENOISE_ROOT = BASE_DIR / "static" / "root"  # served at the site's root: /fa
 STATIC_MANIFEST = env_bool("KGB_STATIC_MANIFEST", not DEBUG)
 # Without collected files (DEBUG, KGB_STATIC_MANIFEST=0) WhiteNoise serves the source folders themselves.
 WHITENOISE_USE_FINDERS = not STATIC_MANIFEST
+# Only the hashed copies are kept and compressed, and source maps (megabytes, fetched by developer tools
+# only) are not compressed: collectstatic then takes seconds, not minutes.
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
+WHITENOISE_SKIP_COMPRESS_EXTENSIONS = (*Compressor.SKIP_COMPRESS_EXTENSIONS, "map")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
