@@ -250,3 +250,23 @@ def test_login_with_the_command_the_token_page_shows(live_server, user, monkeypa
     assert main(["login", "--url", live_server.url, "--token", key]) == 0
     stored = json.loads((tmp_path / "config" / "kgb" / "config.json").read_text())
     assert stored == {"url": live_server.url, "token": key}
+
+
+def test_login_with_wrong_passwords_ends_in_a_lockout_that_says_when_to_retry(
+    live_server, user, monkeypatch, tmp_path, capsys
+):
+    from knox.models import AuthToken
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("KGB_TOKEN", raising=False)
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": "not-alices-password")
+    for _ in range(5):
+        assert main(["--url", live_server.url, "login", "--username", "alice"]) == 1
+    assert "Unable to log in with the provided credentials." in capsys.readouterr().err
+    monkeypatch.setattr("getpass.getpass", lambda prompt="": "alice-pass-123")
+    assert main(["--url", live_server.url, "login", "--username", "alice"]) == 1
+    assert capsys.readouterr().err == (
+        "kgb: HTTP 429: Too many failed logins for this account from your address: try again in 15 minutes, "
+        "or reset your password.\n")
+    assert AuthToken.objects.count() == 0
+    assert not (tmp_path / "config" / "kgb" / "config.json").exists()
