@@ -132,7 +132,8 @@ AXES_COOLOFF_TIME = timedelta(minutes=float(os.environ.get("KGB_LOGIN_COOLOFF_MI
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "kgbweb.accounts.lockout.lockout_response"  # JSON for the API, a page otherwise
-AXES_IPWARE_PROXY_COUNT = int(os.environ.get("KGB_PROXY_COUNT", 0))  # reverse proxies in front of gunicorn
+# The address as the API throttles see it (NUM_PROXIES below): reverse proxies in front of gunicorn.
+AXES_CLIENT_IP_CALLABLE = "kgbweb.accounts.lockout.client_address"
 AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "leaderboard:index"
@@ -227,6 +228,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Reverse proxies in front of gunicorn: the client is the N-th address from the right of X-Forwarded-For.
+    "NUM_PROXIES": int(os.environ.get("KGB_PROXY_COUNT", 0)),
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",

@@ -8,6 +8,18 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 
+def client_address(request: HttpRequest) -> str:
+    """The address lockouts count by, as DRF's throttles find it (REST_FRAMEWORK["NUM_PROXIES"]): the peer
+    itself, or behind N proxies the N-th address from the right of X-Forwarded-For (the ones to its left are
+    the client's to forge)."""
+    proxies = settings.REST_FRAMEWORK.get("NUM_PROXIES") or 0
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if proxies and forwarded:
+        addresses = [part.strip() for part in forwarded.split(",") if part.strip()]
+        return addresses[-min(proxies, len(addresses))]
+    return request.META.get("REMOTE_ADDR", "")
+
+
 def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
                      credentials: dict | None = None) -> HttpResponse:
     seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())

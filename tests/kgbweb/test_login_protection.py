@@ -120,3 +120,28 @@ def test_password_change_runs_the_password_validators(client, user):
     assert response.status_code == 302
     user.refresh_from_db()
     assert user.check_password("a-much-better-one-9")
+
+
+def test_behind_a_proxy_lockouts_count_by_the_forwarded_address_the_proxy_added(client, user, settings):
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    for _ in range(5):  # the attacker forges a different left-most address each time: it does not help
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"},
+                    HTTP_X_FORWARDED_FOR=f"10.9.9.{_}, 198.51.100.4", REMOTE_ADDR="127.0.0.1")
+    refused = client.post("/accounts/login/", {"username": "alice", "password": "alice-pass-123"},
+                          HTTP_X_FORWARDED_FOR="10.1.1.1, 198.51.100.4", REMOTE_ADDR="127.0.0.1")
+    assert refused.status_code == 429
+    assert_not_logged_in(client, user)
+    # Another client behind the same proxy is not locked out with them.
+    other = Client().post("/accounts/login/", {"username": "alice", "password": "alice-pass-123"},
+                          HTTP_X_FORWARDED_FOR="203.0.113.9", REMOTE_ADDR="127.0.0.1")
+    assert other.status_code == 302
+
+
+def test_without_a_proxy_a_forged_forwarded_header_changes_nothing(client, user):
+    for index in range(5):
+        client.post("/accounts/login/", {"username": "alice", "password": "wrong"},
+                    HTTP_X_FORWARDED_FOR=f"10.9.9.{index}")
+    refused = client.post("/accounts/login/", {"username": "alice", "password": "alice-pass-123"},
+                          HTTP_X_FORWARDED_FOR="10.1.1.1")
+    assert refused.status_code == 429
+    assert_not_logged_in(client, user)
