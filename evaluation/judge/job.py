@@ -27,7 +27,7 @@ def call_limit_defaults(device_type: str) -> tuple[float, float]:
     ``KGB_CALL_LIMIT_FACTOR`` override them for a worker."""
     import os
 
-    floor, factor = (60.0, 1000.0) if device_type == "cpu" else (10.0, 50.0)
+    floor, factor = (60.0, 1000.0) if device_type == "cpu" else (20.0, 50.0)
     try:
         floor = float(os.environ.get("KGB_CALL_LIMIT_FLOOR_S", floor))
         factor = float(os.environ.get("KGB_CALL_LIMIT_FACTOR", factor))

@@ -36,6 +36,9 @@ class SandboxSession:
         # The request in flight's own limit (``request(call_limit_s=...)``): moved, like the budget's
         # deadline, by waits for the GPU and by compilations; None between requests.
         self.call_deadline: float | None = None
+        # While the sandbox says Triton compiles, the call's own limit is suspended (compiling is not the
+        # call's running time; a compile can outlast the limit): when it began, None otherwise.
+        self.compiling_since: float | None = None
         self._lent_at = 0.0  # when a gated request last gave the GPU up (compiling, or its device work done)
         self._held_at = 0.0  # when a gated request last got the GPU
         self._gate_label = ""  # the gated request's op, for the lock trace
@@ -62,6 +65,7 @@ class SandboxSession:
         gated = gpu and lock is not None and not (lock.exclusive_held or lock.shared_held)
         self._gate_label = str(header.get("op", ""))
         self.call_deadline = None if call_limit_s is None else time.monotonic() + call_limit_s
+        self.compiling_since = None
         try:
             with lock.gated() if gated else contextlib.nullcontext():
                 return self.sandbox.request(
@@ -131,7 +135,9 @@ class SandboxSession:
             self.call_deadline = None
 
     def _request_deadline(self) -> float:
-        return self.deadline if self.call_deadline is None else min(self.deadline, self.call_deadline)
+        if self.call_deadline is None or self.compiling_since is not None:
+            return self.deadline
+        return min(self.deadline, self.call_deadline)
 
     def _gate_event(self, event: str) -> None:
         """The sandbox's account of its GPU use inside a gated request (``request(gpu=True)``).
@@ -143,6 +149,12 @@ class SandboxSession:
         lies only holds the GPU longer, or uses it unheld as any process could (docs/judge.md)."""
         lock = self.device_lock
         assert lock is not None
+        if event == "compiling" and self.compiling_since is None:
+            self.compiling_since = time.monotonic()
+        elif event == "compiled" and self.compiling_since is not None:
+            if self.call_deadline is not None:
+                self.call_deadline += time.monotonic() - self.compiling_since
+            self.compiling_since = None
         if event in ("compiling", "gpu_done"):
             if lock.lend():
                 now = time.perf_counter()
@@ -153,8 +165,6 @@ class SandboxSession:
             if event == "compiled":
                 compiling_s = time.perf_counter() - self._lent_at
                 self.add_stage("device_lock.lent_while_compiling", compiling_s)
-                if self.call_deadline is not None:  # compiling is not the call's running time
-                    self.call_deadline += compiling_s
             label = self._gate_label + (".compiled" if event == "compiled" else "")
             self._queue_for_device("shared", lambda give_up_at: lock.take_back(give_up_at, label))
             self._held_at = time.perf_counter()
