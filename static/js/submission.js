@@ -4,9 +4,6 @@
   if (!progress) return;
   const url = progress.dataset.statusUrl;
   const text = (value) => document.createTextNode(value == null ? "–" : String(value));
-  // The first width comes from data-percent: a style="..." attribute would be blocked by the CSP (docs/csp.md).
-  const firstFill = progress.querySelector(".fill");
-  firstFill.style.width = firstFill.dataset.percent + "%";
 
   function update(data) {
     const bar = document.getElementById("progress-bar");
