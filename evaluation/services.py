@@ -116,8 +116,12 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
     }
     if run.status == RunStatus.RUNNING and _claim_is_dead_on_this_host(run=run, worker=worker):
         if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
-            run_transition(run=run, to_status=RunStatus.ERROR, expected_lease=run.lease,
-                           reason=f"gave up after {run.attempts} attempts: the worker died each time")
+            run_transition(
+                run=run,
+                to_status=RunStatus.ERROR,
+                expected_lease=run.lease,
+                reason=f"gave up after {run.attempts} attempts: the worker died each time",
+            )
             return None
         run = run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=run.lease)
     if run.status != RunStatus.QUEUED:
@@ -202,8 +206,11 @@ def chip_record_measured_peaks(*, slug: str, measured: dict[str, Any]) -> bool:
         return False
     bandwidth = float(measured["bandwidth_bytes_per_s"]) * MEASURED_PEAK_HEADROOM
     flops = {name: float(value) * MEASURED_PEAK_HEADROOM for name, value in measured["flops_by_dtype"].items()}
-    return bool(Chip.objects.filter(slug=slug, peak_bandwidth_bytes_per_s__isnull=True).update(
-        peak_bandwidth_bytes_per_s=bandwidth, peak_flops_by_dtype=flops))
+    return bool(
+        Chip.objects.filter(slug=slug, peak_bandwidth_bytes_per_s__isnull=True).update(
+            peak_bandwidth_bytes_per_s=bandwidth, peak_flops_by_dtype=flops
+        )
+    )
 
 
 def run_build_job(*, run: Run) -> JudgeJob:
@@ -229,10 +236,18 @@ def run_build_job(*, run: Run) -> JudgeJob:
 # --- Workers and chips --------------------------------------------------------------------------------
 
 KNOWN_CHIPS: dict[str, dict[str, Any]] = {
-    "cpu-interpreter": {"display_name": "CPU (Triton interpreter)", "vendor": "any",
-                        "device_type": DeviceType.CPU, "timings_meaningful": False},
-    "nvidia-h200": {"display_name": "NVIDIA H200", "vendor": "NVIDIA", "device_type": DeviceType.CUDA,
-                    "is_reference_platform": True},
+    "cpu-interpreter": {
+        "display_name": "CPU (Triton interpreter)",
+        "vendor": "any",
+        "device_type": DeviceType.CPU,
+        "timings_meaningful": False,
+    },
+    "nvidia-h200": {
+        "display_name": "NVIDIA H200",
+        "vendor": "NVIDIA",
+        "device_type": DeviceType.CUDA,
+        "is_reference_platform": True,
+    },
     "nvidia-h100": {"display_name": "NVIDIA H100", "vendor": "NVIDIA", "device_type": DeviceType.CUDA},
     "nvidia-a100": {"display_name": "NVIDIA A100", "vendor": "NVIDIA", "device_type": DeviceType.CUDA},
 }
@@ -249,8 +264,9 @@ def chip_ensure(*, slug: str, device_type: str | None = None, display_name: str 
     return chip
 
 
-def worker_heartbeat(*, hostname: str, chip_slug: str, software: dict[str, Any] | None = None,
-                     device_type: str | None = None) -> Worker:
+def worker_heartbeat(
+    *, hostname: str, chip_slug: str, software: dict[str, Any] | None = None, device_type: str | None = None
+) -> Worker:
     """Record that ``hostname`` is alive and serving ``chip_slug``; registers the chip on first sight."""
     chip = chip_ensure(slug=chip_slug, device_type=device_type)
     now = timezone.now()
@@ -258,10 +274,12 @@ def worker_heartbeat(*, hostname: str, chip_slug: str, software: dict[str, Any] 
         hostname=hostname, defaults={"chip": chip, "software": software or {}, "started_at": now}
     )
     if not created:
-        Worker.objects.filter(pk=worker.pk).update(chip=chip, last_heartbeat_at=now,
-                                                   **({"software": software} if software else {}))
-    Chip.objects.filter(pk=chip.pk).update(last_heartbeat_at=now, last_worker_host=hostname,
-                                           **({"software": software} if software else {}))
+        Worker.objects.filter(pk=worker.pk).update(
+            chip=chip, last_heartbeat_at=now, **({"software": software} if software else {})
+        )
+    Chip.objects.filter(pk=chip.pk).update(
+        last_heartbeat_at=now, last_worker_host=hostname, **({"software": software} if software else {})
+    )
     worker.refresh_from_db()
     return worker
 
@@ -307,13 +325,18 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
                 continue
         else:
             overdue = run.started_at and run.started_at < now - timedelta(
-                seconds=2 * settings.KGB_JUDGE_BUDGET_S + settings.KGB_DEVICE_WAIT_LIMIT_S + 120)
+                seconds=2 * settings.KGB_JUDGE_BUDGET_S + settings.KGB_DEVICE_WAIT_LIMIT_S + 120
+            )
             if run.worker in live_workers and not overdue:
                 continue
         try:
             if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
-                run_transition(run=run, to_status=RunStatus.ERROR, expected_lease=run.lease,
-                               reason=f"gave up after {run.attempts} attempts: the worker stopped each time")
+                run_transition(
+                    run=run,
+                    to_status=RunStatus.ERROR,
+                    expected_lease=run.lease,
+                    reason=f"gave up after {run.attempts} attempts: the worker stopped each time",
+                )
                 counts["gave_up"] += 1
             else:
                 _requeue(run=run, lease=run.lease, reason=f"re-queued: worker {run.worker} stopped heartbeating")
@@ -321,11 +344,10 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
         except IllegalRunTransition:
             continue
     forgotten_before = now - timedelta(seconds=max(600.0, 4 * settings.KGB_WORKER_STALE_AFTER_S))
-    chips_served = set(
-        Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("chip_id", flat=True)
-    )
-    for run in Run.objects.filter(status=RunStatus.QUEUED, queued_at__lt=forgotten_before,
-                                  chip_id__in=chips_served).select_related("chip"):
+    chips_served = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("chip_id", flat=True))
+    for run in Run.objects.filter(
+        status=RunStatus.QUEUED, queued_at__lt=forgotten_before, chip_id__in=chips_served
+    ).select_related("chip"):
         with transaction.atomic():
             Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(queued_at=now)
             run_enqueue(run=run)

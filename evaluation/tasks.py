@@ -34,8 +34,13 @@ def with_database_retries(operation: Callable[[], T], *, attempts: int = 6, firs
         except (OperationalError, InterfaceError):
             if attempt == attempts:
                 raise
-            logger.warning("database busy or unreachable (attempt %d of %d); retrying in %.0f s", attempt,
-                           attempts, delay, exc_info=True)
+            logger.warning(
+                "database busy or unreachable (attempt %d of %d); retrying in %.0f s",
+                attempt,
+                attempts,
+                delay,
+                exc_info=True,
+            )
             close_old_connections()
             time.sleep(delay)
             delay = min(delay * 2, 15.0)
@@ -68,8 +73,7 @@ def judge_run(run_id: int) -> str:
         logger.exception("judge failed on run %s", run_id)
         result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
     if result.status == "error" and result.retryable:
-        outcome = with_database_retries(
-            lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))
+        outcome = with_database_retries(lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))
         if outcome != "exhausted":
             return outcome  # "requeued", or "stale": another claim owns the run now
     # A verdict can take minutes to make: a database hiccup at the end must not throw it away.

@@ -104,11 +104,13 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # a read lock (which SQLite reports at once as "database is locked", ignoring the timeout). The rollback
     # journal, not WAL: WAL's shared-memory index is not safe across the forks a Celery prefork worker
     # makes, and a verdict written after a fork was seen lost under WAL (NOTES.md).
-    DATABASES["default"].setdefault("OPTIONS", {}).update({
-        "timeout": 60,
-        "transaction_mode": "IMMEDIATE",
-        "init_command": "PRAGMA journal_mode=DELETE;",
-    })
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": 60,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=DELETE;",
+        }
+    )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -271,8 +273,13 @@ KGB_BUNDLE_LEASE_S = float(os.environ.get("KGB_BUNDLE_LEASE_S", 7 * 24 * 3600))
 # Redis when REDIS_CACHE_URL names one (its own database: Django's cache.clear() empties the whole one).
 REDIS_CACHE_URL = os.environ.get("REDIS_CACHE_URL", "")
 if REDIS_CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_CACHE_URL,
-                          "KEY_PREFIX": "kgb"}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_CACHE_URL,
+            "KEY_PREFIX": "kgb",
+        }
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": "kgb_cache"}}
 

@@ -29,10 +29,18 @@ def ask_for_object(modeladmin, request: HttpRequest, queryset: QuerySet, form_cl
             return form.cleaned_data, None
     else:
         form = form_class()
-    return None, render(request, "admin/kgb_action_form.html", {
-        "title": title, "form": form, "queryset": queryset, "action": action,
-        "opts": modeladmin.model._meta, "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
-    })
+    return None, render(
+        request,
+        "admin/kgb_action_form.html",
+        {
+            "title": title,
+            "form": form,
+            "queryset": queryset,
+            "action": action,
+            "opts": modeladmin.model._meta,
+            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+        },
+    )
 
 
 @admin.register(Operator)
@@ -128,7 +136,12 @@ class PaperResultAdmin(admin.ModelAdmin):
 
 @admin.register(PaperCost)
 class PaperCostAdmin(admin.ModelAdmin):
-    list_display = ("method", "model", "platform", "operator_set", "total_tokens_millions",
-                    "tokens_per_passed_operator_millions", "total_hours")
-
-
+    list_display = (
+        "method",
+        "model",
+        "platform",
+        "operator_set",
+        "total_tokens_millions",
+        "tokens_per_passed_operator_millions",
+        "total_hours",
+    )

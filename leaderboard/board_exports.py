@@ -21,16 +21,25 @@ def _round(value: float | None, digits: int) -> float | None:
 def _method_columns(row: Any, rank: Any) -> dict[str, Any]:
     method = row.method
     # The rank and whether it is shared, apart: "=1" would read as a formula in a spreadsheet.
-    return {"rank": rank.position if rank else None, "rank_tied": rank.tied if rank else None,
-            "method_id": method.pk, "method": str(method),
-            "kind": method.get_kind_display()}
+    return {
+        "rank": rank.position if rank else None,
+        "rank_tied": rank.tied if rank else None,
+        "method_id": method.pk,
+        "method": str(method),
+        "kind": method.get_kind_display(),
+    }
 
 
 def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[dict]]:
     columns = ["rank", "rank_tied", "method_id", "method", "kind"]
     for view in views:
-        columns += [f"{view}_accuracy_pct", f"{view}_solved", f"{view}_total", f"{view}_speedup",
-                    f"{view}_speedup_covered"]
+        columns += [
+            f"{view}_accuracy_pct",
+            f"{view}_solved",
+            f"{view}_total",
+            f"{view}_speedup",
+            f"{view}_speedup_covered",
+        ]
     columns += ["fast_0.8", "fast_1", "fast_1.5", "tokens_per_pass", "stale"]
     table = []
     for row in rows:
@@ -72,47 +81,80 @@ def multi_chip_table(rows: list, chips: list) -> tuple[list[str], list[dict]]:
 
 
 def cost_table(rows: list) -> tuple[list[str], list[dict]]:
-    columns = ["rank", "rank_tied", "method_id", "method", "kind", "accuracy_pct", "solved", "total", "tokens_total",
-               "tokens_per_pass", "solve_hours"]
+    columns = [
+        "rank",
+        "rank_tied",
+        "method_id",
+        "method",
+        "kind",
+        "accuracy_pct",
+        "solved",
+        "total",
+        "tokens_total",
+        "tokens_per_pass",
+        "solve_hours",
+    ]
     table = []
     for row in rows:
         summary = row.summaries["overall"]
-        table.append({
-            **_method_columns(row, row.rank), "accuracy_pct": _round(summary.accuracy_pct, 1),
-            "solved": summary.solved, "total": summary.operators_total,
-            "tokens_total": summary.tokens_total or None, "tokens_per_pass": _round(summary.tokens_per_success, 0),
-            "solve_hours": _round(summary.solve_hours, 2) if summary.solve_hours else None,
-        })
+        table.append(
+            {
+                **_method_columns(row, row.rank),
+                "accuracy_pct": _round(summary.accuracy_pct, 1),
+                "solved": summary.solved,
+                "total": summary.operators_total,
+                "tokens_total": summary.tokens_total or None,
+                "tokens_per_pass": _round(summary.tokens_per_success, 0),
+                "solve_hours": _round(summary.solve_hours, 2) if summary.solve_hours else None,
+            }
+        )
     return columns, table
 
 
 def matched_table(rows: list) -> tuple[list[str], list[dict]]:
-    columns = ["method_id", "method", "kind", "matched_speedup", "covered", "ci95_low", "ci95_high",
-               "own_speedup", "own_covered", "accuracy_pct"]
+    columns = [
+        "method_id",
+        "method",
+        "kind",
+        "matched_speedup",
+        "covered",
+        "ci95_low",
+        "ci95_high",
+        "own_speedup",
+        "own_covered",
+        "accuracy_pct",
+    ]
     table = []
     for row in rows:
         interval = row.figure.ci95
-        table.append({
-            "method_id": row.method.pk, "method": str(row.method), "kind": row.method.get_kind_display(),
-            "matched_speedup": _round(row.figure.speedup_geomean, 2), "covered": row.figure.covered,
-            "ci95_low": _round(interval[0], 2) if interval else None,
-            "ci95_high": _round(interval[1], 2) if interval else None,
-            "own_speedup": _round(row.summary.speedup_geomean, 2),
-            "own_covered": row.summary.speedup_covered if row.summary.speedup_geomean is not None else None,
-            "accuracy_pct": _round(row.summary.accuracy_pct, 1),
-        })
+        table.append(
+            {
+                "method_id": row.method.pk,
+                "method": str(row.method),
+                "kind": row.method.get_kind_display(),
+                "matched_speedup": _round(row.figure.speedup_geomean, 2),
+                "covered": row.figure.covered,
+                "ci95_low": _round(interval[0], 2) if interval else None,
+                "ci95_high": _round(interval[1], 2) if interval else None,
+                "own_speedup": _round(row.summary.speedup_geomean, 2),
+                "own_covered": row.summary.speedup_covered if row.summary.speedup_geomean is not None else None,
+                "accuracy_pct": _round(row.summary.accuracy_pct, 1),
+            }
+        )
     return columns, table
 
 
-def download(request_format: str, *, name: str, columns: list[str], rows: list[dict],
-             meta: dict[str, Any]) -> HttpResponse:
+def download(
+    request_format: str, *, name: str, columns: list[str], rows: list[dict], meta: dict[str, Any]
+) -> HttpResponse:
     """The table as an attachment: CSV (one header line) or JSON ({"view": meta, "columns", "rows"})."""
     if request_format == "csv":
         response = HttpResponse(rows_to_csv(rows, columns), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{name}.csv"'
         return response
-    body = json.dumps({"view": meta, "columns": columns, "rows": [{c: row.get(c) for c in columns} for row in rows]},
-                      indent=1)
+    body = json.dumps(
+        {"view": meta, "columns": columns, "rows": [{c: row.get(c) for c in columns} for row in rows]}, indent=1
+    )
     response = HttpResponse(body, content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{name}.json"'
     return response

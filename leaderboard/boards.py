@@ -53,17 +53,26 @@ class BoardQuery:
         if self.sort:
             with_sort["sort"] = self.sort
         return {
-            "chips": self.chips, "sets": self.sets, "chip": self.chip, "operator_set": self.operator_set,
-            "kinds": MethodKind.choices, "picked_kinds": self.method_filter.kinds, "model": self.method_filter.model,
-            "sort": self.sort, "show_paper": self.show_paper, "picked_chips": self.picked_chips,
+            "chips": self.chips,
+            "sets": self.sets,
+            "chip": self.chip,
+            "operator_set": self.operator_set,
+            "kinds": MethodKind.choices,
+            "picked_kinds": self.method_filter.kinds,
+            "model": self.method_filter.model,
+            "sort": self.sort,
+            "show_paper": self.show_paper,
+            "picked_chips": self.picked_chips,
             "curated_sets": [s for s in self.sets if not s.builtin],
             "chips_with_data": self.chips_with_data,
-            "board_qs": carried.urlencode(), "view_qs": with_sort.urlencode(),
+            "board_qs": carried.urlencode(),
+            "view_qs": with_sort.urlencode(),
         }
 
 
-def board_query(request: HttpRequest, *, default_set: str = "kgb-ms", fixed_set: OperatorSet | None = None
-                ) -> BoardQuery:
+def board_query(
+    request: HttpRequest, *, default_set: str = "kgb-ms", fixed_set: OperatorSet | None = None
+) -> BoardQuery:
     chips = list(Chip.objects.filter(active=True))
     sets = list(OperatorSet.objects.filter(public=True))
     requested_set = fixed_set or pick(sets, request.GET.get("set"), default=None)
@@ -76,12 +85,17 @@ def board_query(request: HttpRequest, *, default_set: str = "kgb-ms", fixed_set:
     kinds = tuple(kind for kind in request.GET.getlist("kind") if kind in MethodKind.values)
     paper = request.GET.get("paper")
     return BoardQuery(
-        chips=chips, sets=sets, chip=chip, operator_set=operator_set,
+        chips=chips,
+        sets=sets,
+        chip=chip,
+        operator_set=operator_set,
         method_filter=selectors.MethodFilter(kinds=kinds, model=request.GET.get("model", "").strip()[:120]),
         sort=request.GET.get("sort", "")[:64],
         # With no verified rows anywhere, the paper's table is what a first visit should see (labelled).
         show_paper=paper == "1" or (paper is None and not any(data_by_set.values())),
-        picked_chips=picked_chips or chips, chips_with_data=with_data, explicit_chips=bool(picked_chips),
+        picked_chips=picked_chips or chips,
+        chips_with_data=with_data,
+        explicit_chips=bool(picked_chips),
     )
 
 
@@ -113,9 +127,16 @@ def verified_chip_ids_by_set() -> dict[int, set[int]]:
 
     One grouped query over the (chip, status) index; small next to a board's own reads.
     """
-    pairs = (Run.objects.filter(status__in=FINISHED_STATUSES, kernel__submission__visibility=Visibility.PUBLIC,
-                                kernel__submission__method__public=True)
-             .values_list("kernel__operator__sets", "chip_id").distinct().order_by())
+    pairs = (
+        Run.objects.filter(
+            status__in=FINISHED_STATUSES,
+            kernel__submission__visibility=Visibility.PUBLIC,
+            kernel__submission__method__public=True,
+        )
+        .values_list("kernel__operator__sets", "chip_id")
+        .distinct()
+        .order_by()
+    )
     result: dict[int, set[int]] = {}
     for set_id, chip_id in pairs:
         if set_id is not None:

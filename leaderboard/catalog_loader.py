@@ -69,18 +69,24 @@ def operator_fields(spec: OperatorSpec) -> dict:
         "name": spec.name,
         "description": spec.description,
         "entry_points": [
-            {"name": e.name, "signature": e.signature, "aten_overload": e.aten_overload,
-             "mutates": list(e.mutates), "compare_return": e.compare_return}
+            {
+                "name": e.name,
+                "signature": e.signature,
+                "aten_overload": e.aten_overload,
+                "mutates": list(e.mutates),
+                "compare_return": e.compare_return,
+            }
             for e in spec.entry_points
         ],
         "reference": describe_reference(spec),
         "public_cases": [case.to_json() for case in spec.public],
         "smoke_cases": [case.to_json() for case in spec.smoke],
         "tolerance_rule": "assert_close with atol = 1e-4 x reduce_dim and rtol by dtype (fp16 1e-3, bf16 1.6e-2, "
-                          "fp32/fp64 1e-5, integers and bool exact); exact output dtype and shape.",
+        "fp32/fp64 1e-5, integers and bool exact); exact output dtype and shape.",
         "judgement": spec.judgement,
         "judgement_notes": spec.judgement_notes,
-        "cost_model": "bytes and flops declared by the record" if spec.bytes_moved or spec.flops
+        "cost_model": "bytes and flops declared by the record"
+        if spec.bytes_moved or spec.flops
         else "bytes = inputs read once + outputs written once; one flop per output element",
         "departures": spec.departures,
         "unavailable_reason": spec.unavailable_reason,
@@ -98,9 +104,13 @@ def catalog_load(*, operator_list: list[CatalogRow] | None = None) -> dict[str, 
     for row in rows:
         spec = specs.get(row.operator_id)
         if spec is None:
-            fields = {"source": row.source, "name": row.name, "active": False,
-                      "unavailable_reason": "No catalog record yet: this operator cannot be judged.",
-                      "definition_hash": ""}
+            fields = {
+                "source": row.source,
+                "name": row.name,
+                "active": False,
+                "unavailable_reason": "No catalog record yet: this operator cannot be judged.",
+                "definition_hash": "",
+            }
             counts["without_record"] += 1
         else:
             fields = operator_fields(spec)
@@ -121,8 +131,15 @@ def catalog_load(*, operator_list: list[CatalogRow] | None = None) -> dict[str, 
         by_id[row.operator_id] = operator
     for slug, (title, description, members, position) in BUILTIN_SETS.items():
         operator_set, _ = OperatorSet.objects.update_or_create(
-            slug=slug, defaults={"title": title, "description": description, "builtin": True,
-                                 "public": True, "position": position})
+            slug=slug,
+            defaults={
+                "title": title,
+                "description": description,
+                "builtin": True,
+                "public": True,
+                "position": position,
+            },
+        )
         wanted = [by_id[row.operator_id] for row in rows if _in_set(row, members)]
         operator_set.operators.set(wanted)
     return counts
@@ -138,8 +155,8 @@ def _in_set(row: CatalogRow, members: str) -> bool:
 
 def _differs(operator: Operator, fields: dict) -> bool:
     return any(
-        json.dumps(getattr(operator, name), sort_keys=True, default=str) != json.dumps(value, sort_keys=True,
-                                                                                         default=str)
+        json.dumps(getattr(operator, name), sort_keys=True, default=str)
+        != json.dumps(value, sort_keys=True, default=str)
         for name, value in fields.items()
     )
 
@@ -154,20 +171,31 @@ def paper_results_load(*, directory: Path | None = None) -> int:
         with open(results_path, newline="") as handle:
             for row in csv.DictReader(handle):
                 PaperResult.objects.update_or_create(
-                    table=row["table"], method=row["method"], model=row["model"], view=row["view"],
+                    table=row["table"],
+                    method=row["method"],
+                    model=row["model"],
+                    view=row["view"],
                     platform=row["platform"],
-                    defaults={"accuracy_pct": _float(row["accuracy_pct"]),
-                              "speedup_geomean": _float(row["speedup_geomean"])})
+                    defaults={
+                        "accuracy_pct": _float(row["accuracy_pct"]),
+                        "speedup_geomean": _float(row["speedup_geomean"]),
+                    },
+                )
                 loaded += 1
     if cost_path.exists():
         with open(cost_path, newline="") as handle:
             for row in csv.DictReader(handle):
                 PaperCost.objects.update_or_create(
-                    method=row["method"], model=row["model"], platform=row["platform"],
+                    method=row["method"],
+                    model=row["model"],
+                    platform=row["platform"],
                     operator_set=row["operator_set"],
-                    defaults={"total_tokens_millions": float(row["total_tokens_millions"]),
-                              "tokens_per_passed_operator_millions": float(row["tokens_per_passed_operator_millions"]),
-                              "total_hours": float(row["total_hours"])})
+                    defaults={
+                        "total_tokens_millions": float(row["total_tokens_millions"]),
+                        "tokens_per_passed_operator_millions": float(row["tokens_per_passed_operator_millions"]),
+                        "total_hours": float(row["total_hours"]),
+                    },
+                )
                 loaded += 1
     return loaded
 

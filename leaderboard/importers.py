@@ -214,8 +214,10 @@ def _apply_progress(upload: KernelUpload, entry: Any, label: str, result: RunImp
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKEN_COUNT:
-            result.problems.append(f"{label}: progress.json has a bad {field_name} ({value!r}; expected a count "
-                                   f"from 0 to {MAX_TOKEN_COUNT})")
+            result.problems.append(
+                f"{label}: progress.json has a bad {field_name} ({value!r}; expected a count "
+                f"from 0 to {MAX_TOKEN_COUNT})"
+            )
             continue
         setattr(upload, field_name, int(value))
     seconds = entry.get("duration_seconds")

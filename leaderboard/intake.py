@@ -52,13 +52,21 @@ def default_chips() -> list[Chip]:
 
 def chip_statuses() -> list[tuple[Chip, bool]]:
     """Every active chip with whether a worker serves it now (what the forms show beside each box)."""
-    return [(chip, selectors.chip_has_live_worker(chip=chip)) for chip in Chip.objects.filter(active=True)
-            .order_by("slug")]
+    return [
+        (chip, selectors.chip_has_live_worker(chip=chip)) for chip in Chip.objects.filter(active=True).order_by("slug")
+    ]
 
 
-def read_files(*, data: bytes, filename: str, operator_id: str = "", usage_data: bytes | None = None,
-               usage_filename: str = "", total_tokens: int | None = None,
-               solve_seconds: float | None = None) -> tuple[list[KernelUpload], list[str]]:
+def read_files(
+    *,
+    data: bytes,
+    filename: str,
+    operator_id: str = "",
+    usage_data: bytes | None = None,
+    usage_filename: str = "",
+    total_tokens: int | None = None,
+    solve_seconds: float | None = None,
+) -> tuple[list[KernelUpload], list[str]]:
     """Kernels of one uploaded file (a ``.py`` or an archive) and the problems found reading it.
 
     A single ``.py`` whose name follows ``<namespace>__<op>.py`` names its operator; ``operator_id`` (the
@@ -69,8 +77,9 @@ def read_files(*, data: bytes, filename: str, operator_id: str = "", usage_data:
         filename_for_reader = filename if inferred == operator_id else operator_id.replace("::", "__") + ".py"
     else:
         filename_for_reader = filename
-    uploads, problems = read_upload(data=data, filename=filename_for_reader, usage_data=usage_data,
-                                    usage_filename=usage_filename)
+    uploads, problems = read_upload(
+        data=data, filename=filename_for_reader, usage_data=usage_data, usage_filename=usage_filename
+    )
     problems = [problem.replace(filename_for_reader, filename, 1) for problem in problems]
     for upload in uploads:
         if filename_for_reader != filename:
@@ -82,8 +91,9 @@ def read_files(*, data: bytes, filename: str, operator_id: str = "", usage_data:
     return uploads, problems
 
 
-def submission_intake(*, owner: AbstractBaseUser, uploads: list[KernelUpload], options: IntakeOptions,
-                      read_problems: Sequence[str] = ()) -> Submission:
+def submission_intake(
+    *, owner: AbstractBaseUser, uploads: list[KernelUpload], options: IntakeOptions, read_problems: Sequence[str] = ()
+) -> Submission:
     """Resolve chips and method, then create the submission and queue its runs; SubmissionRejected listing
     every problem (reading, options and the service's checks) otherwise, with nothing saved."""
     problems = list(read_problems)
@@ -106,10 +116,18 @@ def submission_intake(*, owner: AbstractBaseUser, uploads: list[KernelUpload], o
         raise SubmissionRejected(problems)
     with transaction.atomic():  # a method created here goes with a refused submission
         if method is None:
-            method = method_get_or_create(owner=owner, scaffold=options.scaffold, model=options.model,
-                                          kind=options.kind, **options.method_fields)
-        return submission_create(owner=owner, method=method, uploads=uploads, chips=chips,
-                                 visibility=options.visibility, notes=options.notes, target_chip=target_chip)
+            method = method_get_or_create(
+                owner=owner, scaffold=options.scaffold, model=options.model, kind=options.kind, **options.method_fields
+            )
+        return submission_create(
+            owner=owner,
+            method=method,
+            uploads=uploads,
+            chips=chips,
+            visibility=options.visibility,
+            notes=options.notes,
+            target_chip=target_chip,
+        )
 
 
 def _chips(slugs: Sequence[str], problems: list[str]) -> list[Chip]:

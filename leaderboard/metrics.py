@@ -16,8 +16,9 @@ def geomean(values: Iterable[float]) -> float | None:
     return math.exp(sum(logs) / len(logs)) if logs else None
 
 
-def bootstrap_geomean_ci(values: Sequence[float], *, resamples: int = 2000, seed: int = 0,
-                         level: float = 0.95) -> tuple[float, float] | None:
+def bootstrap_geomean_ci(
+    values: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> tuple[float, float] | None:
     """Percentile bootstrap interval of the geometric mean (deterministic for a given seed)."""
     logs = [math.log(value) for value in values if value is not None and value > 0]
     if len(logs) < 2:
@@ -101,7 +102,11 @@ def matched_set_speedups(per_method: Mapping[str, Mapping[str, OperatorOutcome]]
 # --- Beyond the paper -----------------------------------------------------------------------------------
 
 SPEEDUP_BUCKETS: tuple[tuple[str, float, float], ...] = (
-    (">2", 2.0, math.inf), ("1.5-2", 1.5, 2.0), ("1-1.5", 1.0, 1.5), ("0.8-1", 0.8, 1.0), ("0.5-0.8", 0.5, 0.8),
+    (">2", 2.0, math.inf),
+    ("1.5-2", 1.5, 2.0),
+    ("1-1.5", 1.0, 1.5),
+    ("0.8-1", 0.8, 1.0),
+    ("0.5-0.8", 0.5, 0.8),
     ("<=0.5", 0.0, 0.5),
 )
 
@@ -133,7 +138,7 @@ def speedup_spread(values: Sequence[float]) -> SpeedupSpread:
     middle = count // 2
     median = ordered[middle] if count % 2 else (ordered[middle - 1] + ordered[middle]) / 2
     quarter = count // 4
-    inner = ordered[quarter:count - quarter] or ordered
+    inner = ordered[quarter : count - quarter] or ordered
     return SpeedupSpread(count, median, sum(inner) / len(inner), ordered[0], ordered[-1], buckets)
 
 
@@ -146,12 +151,16 @@ class MatchedSpeedup:
     covered: int
 
 
-def matched_speedups(per_method: Mapping[int, Mapping[str, OperatorOutcome]]) -> tuple[list[str], dict[int,
-                                                                                                    MatchedSpeedup]]:
+def matched_speedups(
+    per_method: Mapping[int, Mapping[str, OperatorOutcome]],
+) -> tuple[list[str], dict[int, MatchedSpeedup]]:
     """Like-with-like speedups: only operators every method solved cleanly with a known speedup count."""
     common, figures = matched_set_speedups(
-        {key: {op: outcome for op, outcome in outcomes.items() if not outcome.flagged}
-         for key, outcomes in per_method.items()})
+        {
+            key: {op: outcome for op, outcome in outcomes.items() if not outcome.flagged}
+            for key, outcomes in per_method.items()
+        }
+    )
     return sorted(common), {
         key: MatchedSpeedup(value, interval, len(common)) for key, (value, interval) in figures.items()
     }

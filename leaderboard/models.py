@@ -87,13 +87,15 @@ class Method(models.Model):
     model = models.CharField(max_length=120, blank=True, help_text='e.g. "Opus-4.6"')
     kind = models.CharField(max_length=16, choices=MethodKind.choices, default=MethodKind.AGENT)
     link = models.URLField(blank=True)
-    model_version = models.CharField(max_length=120, blank=True,
-                                     help_text='The exact model build or snapshot, e.g. "2026-10-01"')
+    model_version = models.CharField(
+        max_length=120, blank=True, help_text='The exact model build or snapshot, e.g. "2026-10-01"'
+    )
     paper_url = models.URLField(blank=True, help_text="The paper or report describing the method")
     code_url = models.URLField(blank=True, help_text="The method's code (scaffold, prompts)")
     description = models.TextField(blank=True)
-    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                              related_name="methods")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="methods"
+    )
     public = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -117,9 +119,14 @@ class Submission(models.Model):
 
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     method = models.ForeignKey(Method, on_delete=models.PROTECT, related_name="submissions")
-    target_chip = models.ForeignKey("evaluation.Chip", null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="targeted_submissions",
-                                    help_text="The chip the kernels were written for, if any")
+    target_chip = models.ForeignKey(
+        "evaluation.Chip",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="targeted_submissions",
+        help_text="The chip the kernels were written for, if any",
+    )
     visibility = models.CharField(max_length=8, choices=Visibility.choices, default=Visibility.PUBLIC)
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -180,8 +187,9 @@ class PaperResult(models.Model):
     class Meta:
         ordering = ["table", "method", "model", "platform", "view"]
         constraints = [
-            models.UniqueConstraint(fields=["table", "method", "model", "view", "platform"],
-                                    name="paper_result_unique"),
+            models.UniqueConstraint(
+                fields=["table", "method", "model", "view", "platform"], name="paper_result_unique"
+            ),
         ]
 
 
@@ -198,6 +206,5 @@ class PaperCost(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["method", "model", "platform", "operator_set"],
-                                    name="paper_cost_unique"),
+            models.UniqueConstraint(fields=["method", "model", "platform", "operator_set"], name="paper_cost_unique"),
         ]

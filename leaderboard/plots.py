@@ -18,8 +18,12 @@ from leaderboard.selectors import ChipRow, LeaderboardRow
 
 SOURCE_LABELS = {"overall": "Overall", "aten": "ATen", "vllm": "vLLM", "cublas": "cuBLAS"}
 # An explicit height: a responsive plot in a container without one collapsed to a sliver (seen in screenshots).
-LAYOUT_BASE: dict[str, Any] = {"margin": {"l": 70, "r": 30, "t": 60, "b": 120}, "hovermode": "closest",
-                               "font": {"size": 13}, "height": 460}
+LAYOUT_BASE: dict[str, Any] = {
+    "margin": {"l": 70, "r": 30, "t": 60, "b": 120},
+    "hovermode": "closest",
+    "font": {"size": 13},
+    "height": 460,
+}
 
 
 def _layout(title: str, **extra: Any) -> dict[str, Any]:
@@ -33,36 +37,64 @@ def accuracy_by_source(rows: list[LeaderboardRow], chip: Chip) -> dict[str, Any]
         summaries = [row.summaries.get(view) for row in rows]
         if not any(summaries):
             continue
-        traces.append({
-            "type": "bar", "name": label, "x": names,
-            "y": [round(s.accuracy_pct, 2) if s else None for s in summaries],
-            "customdata": [[s.solved, s.operators_total] if s else [0, 0] for s in summaries],
-            "hovertemplate": f"%{{x}}<br>{label}: %{{y:.1f}}% (%{{customdata[0]}} of %{{customdata[1]}} "
-                             "operators)<extra></extra>",
-        })
-    return {"data": traces, "layout": _layout(f"Accuracy by operator source on {chip.label}", barmode="group",
-                                              yaxis={"title": {"text": "Accuracy (% of operators, clean pass)"},
-                                                     "range": [0, 100]},
-                                              xaxis={"title": {"text": "Method"}})}
+        traces.append(
+            {
+                "type": "bar",
+                "name": label,
+                "x": names,
+                "y": [round(s.accuracy_pct, 2) if s else None for s in summaries],
+                "customdata": [[s.solved, s.operators_total] if s else [0, 0] for s in summaries],
+                "hovertemplate": f"%{{x}}<br>{label}: %{{y:.1f}}% (%{{customdata[0]}} of %{{customdata[1]}} "
+                "operators)<extra></extra>",
+            }
+        )
+    return {
+        "data": traces,
+        "layout": _layout(
+            f"Accuracy by operator source on {chip.label}",
+            barmode="group",
+            yaxis={"title": {"text": "Accuracy (% of operators, clean pass)"}, "range": [0, 100]},
+            xaxis={"title": {"text": "Method"}},
+        ),
+    }
 
 
 def accuracy_vs_tokens(rows: list[LeaderboardRow], chip: Chip) -> dict[str, Any]:
     points = [(row, row.summaries["overall"]) for row in rows if row.summaries["overall"].tokens_per_success]
     xy = [(summary.tokens_per_success / 1e6, summary.accuracy_pct) for _, summary in points]
     front = pareto_front(xy)
-    data: list[dict[str, Any]] = [{
-        "type": "scatter", "mode": "markers", "name": "Methods",
-        "x": [x for x, _ in xy], "y": [y for _, y in xy], "text": [str(row.method) for row, _ in points],
-        "marker": {"size": 10},
-        "hovertemplate": "%{text}<br>%{x:.3f} M tokens per passed operator<br>accuracy %{y:.1f}%<extra></extra>",
-    }]
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "Methods",
+            "x": [x for x, _ in xy],
+            "y": [y for _, y in xy],
+            "text": [str(row.method) for row, _ in points],
+            "marker": {"size": 10},
+            "hovertemplate": "%{text}<br>%{x:.3f} M tokens per passed operator<br>accuracy %{y:.1f}%<extra></extra>",
+        }
+    ]
     if front:
-        data.append({"type": "scatter", "mode": "lines", "name": "Pareto front", "x": [xy[i][0] for i in front],
-                     "y": [xy[i][1] for i in front], "line": {"dash": "dot"}, "hoverinfo": "skip"})
-    return {"data": data, "layout": _layout(
-        f"Accuracy against tokens per success on {chip.label}",
-        xaxis={"title": {"text": "Tokens per passed operator (millions, failed attempts included)"}, "type": "log"},
-        yaxis={"title": {"text": "Accuracy (% of operators)"}, "range": [0, 100]})}
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": "Pareto front",
+                "x": [xy[i][0] for i in front],
+                "y": [xy[i][1] for i in front],
+                "line": {"dash": "dot"},
+                "hoverinfo": "skip",
+            }
+        )
+    return {
+        "data": data,
+        "layout": _layout(
+            f"Accuracy against tokens per success on {chip.label}",
+            xaxis={"title": {"text": "Tokens per passed operator (millions, failed attempts included)"}, "type": "log"},
+            yaxis={"title": {"text": "Accuracy (% of operators)"}, "range": [0, 100]},
+        ),
+    }
 
 
 def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> list[dict[str, Any]]:
@@ -76,16 +108,47 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> list[dict[str, Any]
     speedup = grid(lambda s: round(s.speedup_geomean, 3) if s and s.speedup_geomean else None)
     height = max(320, 60 + 28 * len(rows))
     return [
-        {"data": [{"type": "heatmap", "z": accuracy, "x": labels, "y": names, "colorscale": "Viridis",
-                   "zmin": 0, "zmax": 100, "colorbar": {"title": {"text": "%"}},
-                   "hovertemplate": "%{y} on %{x}<br>accuracy %{z:.1f}%<extra></extra>"}],
-         "layout": _layout("Accuracy per method and chip (kernels written for that chip)", height=height,
-                           xaxis={"title": {"text": "Chip"}}, yaxis={"title": {"text": "Method"}, "automargin": True})},
-        {"data": [{"type": "heatmap", "z": speedup, "x": labels, "y": names, "colorscale": "RdBu",
-                   "zmid": 1.0, "colorbar": {"title": {"text": "x"}},
-                   "hovertemplate": "%{y} on %{x}<br>speedup %{z:.2f}x (geomean over passed)<extra></extra>"}],
-         "layout": _layout("Speedup per method and chip (geometric mean over passed operators)", height=height,
-                           xaxis={"title": {"text": "Chip"}}, yaxis={"title": {"text": "Method"}, "automargin": True})},
+        {
+            "data": [
+                {
+                    "type": "heatmap",
+                    "z": accuracy,
+                    "x": labels,
+                    "y": names,
+                    "colorscale": "Viridis",
+                    "zmin": 0,
+                    "zmax": 100,
+                    "colorbar": {"title": {"text": "%"}},
+                    "hovertemplate": "%{y} on %{x}<br>accuracy %{z:.1f}%<extra></extra>",
+                }
+            ],
+            "layout": _layout(
+                "Accuracy per method and chip (kernels written for that chip)",
+                height=height,
+                xaxis={"title": {"text": "Chip"}},
+                yaxis={"title": {"text": "Method"}, "automargin": True},
+            ),
+        },
+        {
+            "data": [
+                {
+                    "type": "heatmap",
+                    "z": speedup,
+                    "x": labels,
+                    "y": names,
+                    "colorscale": "RdBu",
+                    "zmid": 1.0,
+                    "colorbar": {"title": {"text": "x"}},
+                    "hovertemplate": "%{y} on %{x}<br>speedup %{z:.2f}x (geomean over passed)<extra></extra>",
+                }
+            ],
+            "layout": _layout(
+                "Speedup per method and chip (geometric mean over passed operators)",
+                height=height,
+                xaxis={"title": {"text": "Chip"}},
+                yaxis={"title": {"text": "Method"}, "automargin": True},
+            ),
+        },
     ]
 
 
@@ -94,31 +157,55 @@ def speedup_distribution(rows: list[LeaderboardRow], chip: Chip) -> dict[str, An
     for row in rows:
         values = [o.speedup for o in row.outcomes.values() if o.solved and o.speedup and not o.flagged]
         if values:
-            traces.append({"type": "box", "name": str(row.method), "y": values, "boxpoints": "outliers",
-                           "text": [o.operator_id for o in row.outcomes.values()
-                                    if o.solved and o.speedup and not o.flagged],
-                           "hovertemplate": "%{text}: %{y:.2f}x<extra>%{fullData.name}</extra>"})
-    return {"data": traces, "layout": _layout(
-        f"Per-operator speedup of passed operators on {chip.label}", showlegend=False,
-        yaxis={"title": {"text": "Speedup over the reference (x, log scale)"}, "type": "log"},
-        xaxis={"title": {"text": "Method"}})}
+            traces.append(
+                {
+                    "type": "box",
+                    "name": str(row.method),
+                    "y": values,
+                    "boxpoints": "outliers",
+                    "text": [o.operator_id for o in row.outcomes.values() if o.solved and o.speedup and not o.flagged],
+                    "hovertemplate": "%{text}: %{y:.2f}x<extra>%{fullData.name}</extra>",
+                }
+            )
+    return {
+        "data": traces,
+        "layout": _layout(
+            f"Per-operator speedup of passed operators on {chip.label}",
+            showlegend=False,
+            yaxis={"title": {"text": "Speedup over the reference (x, log scale)"}, "type": "log"},
+            xaxis={"title": {"text": "Method"}},
+        ),
+    }
 
 
 def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 1500) -> dict[str, Any]:
     """Each passed public run's speedup against the share of the roofline it reached (floor / measured time)."""
     runs = (
-        Run.objects.filter(chip=chip, status=RunStatus.PASSED, speedup__isnull=False,
-                           kernel__operator__in=operator_set.operators.all(),
-                           kernel__submission__visibility=Visibility.PUBLIC, kernel__submission__method__public=True)
+        Run.objects.filter(
+            chip=chip,
+            status=RunStatus.PASSED,
+            speedup__isnull=False,
+            kernel__operator__in=operator_set.operators.all(),
+            kernel__submission__visibility=Visibility.PUBLIC,
+            kernel__submission__method__public=True,
+        )
         .filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=chip))
         .order_by("-id")
-        .values_list("speedup", "case_results", "kernel__operator__operator_id", "kernel__submission__method__scaffold",
-                     "kernel__submission__method__model")[:limit]
+        .values_list(
+            "speedup",
+            "case_results",
+            "kernel__operator__operator_id",
+            "kernel__submission__method__scaffold",
+            "kernel__submission__method__model",
+        )[:limit]
     )
     by_method: dict[str, tuple[list, list, list]] = {}
     for speedup, cases, operator_id, scaffold, model in runs:
-        fractions = [case["roofline_floor_ms"] / case["candidate_ms"] for case in cases or []
-                     if isinstance(case, dict) and case.get("roofline_floor_ms") and case.get("candidate_ms")]
+        fractions = [
+            case["roofline_floor_ms"] / case["candidate_ms"]
+            for case in cases or []
+            if isinstance(case, dict) and case.get("roofline_floor_ms") and case.get("candidate_ms")
+        ]
         fraction = geomean(fractions)
         if fraction is None or not math.isfinite(fraction):
             continue
@@ -126,10 +213,24 @@ def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 150
         xs.append(fraction)
         ys.append(speedup)
         texts.append(operator_id)
-    data = [{"type": "scatter", "mode": "markers", "name": name, "x": xs, "y": ys, "text": texts,
-             "hovertemplate": "%{text}<br>roofline fraction %{x:.2f}<br>speedup %{y:.2f}x<extra>%{fullData.name}"
-                              "</extra>"} for name, (xs, ys, texts) in sorted(by_method.items())]
-    return {"data": data, "layout": _layout(
-        f"Speedup against roofline fraction on {chip.label}",
-        xaxis={"title": {"text": "Roofline fraction (floor time / measured time; 1 = at the hardware limit)"}},
-        yaxis={"title": {"text": "Speedup over the reference (x, log scale)"}, "type": "log"})}
+    data = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": name,
+            "x": xs,
+            "y": ys,
+            "text": texts,
+            "hovertemplate": "%{text}<br>roofline fraction %{x:.2f}<br>speedup %{y:.2f}x<extra>%{fullData.name}"
+            "</extra>",
+        }
+        for name, (xs, ys, texts) in sorted(by_method.items())
+    ]
+    return {
+        "data": data,
+        "layout": _layout(
+            f"Speedup against roofline fraction on {chip.label}",
+            xaxis={"title": {"text": "Roofline fraction (floor time / measured time; 1 = at the hardware limit)"}},
+            yaxis={"title": {"text": "Speedup over the reference (x, log scale)"}, "type": "log"},
+        ),
+    }

@@ -53,8 +53,10 @@ def overlap_ranks(intervals: Sequence[tuple[float, float]]) -> list[Rank]:
     counts: dict[int, int] = {}
     for position in positions:
         counts[position] = counts.get(position, 0) + 1
-    return [Rank(position, counts[position] > 1, low, high)
-            for position, (low, high) in zip(positions, intervals, strict=True)]
+    return [
+        Rank(position, counts[position] > 1, low, high)
+        for position, (low, high) in zip(positions, intervals, strict=True)
+    ]
 
 
 def rank_rows(rows: Sequence[Row], counts: Callable[[Row], tuple[int, int]]) -> list[Rank]:

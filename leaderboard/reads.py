@@ -43,8 +43,11 @@ class OperatorStanding:
 def operator_ranking(*, operator: Operator, chip: Chip) -> list[OperatorStanding]:
     """Every method with a public verdict on ``operator`` on ``chip`` (kernels written for that chip or for
     none), passers first ranked by speedup (overlapping 95% intervals share a rank), then the rest."""
-    runs = (selectors.counted_runs(chip=chip, operator_ids={operator.operator_id})
-            .select_related("kernel__submission__method").order_by("pk"))
+    runs = (
+        selectors.counted_runs(chip=chip, operator_ids={operator.operator_id})
+        .select_related("kernel__submission__method")
+        .order_by("pk")
+    )
     by_method: dict[int, OperatorStanding] = {}
     for run in runs[:5000]:
         method = run.kernel.submission.method
@@ -58,8 +61,7 @@ def operator_ranking(*, operator: Operator, chip: Chip) -> list[OperatorStanding
             standing.run, standing.passed = run, True
         elif not standing.passed and not passed:
             standing.run = run  # the latest failure says most about where the method stands
-    passers = sorted((s for s in by_method.values() if s.passed),
-                     key=lambda s: (-(s.run.speedup or 0), str(s.method)))
+    passers = sorted((s for s in by_method.values() if s.passed), key=lambda s: (-(s.run.speedup or 0), str(s.method)))
     intervals = [_speedup_interval(s.run) for s in passers]
     for standing, rank in zip(passers, overlap_ranks(intervals), strict=True):
         standing.rank = rank
@@ -80,10 +82,17 @@ def _speedup_interval(run: Run) -> tuple[float, float]:
 def matrix_run_links(*, method: Method, operator_set: OperatorSet, chips: list[Chip]) -> dict[tuple[str, int], int]:
     """(operator id, chip id) -> the run a pass-matrix cell stands for: the best public passing run of the
     method there, else its latest public finished run."""
-    runs = (Run.objects.filter(kernel__submission__method=method, chip__in=chips, status__in=FINISHED_STATUSES,
-                               kernel__submission__visibility=Visibility.PUBLIC,
-                               kernel__operator__sets=operator_set)
-            .values_list("pk", "kernel__operator__operator_id", "chip_id", "status", "speedup").order_by("pk"))
+    runs = (
+        Run.objects.filter(
+            kernel__submission__method=method,
+            chip__in=chips,
+            status__in=FINISHED_STATUSES,
+            kernel__submission__visibility=Visibility.PUBLIC,
+            kernel__operator__sets=operator_set,
+        )
+        .values_list("pk", "kernel__operator__operator_id", "chip_id", "status", "speedup")
+        .order_by("pk")
+    )
     best: dict[tuple[str, int], tuple[bool, float, int]] = {}
     for pk, operator_id, chip_id, status, speedup in runs:
         candidate = (status == RunStatus.PASSED, speedup or 0.0, pk)
@@ -96,8 +105,14 @@ def matrix_run_links(*, method: Method, operator_set: OperatorSet, chips: list[C
 def own_submissions(*, user: AbstractBaseUser) -> QuerySet[Submission]:
     """The user's submissions, public and private, newest first, with their run counts."""
     finished = Q(kernels__runs__status__in=FINISHED_STATUSES)
-    return (Submission.objects.filter(owner=user).select_related("method", "target_chip")
-            .annotate(kernel_count=Count("kernels", distinct=True), run_count=Count("kernels__runs"),
-                      finished_count=Count("kernels__runs", filter=finished),
-                      passed_count=Count("kernels__runs", filter=Q(kernels__runs__status=RunStatus.PASSED)))
-            .order_by("-created_at", "-pk"))
+    return (
+        Submission.objects.filter(owner=user)
+        .select_related("method", "target_chip")
+        .annotate(
+            kernel_count=Count("kernels", distinct=True),
+            run_count=Count("kernels__runs"),
+            finished_count=Count("kernels__runs", filter=finished),
+            passed_count=Count("kernels__runs", filter=Q(kernels__runs__status=RunStatus.PASSED)),
+        )
+        .order_by("-created_at", "-pk")
+    )

@@ -23,8 +23,18 @@ KERNEL_DIR = Path(__file__).resolve().parents[1] / "evaluation" / "catalog" / "r
 SYSTEM_USERNAME = "kgb-reference"
 SCAFFOLD = "Built-in reference kernels"
 # Pointwise operators whose smoke cases the CPU interpreter judges in seconds: the first rows a newcomer sees.
-FIRST_OPERATORS = ("aten::cos", "aten::neg", "aten::floor", "aten::rsqrt", "aten::sgn", "aten::cosh",
-                   "aten::log10", "aten::hardsigmoid", "aten::bitwise_not", "aten::acosh")
+FIRST_OPERATORS = (
+    "aten::cos",
+    "aten::neg",
+    "aten::floor",
+    "aten::rsqrt",
+    "aten::sgn",
+    "aten::cosh",
+    "aten::log10",
+    "aten::hardsigmoid",
+    "aten::bitwise_not",
+    "aten::acosh",
+)
 
 
 @dataclass
@@ -47,9 +57,12 @@ def system_user():
 def reference_method() -> Method:
     method = method_get_or_create(owner=system_user(), scaffold=SCAFFOLD, kind=MethodKind.LIBRARY)
     if not method.description:
-        Method.objects.filter(pk=method.pk).update(description=(
-            "The Triton kernels shipped with this site's operator catalog, written by its engineers, judged here "
-            "like any upload. A baseline to read other methods against, and what a fresh install ranks first."))
+        Method.objects.filter(pk=method.pk).update(
+            description=(
+                "The Triton kernels shipped with this site's operator catalog, written by its engineers, judged here "
+                "like any upload. A baseline to read other methods against, and what a fresh install ranks first."
+            )
+        )
         method.refresh_from_db()
     return method
 
@@ -73,17 +86,22 @@ def reference_kernels_submit(*, chips: list[Chip], limit: int | None = None) -> 
         if operator_id not in active:
             unavailable.append(operator_id)
             continue
-        uploads[operator_id] = KernelUpload(operator_id=operator_id, source_code=path.read_text(encoding="utf-8"),
-                                            filename=path.name)
+        uploads[operator_id] = KernelUpload(
+            operator_id=operator_id, source_code=path.read_text(encoding="utf-8"), filename=path.name
+        )
     first = [uploads.pop(op) for op in FIRST_OPERATORS if op in uploads]
     rest = [uploads[op] for op in sorted(uploads)]
     batches = [batch for batch in (first, rest) if batch]
     if limit is not None:
         batches = _cut(batches, limit)
     submissions = [
-        submission_create(owner=method.owner, method=method, uploads=batch, chips=chips,
-                          notes="The catalog's built-in reference kernels (seeded by manage.py "
-                                "judge_reference_kernels).")
+        submission_create(
+            owner=method.owner,
+            method=method,
+            uploads=batch,
+            chips=chips,
+            notes="The catalog's built-in reference kernels (seeded by manage.py judge_reference_kernels).",
+        )
         for batch in batches
     ]
     return SeedResult(submissions=submissions, skipped_existing=skipped, skipped_unavailable=unavailable)

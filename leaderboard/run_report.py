@@ -59,9 +59,13 @@ def run_report(run: Run, *, code_visible: bool) -> RunReport:
     for match in KERNEL_LINE.finditer(reason):
         number = int(next(group for group in match.groups() if group))
         lines.append(number)
-        parts.append((reason[position:match.start()], None))
+        parts.append((reason[position : match.start()], None))
         parts.append((match.group(0), number if code_visible else None))
         position = match.end()
     parts.append((reason[position:], None))
-    return RunReport(fault=fault_of(run), cases_line=cases_line(run), kernel_lines=lines,
-                     reason_parts=[part for part in parts if part[0]])
+    return RunReport(
+        fault=fault_of(run),
+        cases_line=cases_line(run),
+        kernel_lines=lines,
+        reason_parts=[part for part in parts if part[0]],
+    )

@@ -53,8 +53,9 @@ NO_FILTER = MethodFilter()
 def set_operators(*, operator_set: OperatorSet) -> dict[int, SetOperator]:
     return {
         pk: SetOperator(pk, operator_id, source, version)
-        for pk, operator_id, source, version in operator_set.operators.values_list("pk", "operator_id", "source",
-                                                                                    "version")
+        for pk, operator_id, source, version in operator_set.operators.values_list(
+            "pk", "operator_id", "source", "version"
+        )
     }
 
 
@@ -76,8 +77,16 @@ def counted_runs(*, chip: Chip, operator_ids: set[str] | None = None) -> QuerySe
 # skip model instances entirely. Layout: (run id, kernel id, chip id, status, speedup, flagged, run's operator
 # version, operator pk, method id, target chip id, tokens, solve seconds).
 VERDICT_FIELDS = (
-    "kernel_id", "chip_id", "status", "speedup", "flagged", "operator_version", "kernel__operator_id",
-    "kernel__submission_id", "kernel__total_tokens", "kernel__solve_seconds",
+    "kernel_id",
+    "chip_id",
+    "status",
+    "speedup",
+    "flagged",
+    "operator_version",
+    "kernel__operator_id",
+    "kernel__submission_id",
+    "kernel__total_tokens",
+    "kernel__solve_seconds",
 )
 # Below this many operators the set is filtered in SQL; above, in Python (cheaper than a long IN list).
 SQL_OPERATOR_FILTER_MAX = 120
@@ -89,12 +98,15 @@ def public_submission_facts(*, method_ids: list[int] | None = None) -> dict[int,
     submissions = Submission.objects.filter(visibility=Visibility.PUBLIC, method__public=True)
     if method_ids is not None:
         submissions = submissions.filter(method_id__in=method_ids)
-    return {pk: (method_id, target) for pk, method_id, target in
-            submissions.order_by().values_list("pk", "method_id", "target_chip_id")}
+    return {
+        pk: (method_id, target)
+        for pk, method_id, target in submissions.order_by().values_list("pk", "method_id", "target_chip_id")
+    }
 
 
-def latest_public_verdicts(*, chip_ids: list[int], operator_pks: list[int],
-                            method_ids: list[int] | None = None) -> list[tuple]:
+def latest_public_verdicts(
+    *, chip_ids: list[int], operator_pks: list[int], method_ids: list[int] | None = None
+) -> list[tuple]:
     """The latest finished verdict of each (public kernel, chip): a re-run supersedes the run before it.
 
     One join (run -> kernel); which submissions count is decided in Python from a small lookup, which keeps
@@ -108,15 +120,28 @@ def latest_public_verdicts(*, chip_ids: list[int], operator_pks: list[int],
     if method_ids is not None:
         runs = runs.filter(kernel__submission__method_id__in=method_ids)
     latest: dict[tuple[int, int], tuple] = {}
-    for (run_id, kernel_id, chip_id, status, speedup, flagged, version, operator_pk, submission_id, tokens,
-         seconds) in runs.order_by().values_list("id", *VERDICT_FIELDS).iterator(chunk_size=5000):
+    for run_id, kernel_id, chip_id, status, speedup, flagged, version, operator_pk, submission_id, tokens, seconds in (
+        runs.order_by().values_list("id", *VERDICT_FIELDS).iterator(chunk_size=5000)
+    ):
         facts = submissions.get(submission_id)
         if facts is None or operator_pk not in wanted:
             continue
         kept = latest.get((kernel_id, chip_id))
         if kept is None or kept[0] < run_id:  # ids grow with creation: the larger is the newer verdict
-            latest[(kernel_id, chip_id)] = (run_id, kernel_id, chip_id, status, speedup, flagged, version,
-                                            operator_pk, facts[0], facts[1], tokens, seconds)
+            latest[(kernel_id, chip_id)] = (
+                run_id,
+                kernel_id,
+                chip_id,
+                status,
+                speedup,
+                flagged,
+                version,
+                operator_pk,
+                facts[0],
+                facts[1],
+                tokens,
+                seconds,
+            )
     return list(latest.values())
 
 
@@ -128,8 +153,18 @@ def board_data_stamp() -> str:
     operators = Operator.objects.aggregate(last=Max("updated_at"))
     submissions = Submission.objects.aggregate(count=Count("id"), last=Max("id"))
     methods = Method.objects.aggregate(count=Count("id"), last=Max("id"))
-    return "|".join(str(value) for value in (finished, runs["last"], operators["last"], submissions["count"],
-                                             submissions["last"], methods["count"], methods["last"]))
+    return "|".join(
+        str(value)
+        for value in (
+            finished,
+            runs["last"],
+            operators["last"],
+            submissions["count"],
+            submissions["last"],
+            methods["count"],
+            methods["last"],
+        )
+    )
 
 
 # Memo of board outcomes in this process: Django's cache would pickle ~10,000 objects per hit, which costs more
@@ -161,19 +196,25 @@ class BoardOutcomes(tuple):
 def cached_outcomes(*, chip_ids: list[int], operators: dict[int, SetOperator]) -> BoardOutcomes:
     """(native, ported) ``verdict_outcomes`` of the latest public verdicts on ``chip_ids``, memoised until the
     data changes (or a minute passes): every board reads them, and they are the expensive part of a page."""
-    digest = hashlib.sha1(",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(),
-                                                                           key=lambda op: op.pk)).encode())
-    key = "kgb-board:" + hashlib.sha1(
-        f"{sorted(chip_ids)}|{digest.hexdigest()}|{board_data_stamp()}".encode()).hexdigest()
+    digest = hashlib.sha1(
+        ",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(), key=lambda op: op.pk)).encode()
+    )
+    key = (
+        "kgb-board:"
+        + hashlib.sha1(f"{sorted(chip_ids)}|{digest.hexdigest()}|{board_data_stamp()}".encode()).hexdigest()
+    )
     now = time.monotonic()
     memo = _OUTCOME_MEMO.get(key)
     if memo is not None and memo[0] > now:
         _OUTCOME_MEMO.move_to_end(key)
         return memo[1]
     verdicts = latest_public_verdicts(chip_ids=chip_ids, operator_pks=list(operators))
-    outcomes = BoardOutcomes((
-        dict(verdict_outcomes(verdicts=verdicts, operators=operators)),
-        dict(verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False, foreign_only=True))))
+    outcomes = BoardOutcomes(
+        (
+            dict(verdict_outcomes(verdicts=verdicts, operators=operators)),
+            dict(verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False, foreign_only=True)),
+        )
+    )
     outcomes.summaries_memo = {}
     _OUTCOME_MEMO[key] = (now + BOARD_CACHE_SECONDS, outcomes)
     while len(_OUTCOME_MEMO) > OUTCOME_MEMO_SIZE:
@@ -181,16 +222,29 @@ def cached_outcomes(*, chip_ids: list[int], operators: dict[int, SetOperator]) -
     return outcomes
 
 
-def verdict_outcomes(*, verdicts: list[tuple], operators: dict[int, SetOperator], native_only: bool = True,
-                     foreign_only: bool = False) -> dict[tuple[int, int], dict[str, OperatorOutcome]]:
+def verdict_outcomes(
+    *, verdicts: list[tuple], operators: dict[int, SetOperator], native_only: bool = True, foreign_only: bool = False
+) -> dict[tuple[int, int], dict[str, OperatorOutcome]]:
     """Per (method id, chip id), per operator id: solved (any kernel passed cleanly), best speedup, all tokens.
 
     ``native_only`` keeps kernels written for the chip they were judged on (or for no chip in particular),
     as PROTOCOL 7 ranks; ``foreign_only`` keeps the opposite (kernels written for another chip: portability).
     """
     outcomes: dict[tuple[int, int], dict[str, OperatorOutcome]] = defaultdict(dict)
-    for (_, _, chip_id, status, speedup, flagged, run_version, operator_pk, method_id, target_chip_id, tokens,
-         seconds) in verdicts:
+    for (
+        _,
+        _,
+        chip_id,
+        status,
+        speedup,
+        flagged,
+        run_version,
+        operator_pk,
+        method_id,
+        target_chip_id,
+        tokens,
+        seconds,
+    ) in verdicts:
         native = target_chip_id is None or target_chip_id == chip_id
         if (native_only and not native) or (foreign_only and native):
             continue
@@ -216,8 +270,10 @@ def method_outcomes(*, chip: Chip, operator_set: OperatorSet) -> dict[int, dict[
     """Per method id, per operator id: solved (any kernel passed cleanly), best speedup, tokens of all tries."""
     operators = set_operators(operator_set=operator_set)
     verdicts = latest_public_verdicts(chip_ids=[chip.pk], operator_pks=list(operators))
-    return {method_id: outcomes
-            for (method_id, _), outcomes in verdict_outcomes(verdicts=verdicts, operators=operators).items()}
+    return {
+        method_id: outcomes
+        for (method_id, _), outcomes in verdict_outcomes(verdicts=verdicts, operators=operators).items()
+    }
 
 
 def _view_totals(operators: dict[int, SetOperator]) -> dict[str, int]:
@@ -248,8 +304,11 @@ def summary_figure(summary: Summary | None, figure: str) -> float | None:
     if figure.startswith("fast_"):
         return summary.fast_p.get(figure[5:])
     return {
-        "accuracy": summary.accuracy_pct, "speedup": summary.speedup_geomean, "tokens": summary.tokens_total,
-        "tokens_per_success": summary.tokens_per_success, "hours": summary.solve_hours,
+        "accuracy": summary.accuracy_pct,
+        "speedup": summary.speedup_geomean,
+        "tokens": summary.tokens_total,
+        "tokens_per_success": summary.tokens_per_success,
+        "hours": summary.solve_hours,
     }.get(figure)
 
 
@@ -258,8 +317,9 @@ def sort_rows(rows: list, sort: str, figure_of) -> None:
     descending = sort.startswith("-")
     key = sort.lstrip("-")
     if key in ("method", "kind", "model"):
-        rows.sort(key=lambda row: str(getattr(row.method, key) if key != "method" else row.method).lower(),
-                  reverse=descending)
+        rows.sort(
+            key=lambda row: str(getattr(row.method, key) if key != "method" else row.method).lower(), reverse=descending
+        )
         return
     known = [row for row in rows if figure_of(row, key) is not None]
     unknown = [row for row in rows if figure_of(row, key) is None]
@@ -267,8 +327,9 @@ def sort_rows(rows: list, sort: str, figure_of) -> None:
     rows[:] = known + unknown
 
 
-def leaderboard_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER,
-                     sort: str = "") -> list[LeaderboardRow]:
+def leaderboard_rows(
+    *, chip: Chip, operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER, sort: str = ""
+) -> list[LeaderboardRow]:
     """One row per method with figures per source view, sorted by overall accuracy then speedup."""
     operators = set_operators(operator_set=operator_set)
     totals = _view_totals(operators)
@@ -277,13 +338,20 @@ def leaderboard_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: Me
     methods = _admitted_methods({method_id for method_id, _ in outcomes_by_key}, method_filter)
     rows = [
         LeaderboardRow(method=methods[key[0]], outcomes=outcomes, summaries=board.summaries(key, totals))
-        for key, outcomes in outcomes_by_key.items() if key[0] in methods
+        for key, outcomes in outcomes_by_key.items()
+        if key[0] in methods
     ]
-    rows.sort(key=lambda r: (-r.summaries["overall"].accuracy_pct, -(r.summaries["overall"].speedup_geomean or 0),
-                             str(r.method)))
+    rows.sort(
+        key=lambda r: (
+            -r.summaries["overall"].accuracy_pct,
+            -(r.summaries["overall"].speedup_geomean or 0),
+            str(r.method),
+        )
+    )
     if sort:
-        sort_rows(rows, sort, lambda row, key: summary_figure(row.summaries.get(key.split(".")[0]),
-                                                              key.partition(".")[2]))
+        sort_rows(
+            rows, sort, lambda row, key: summary_figure(row.summaries.get(key.split(".")[0]), key.partition(".")[2])
+        )
     return rows
 
 
@@ -298,8 +366,14 @@ class ChipRow:
     speedup_ratio: dict[int, float | None] = field(default_factory=dict)
 
 
-def multi_chip_rows(*, chips: list[Chip], operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER,
-                    sort: str = "", reference_chip: Chip | None = None) -> list[ChipRow]:
+def multi_chip_rows(
+    *,
+    chips: list[Chip],
+    operator_set: OperatorSet,
+    method_filter: MethodFilter = NO_FILTER,
+    sort: str = "",
+    reference_chip: Chip | None = None,
+) -> list[ChipRow]:
     """Per method, its figures on every chip, each from the kernels it wrote for that chip (PROTOCOL 7); ratios
     against ``reference_chip`` and figures of kernels written for other chips feed portability."""
     operators = set_operators(operator_set=operator_set)
@@ -308,14 +382,15 @@ def multi_chip_rows(*, chips: list[Chip], operator_set: OperatorSet, method_filt
     board = cached_outcomes(chip_ids=chip_ids, operators=operators)
     native, foreign = board
     overall_only = {view: (total if view == "overall" else 0) for view in SOURCE_VIEWS}
-    methods = _admitted_methods({method_id for method_id, _ in native} | {method_id for method_id, _ in foreign},
-                                method_filter)
+    methods = _admitted_methods(
+        {method_id for method_id, _ in native} | {method_id for method_id, _ in foreign}, method_filter
+    )
     rows: dict[int, ChipRow] = {}
-    for (method_id, chip_id) in native:
+    for method_id, chip_id in native:
         if method_id in methods:
             row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
             row.per_chip[chip_id] = board.summaries((method_id, chip_id), overall_only)["overall"]
-    for (method_id, chip_id) in foreign:
+    for method_id, chip_id in foreign:
         if method_id in methods:
             row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
             row.ported[chip_id] = board.summaries((method_id, chip_id), overall_only, ported=True)["overall"]
@@ -324,14 +399,20 @@ def multi_chip_rows(*, chips: list[Chip], operator_set: OperatorSet, method_filt
         reference = row.per_chip.get(reference_id)
         for chip_id, summary in row.per_chip.items():
             row.accuracy_ratio[chip_id] = ratio(summary.accuracy_pct, reference.accuracy_pct if reference else None)
-            row.speedup_ratio[chip_id] = ratio(summary.speedup_geomean,
-                                               reference.speedup_geomean if reference else None)
-    result = sorted(rows.values(), key=lambda r: (
-        -(r.per_chip[reference_id].accuracy_pct if reference_id in r.per_chip else -1), str(r.method)))
+            row.speedup_ratio[chip_id] = ratio(
+                summary.speedup_geomean, reference.speedup_geomean if reference else None
+            )
+    result = sorted(
+        rows.values(),
+        key=lambda r: (-(r.per_chip[reference_id].accuracy_pct if reference_id in r.per_chip else -1), str(r.method)),
+    )
     if sort:
         slug_to_id = {chip.slug: chip.pk for chip in chips}
-        sort_rows(result, sort, lambda row, key: summary_figure(
-            row.per_chip.get(slug_to_id.get(key.split(".")[0])), key.partition(".")[2]))
+        sort_rows(
+            result,
+            sort,
+            lambda row, key: summary_figure(row.per_chip.get(slug_to_id.get(key.split(".")[0])), key.partition(".")[2]),
+        )
     return result
 
 
@@ -342,8 +423,13 @@ class MatchedRow:
     summary: Summary
 
 
-def matched_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER,
-                 method_ids: list[int] | None = None) -> tuple[list[str], list[MatchedRow]]:
+def matched_rows(
+    *,
+    chip: Chip,
+    operator_set: OperatorSet,
+    method_filter: MethodFilter = NO_FILTER,
+    method_ids: list[int] | None = None,
+) -> tuple[list[str], list[MatchedRow]]:
     """Speedups over the operators every shown method solved on ``chip`` (like with like), with 95% intervals.
 
     Methods that solved nothing with a known speedup are left out: they would empty the common set.
@@ -351,8 +437,9 @@ def matched_rows(*, chip: Chip, operator_set: OperatorSet, method_filter: Method
     rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter)
     if method_ids:
         rows = [row for row in rows if row.method.pk in method_ids]
-    rows = [row for row in rows if any(o.solved and o.speedup is not None and not o.flagged
-                                       for o in row.outcomes.values())]
+    rows = [
+        row for row in rows if any(o.solved and o.speedup is not None and not o.flagged for o in row.outcomes.values())
+    ]
     common, figures = matched_speedups({row.method.pk: row.outcomes for row in rows})
     result = [MatchedRow(row.method, figures[row.method.pk], row.summaries["overall"]) for row in rows]
     result.sort(key=lambda r: (-(r.figure.speedup_geomean or 0), str(r.method)))
@@ -368,12 +455,20 @@ def operator_pass_matrix(*, method: Method, operator_set: OperatorSet, chips: li
     for operator in sorted(operators.values(), key=lambda op: op.operator_id):
         cells = []
         for chip in chips:
-            candidates = [outcomes.get((method.pk, chip.pk), {}).get(operator.operator_id) for outcomes in
-                          (native, ported)]
+            candidates = [
+                outcomes.get((method.pk, chip.pk), {}).get(operator.operator_id) for outcomes in (native, ported)
+            ]
             outcome = next((o for o in candidates if o is not None and o.solved), None) or next(
-                (o for o in candidates if o is not None), None)
-            cells.append({"chip": chip, "outcome": outcome, "ported": outcome is not None and outcome is candidates[1],
-                          "state": "none" if outcome is None else ("passed" if outcome.solved else "failed")})
+                (o for o in candidates if o is not None), None
+            )
+            cells.append(
+                {
+                    "chip": chip,
+                    "outcome": outcome,
+                    "ported": outcome is not None and outcome is candidates[1],
+                    "state": "none" if outcome is None else ("passed" if outcome.solved else "failed"),
+                }
+            )
         matrix.append({"operator_id": operator.operator_id, "cells": cells})
     return matrix
 
@@ -391,7 +486,8 @@ def paper_results(*, table: str, platform: str | None = None) -> dict[tuple[str,
         query = query.filter(platform=platform)
     layer: dict[tuple[str, str], dict] = defaultdict(dict)
     for method, model, view, plat, accuracy, speedup in query.values_list(
-            "method", "model", "view", "platform", "accuracy_pct", "speedup_geomean"):
+        "method", "model", "view", "platform", "accuracy_pct", "speedup_geomean"
+    ):
         layer[(method, model)][(view, plat)] = (accuracy, speedup)
     return dict(layer)
 
@@ -406,8 +502,12 @@ def paper_costs() -> list[PaperCost]:
 def operator_solvers(*, operator: Operator) -> list[dict]:
     """Who solved this operator on which chip, best public kernel first per chip (native kernels only)."""
     rows = (
-        Run.objects.filter(kernel__operator=operator, status=RunStatus.PASSED,
-                           kernel__submission__visibility=Visibility.PUBLIC, kernel__submission__method__public=True)
+        Run.objects.filter(
+            kernel__operator=operator,
+            status=RunStatus.PASSED,
+            kernel__submission__visibility=Visibility.PUBLIC,
+            kernel__submission__method__public=True,
+        )
         .filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=F("chip")))
         .select_related("chip", "kernel__submission__method")
         .order_by("chip__slug", F("speedup").desc(nulls_last=True), "created_at")

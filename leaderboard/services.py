@@ -59,8 +59,9 @@ class KernelUpload:
 def decode_kernel_file(*, data: bytes, filename: str) -> str:
     """The file's text; SubmissionRejected when it is too large or not UTF-8."""
     if len(data) > settings.KGB_MAX_KERNEL_BYTES:
-        raise SubmissionRejected([f"{filename}: too large ({len(data)} bytes; the limit is "
-                                  f"{settings.KGB_MAX_KERNEL_BYTES})"])
+        raise SubmissionRejected(
+            [f"{filename}: too large ({len(data)} bytes; the limit is {settings.KGB_MAX_KERNEL_BYTES})"]
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -102,8 +103,10 @@ def check_kernel_uploads(*, uploads: Sequence[KernelUpload]) -> tuple[list[str],
             problems.append(f"{upload.label}: unknown operator {upload.operator_id!r}")
             continue
         if not operator.active:
-            problems.append(f"{upload.label}: operator {upload.operator_id} cannot be judged now"
-                            f" ({operator.unavailable_reason or 'deactivated'})")
+            problems.append(
+                f"{upload.label}: operator {upload.operator_id} cannot be judged now"
+                f" ({operator.unavailable_reason or 'deactivated'})"
+            )
             continue
         key = (upload.operator_id, upload.round)
         if key in seen:
@@ -122,8 +125,9 @@ def check_kernel_uploads(*, uploads: Sequence[KernelUpload]) -> tuple[list[str],
             required = [entry["name"] for entry in operator.entry_points]
             missing = [name for name in required if name not in names]
             if missing:
-                problems.append(f"{upload.label}: missing entry point(s) {', '.join(missing)} "
-                                f"required by {upload.operator_id}")
+                problems.append(
+                    f"{upload.label}: missing entry point(s) {', '.join(missing)} required by {upload.operator_id}"
+                )
     return problems, operators
 
 
@@ -132,15 +136,19 @@ def _cost_problems(upload: KernelUpload) -> list[str]:
     problems = []
     for name in TOKEN_FIELDS:
         value = getattr(upload, name)
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                  or not 0 <= value <= MAX_TOKEN_COUNT):
-            problems.append(f"{upload.label}: {name} must be a whole number from 0 to {MAX_TOKEN_COUNT} "
-                            f"(got {str(value)[:30]})")
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT
+        ):
+            problems.append(
+                f"{upload.label}: {name} must be a whole number from 0 to {MAX_TOKEN_COUNT} (got {str(value)[:30]})"
+            )
     seconds = upload.solve_seconds
-    if seconds is not None and not (isinstance(seconds, (int, float)) and math.isfinite(seconds)
-                                    and 0 <= seconds <= MAX_SOLVE_SECONDS):
-        problems.append(f"{upload.label}: solve time must be from 0 to {MAX_SOLVE_SECONDS} seconds "
-                        f"(got {str(seconds)[:30]})")
+    if seconds is not None and not (
+        isinstance(seconds, (int, float)) and math.isfinite(seconds) and 0 <= seconds <= MAX_SOLVE_SECONDS
+    ):
+        problems.append(
+            f"{upload.label}: solve time must be from 0 to {MAX_SOLVE_SECONDS} seconds (got {str(seconds)[:30]})"
+        )
     return problems
 
 
@@ -153,22 +161,46 @@ def check_upload_quota(*, owner: AbstractBaseUser, count: int) -> str | None:
     return None
 
 
-def method_get_or_create(*, owner: AbstractBaseUser, scaffold: str, model: str = "",
-                         kind: str = MethodKind.AGENT, link: str = "", public: bool = True,
-                         model_version: str = "", paper_url: str = "", code_url: str = "") -> Method:
+def method_get_or_create(
+    *,
+    owner: AbstractBaseUser,
+    scaffold: str,
+    model: str = "",
+    kind: str = MethodKind.AGENT,
+    link: str = "",
+    public: bool = True,
+    model_version: str = "",
+    paper_url: str = "",
+    code_url: str = "",
+) -> Method:
     """The owner's method of that scaffold and model; created with the given metadata when new (an existing
     method keeps its own metadata)."""
     method, _ = Method.objects.get_or_create(
-        scaffold=scaffold.strip(), model=model.strip(), owner=owner,
-        defaults={"kind": kind, "link": link, "public": public, "model_version": model_version.strip(),
-                  "paper_url": paper_url.strip(), "code_url": code_url.strip()},
+        scaffold=scaffold.strip(),
+        model=model.strip(),
+        owner=owner,
+        defaults={
+            "kind": kind,
+            "link": link,
+            "public": public,
+            "model_version": model_version.strip(),
+            "paper_url": paper_url.strip(),
+            "code_url": code_url.strip(),
+        },
     )
     return method
 
 
-def submission_create(*, owner: AbstractBaseUser, method: Method, uploads: Sequence[KernelUpload],
-                      chips: Iterable[Chip], visibility: str = Visibility.PUBLIC, notes: str = "",
-                      target_chip: Chip | None = None) -> Submission:
+def submission_create(
+    *,
+    owner: AbstractBaseUser,
+    method: Method,
+    uploads: Sequence[KernelUpload],
+    chips: Iterable[Chip],
+    visibility: str = Visibility.PUBLIC,
+    notes: str = "",
+    target_chip: Chip | None = None,
+) -> Submission:
     """Validate everything, then save the submission and its kernels and queue their runs, or nothing."""
     chips = list(chips)
     problems, operators = check_kernel_uploads(uploads=uploads)
@@ -182,14 +214,21 @@ def submission_create(*, owner: AbstractBaseUser, method: Method, uploads: Seque
     if problems:
         raise SubmissionRejected(problems)
     with transaction.atomic():
-        submission = Submission.objects.create(owner=owner, method=method, visibility=visibility, notes=notes,
-                                               target_chip=target_chip)
+        submission = Submission.objects.create(
+            owner=owner, method=method, visibility=visibility, notes=notes, target_chip=target_chip
+        )
         kernels = [
             Kernel.objects.create(
-                submission=submission, operator=operators[upload.operator_id], source_code=upload.source_code,
-                sha256=Kernel.hash_source(upload.source_code), filename=upload.filename, round=upload.round,
-                input_tokens=upload.input_tokens, output_tokens=upload.output_tokens,
-                cache_creation_tokens=upload.cache_creation_tokens, cache_read_tokens=upload.cache_read_tokens,
+                submission=submission,
+                operator=operators[upload.operator_id],
+                source_code=upload.source_code,
+                sha256=Kernel.hash_source(upload.source_code),
+                filename=upload.filename,
+                round=upload.round,
+                input_tokens=upload.input_tokens,
+                output_tokens=upload.output_tokens,
+                cache_creation_tokens=upload.cache_creation_tokens,
+                cache_read_tokens=upload.cache_read_tokens,
                 total_tokens=upload.total_tokens if upload.total_tokens is not None else _sum_tokens(upload),
                 solve_seconds=upload.solve_seconds,
             )

@@ -30,27 +30,41 @@ def submit_kernel(request: HttpRequest) -> HttpResponse:
         upload_file = data["kernel_file"]
         operator_id = (data.get("operator") or "").strip()
         uploads, problems = intake.read_files(
-            data=upload_file.read(), filename=upload_file.name, operator_id=operator_id,
-            total_tokens=data.get("total_tokens"), solve_seconds=data.get("solve_seconds"))
+            data=upload_file.read(),
+            filename=upload_file.name,
+            operator_id=operator_id,
+            total_tokens=data.get("total_tokens"),
+            solve_seconds=data.get("solve_seconds"),
+        )
         if not uploads and not problems:
             problems = [f"{upload_file.name}: no kernel in the file"]
-        problems = [f"{upload_file.name}: choose the operator, or name the file <namespace>__<op>.py (e.g. "
-                    "aten__cos.py) so it names its operator" if ": not named <namespace>__<op>.py" in problem
-                    else problem for problem in problems]
+        problems = [
+            f"{upload_file.name}: choose the operator, or name the file <namespace>__<op>.py (e.g. "
+            "aten__cos.py) so it names its operator"
+            if ": not named <namespace>__<op>.py" in problem
+            else problem
+            for problem in problems
+        ]
         try:
-            submission = intake.submission_intake(owner=request.user, uploads=uploads, read_problems=problems,
-                                                  options=form.intake_options())
+            submission = intake.submission_intake(
+                owner=request.user, uploads=uploads, read_problems=problems, options=form.intake_options()
+            )
         except SubmissionRejected as rejected:
             for problem in rejected.problems:
                 form.add_error(None, problem)
         else:
             messages.success(request, "Uploaded: runs are queued.")
             return redirect("leaderboard:submission", pk=submission.pk)
-    return render(request, "leaderboard/submit.html", {
-        **_upload_context(form),
-        "operator_ids": Operator.objects.filter(active=True).order_by("operator_id").values_list("operator_id",
-                                                                                                 flat=True),
-    })
+    return render(
+        request,
+        "leaderboard/submit.html",
+        {
+            **_upload_context(form),
+            "operator_ids": Operator.objects.filter(active=True)
+            .order_by("operator_id")
+            .values_list("operator_id", flat=True),
+        },
+    )
 
 
 @login_required
@@ -61,12 +75,16 @@ def submit_batch(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         archive, usage = data["archive"], data["usage_file"]
-        uploads, problems = intake.read_files(data=archive.read(), filename=archive.name,
-                                              usage_data=usage.read() if usage else None,
-                                              usage_filename=usage.name if usage else "")
+        uploads, problems = intake.read_files(
+            data=archive.read(),
+            filename=archive.name,
+            usage_data=usage.read() if usage else None,
+            usage_filename=usage.name if usage else "",
+        )
         try:
-            submission = intake.submission_intake(owner=request.user, uploads=uploads, read_problems=problems,
-                                                  options=form.intake_options())
+            submission = intake.submission_intake(
+                owner=request.user, uploads=uploads, read_problems=problems, options=form.intake_options()
+            )
         except SubmissionRejected as rejected:
             for problem in rejected.problems:
                 form.add_error(None, problem)
@@ -79,16 +97,21 @@ def submit_batch(request: HttpRequest) -> HttpResponse:
 @login_required
 def my_submissions(request: HttpRequest) -> HttpResponse:
     """Everything the user uploaded, public and private, with how far judging got."""
-    return render(request, "leaderboard/my_submissions.html", {
-        "submissions": reads.own_submissions(user=request.user)[:500],
-        "methods": request.user.methods.order_by("scaffold", "model"),
-    })
+    return render(
+        request,
+        "leaderboard/my_submissions.html",
+        {
+            "submissions": reads.own_submissions(user=request.user)[:500],
+            "methods": request.user.methods.order_by("scaffold", "model"),
+        },
+    )
 
 
 def _safe_next(request: HttpRequest) -> str:
     candidate = request.POST.get("next") or request.GET.get("next") or ""
-    if candidate and url_has_allowed_host_and_scheme(candidate, allowed_hosts={request.get_host()},
-                                                     require_https=request.is_secure()):
+    if candidate and url_has_allowed_host_and_scheme(
+        candidate, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return candidate
     return ""
 

@@ -205,8 +205,7 @@ def parse_usage(*, data: bytes, filename: str) -> dict[str, dict[str, Any]]:
     text = data.decode("utf-8")
     if filename.lower().endswith(".csv"):
         rows = list(csv.DictReader(io.StringIO(text)))
-        key_column = next((c for c in ("operator_id", "operator", "op", "file", "name") if rows and c in rows[0]),
-                          None)
+        key_column = next((c for c in ("operator_id", "operator", "op", "file", "name") if rows and c in rows[0]), None)
         if key_column is None:
             raise ValueError("the CSV needs an operator_id (or operator, op, file) column")
         return {_operator_key(row[key_column]): _usage_entry(row) for row in rows if row.get(key_column)}
@@ -222,8 +221,14 @@ def parse_usage(*, data: bytes, filename: str) -> dict[str, dict[str, Any]]:
     elif isinstance(document, list):
         for item in document:
             if isinstance(item, dict):
-                key = next((item[k] for k in ("operator_id", "operator", "op", "op_name", "name", "file")
-                            if isinstance(item.get(k), str)), None)
+                key = next(
+                    (
+                        item[k]
+                        for k in ("operator_id", "operator", "op", "op_name", "name", "file")
+                        if isinstance(item.get(k), str)
+                    ),
+                    None,
+                )
                 if key:
                     records.append((key, item))
     else:
@@ -234,15 +239,15 @@ def parse_usage(*, data: bytes, filename: str) -> dict[str, dict[str, Any]]:
 # --- The whole upload ------------------------------------------------------------------------------------
 
 
-def parse_upload(*, data: bytes, filename: str, usage_data: bytes | None = None, usage_filename: str = "",
-                 check: bool = True) -> list[KernelUpload]:
+def parse_upload(
+    *, data: bytes, filename: str, usage_data: bytes | None = None, usage_filename: str = "", check: bool = True
+) -> list[KernelUpload]:
     """The kernels of an upload with their usage; UploadProblems with every problem otherwise.
 
     With ``check``, the service's own checks (unknown or duplicate operator, missing entry points, size)
     run too, so every problem shows at once rather than one round at a time.
     """
-    uploads, problems = read_upload(data=data, filename=filename, usage_data=usage_data,
-                                    usage_filename=usage_filename)
+    uploads, problems = read_upload(data=data, filename=filename, usage_data=usage_data, usage_filename=usage_filename)
     if check and uploads:
         service_problems, _ = check_kernel_uploads(uploads=uploads)
         problems.extend(service_problems)
@@ -251,8 +256,9 @@ def parse_upload(*, data: bytes, filename: str, usage_data: bytes | None = None,
     return uploads
 
 
-def read_upload(*, data: bytes, filename: str, usage_data: bytes | None = None,
-                usage_filename: str = "") -> tuple[list[KernelUpload], list[str]]:
+def read_upload(
+    *, data: bytes, filename: str, usage_data: bytes | None = None, usage_filename: str = ""
+) -> tuple[list[KernelUpload], list[str]]:
     """The kernels the upload's files hold, and every problem found reading them (each naming its file).
 
     Only reading: whether the kernels are acceptable is ``submission_create``'s decision, taken once.
@@ -264,8 +270,9 @@ def read_upload(*, data: bytes, filename: str, usage_data: bytes | None = None,
         return [], [f"{filename}: {exc}"]
     uploads: list[KernelUpload] = []
     usage: dict[str, dict[str, Any]] = {}
-    usage_sources = [(member.name, member.data) for member in members
-                     if PurePosixPath(member.name).name.lower() in USAGE_NAMES]
+    usage_sources = [
+        (member.name, member.data) for member in members if PurePosixPath(member.name).name.lower() in USAGE_NAMES
+    ]
     if usage_data is not None:
         usage_sources.append((usage_filename or "usage file", usage_data))
     for name, content in usage_sources:
@@ -290,11 +297,15 @@ def read_upload(*, data: bytes, filename: str, usage_data: bytes | None = None,
             problems.append(f"{member.name}: not UTF-8 text ({exc.reason} at byte {exc.start})")
             continue
         entry = usage.get(operator_id, {})
-        uploads.append(KernelUpload(
-            operator_id=operator_id, source_code=source_code, filename=member.name,
-            **{key: value for key, value in entry.items() if key != "status"},
-            extra={"reported_status": entry["status"]} if "status" in entry else {},
-        ))
+        uploads.append(
+            KernelUpload(
+                operator_id=operator_id,
+                source_code=source_code,
+                filename=member.name,
+                **{key: value for key, value in entry.items() if key != "status"},
+                extra={"reported_status": entry["status"]} if "status" in entry else {},
+            )
+        )
     if not uploads and not problems:
         problems.append(f"{filename}: no kernel files (<namespace>__<op>.py) found")
     return uploads, problems

@@ -28,18 +28,26 @@ def _download_format(request: HttpRequest) -> str | None:
 
 def _rank_single_chip(rows: list, chip: Chip) -> None:
     """Ranks by overall accuracy (ties where intervals overlap), and whether speed figures mean anything."""
-    for row, rank in zip(rows, rank_rows(rows, lambda r: (r.summaries["overall"].solved,
-                                                          r.summaries["overall"].operators_total)), strict=True):
+    for row, rank in zip(
+        rows,
+        rank_rows(rows, lambda r: (r.summaries["overall"].solved, r.summaries["overall"].operators_total)),
+        strict=True,
+    ):
         row.rank = rank
         row.speed_known = chip.timings_meaningful
 
 
 def _view_meta(query: BoardQuery, board: str) -> dict:
-    return {"board": board, "chip": query.chip.slug if query.chip else None,
-            "set": query.operator_set.slug if query.operator_set else None,
-            "kinds": list(query.method_filter.kinds), "model": query.method_filter.model, "sort": query.sort,
-            "chips": [chip.slug for chip in query.picked_chips],
-            "rank_rule": "1 + methods whose 95% Wilson interval of accuracy lies wholly above; '=' marks ties"}
+    return {
+        "board": board,
+        "chip": query.chip.slug if query.chip else None,
+        "set": query.operator_set.slug if query.operator_set else None,
+        "kinds": list(query.method_filter.kinds),
+        "model": query.method_filter.model,
+        "sort": query.sort,
+        "chips": [chip.slug for chip in query.picked_chips],
+        "rank_rule": "1 + methods whose 95% Wilson interval of accuracy lies wholly above; '=' marks ties",
+    }
 
 
 def _download_name(board: str, query: BoardQuery) -> str:
@@ -53,93 +61,153 @@ def leaderboard_index(request: HttpRequest, set_slug: str | None = None) -> Http
     """The multi-source board (the paper's MS table): accuracy and speedup per source on one chip."""
     fixed = get_object_or_404(OperatorSet, slug=set_slug, public=True) if set_slug else None
     query = board_query(request, fixed_set=fixed)
-    rows = (selectors.leaderboard_rows(chip=query.chip, operator_set=query.operator_set,
-                                       method_filter=query.method_filter, sort=query.sort)
-            if query.chip and query.operator_set else [])
+    rows = (
+        selectors.leaderboard_rows(
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter, sort=query.sort
+        )
+        if query.chip and query.operator_set
+        else []
+    )
     views = [view for view in selectors.SOURCE_VIEWS if rows and view in rows[0].summaries] or ["overall"]
     if query.chip:
         _rank_single_chip(rows, query.chip)
     requested = _download_format(request)
     if requested:
         columns, table = board_exports.multi_source_table(rows, views)
-        return board_exports.download(requested, name=_download_name("ms", query), columns=columns, rows=table,
-                                      meta=_view_meta(query, "ms"))
+        return board_exports.download(
+            requested, name=_download_name("ms", query), columns=columns, rows=table, meta=_view_meta(query, "ms")
+        )
     paper_views = views if rows else list(selectors.SOURCE_VIEWS)
     paper = selectors.paper_results(table="MS") if query.show_paper else {}
-    return render(request, "leaderboard/index.html", {
-        **query.context(fixed_set=bool(fixed)), "rows": rows, "views": views, "board": "ms",
-        "paper_views": paper_views, "paper_rows": _paper_rows(paper, paper_views), "fixed_set": fixed,
-        "first_screen": not fixed,
-        "figures": {"accuracy-by-source": plots.accuracy_by_source(rows, query.chip)} if rows else {},
-    })
+    return render(
+        request,
+        "leaderboard/index.html",
+        {
+            **query.context(fixed_set=bool(fixed)),
+            "rows": rows,
+            "views": views,
+            "board": "ms",
+            "paper_views": paper_views,
+            "paper_rows": _paper_rows(paper, paper_views),
+            "fixed_set": fixed,
+            "first_screen": not fixed,
+            "figures": {"accuracy-by-source": plots.accuracy_by_source(rows, query.chip)} if rows else {},
+        },
+    )
 
 
 def _paper_rows(layer: dict, views: list[str]) -> list[dict]:
-    return [{"method": method, "model": model,
-             "cells": [figures.get((view, next((p for v, p in figures if v == view), "")), (None, None))
-                       for view in views]}
-            for (method, model), figures in sorted(layer.items())]
+    return [
+        {
+            "method": method,
+            "model": model,
+            "cells": [
+                figures.get((view, next((p for v, p in figures if v == view), "")), (None, None)) for view in views
+            ],
+        }
+        for (method, model), figures in sorted(layer.items())
+    ]
 
 
 def multi_chip_board(request: HttpRequest) -> HttpResponse:
     """The multi-chip board (the paper's MC table): accuracy and speedup on every chip, ranked by the mean."""
     query = board_query(request, default_set="kgb-mc")
     reference = reference_chip(query.chips)
-    rows = (selectors.multi_chip_rows(chips=query.picked_chips, operator_set=query.operator_set,
-                                      method_filter=query.method_filter, sort=query.sort, reference_chip=reference)
-            if query.operator_set else [])
+    rows = (
+        selectors.multi_chip_rows(
+            chips=query.picked_chips,
+            operator_set=query.operator_set,
+            method_filter=query.method_filter,
+            sort=query.sort,
+            reference_chip=reference,
+        )
+        if query.operator_set
+        else []
+    )
     multi_chip_order(rows, query.picked_chips, keep_order=bool(query.sort))
     requested = _download_format(request)
     if requested:
         columns, table = board_exports.multi_chip_table(rows, query.picked_chips)
-        return board_exports.download(requested, name=_download_name("mc", query), columns=columns, rows=table,
-                                      meta=_view_meta(query, "mc"))
+        return board_exports.download(
+            requested, name=_download_name("mc", query), columns=columns, rows=table, meta=_view_meta(query, "mc")
+        )
     paper = selectors.paper_results(table="MC") if query.show_paper else {}
     platforms = sorted({platform for figures in paper.values() for _, platform in figures})
-    return render(request, "leaderboard/multi_chip.html", {
-        **query.context(), "rows": rows, "board": "mc", "reference": reference,
-        "paper_platforms": platforms,
-        "paper_rows": [{"method": m, "model": mo, "cells": [f.get(("aten", p), (None, None)) for p in platforms]}
-                       for (m, mo), f in sorted(paper.items())],
-        "figures": dict(zip(("accuracy-heatmap", "speedup-heatmap"),
-                            plots.chip_heatmaps(rows, query.picked_chips), strict=True)) if rows else {},
-    })
+    return render(
+        request,
+        "leaderboard/multi_chip.html",
+        {
+            **query.context(),
+            "rows": rows,
+            "board": "mc",
+            "reference": reference,
+            "paper_platforms": platforms,
+            "paper_rows": [
+                {"method": m, "model": mo, "cells": [f.get(("aten", p), (None, None)) for p in platforms]}
+                for (m, mo), f in sorted(paper.items())
+            ],
+            "figures": dict(
+                zip(("accuracy-heatmap", "speedup-heatmap"), plots.chip_heatmaps(rows, query.picked_chips), strict=True)
+            )
+            if rows
+            else {},
+        },
+    )
 
 
 def cost_board(request: HttpRequest) -> HttpResponse:
     """Cost: total tokens, tokens per passed operator and solving hours, with the accuracy they bought."""
     query = board_query(request)
     sort = query.sort or "overall.tokens_per_success"
-    rows = (selectors.leaderboard_rows(chip=query.chip, operator_set=query.operator_set,
-                                       method_filter=query.method_filter, sort=sort)
-            if query.chip and query.operator_set else [])
+    rows = (
+        selectors.leaderboard_rows(
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter, sort=sort
+        )
+        if query.chip and query.operator_set
+        else []
+    )
     if query.chip:
         _rank_single_chip(rows, query.chip)
     requested = _download_format(request)
     if requested:
         columns, table = board_exports.cost_table(rows)
-        return board_exports.download(requested, name=_download_name("cost", query), columns=columns, rows=table,
-                                      meta=_view_meta(query, "cost"))
-    return render(request, "leaderboard/cost.html", {
-        **query.context(), "rows": rows, "board": "cost",
-        "paper_costs": selectors.paper_costs() if query.show_paper else [],
-        "figures": {"accuracy-vs-tokens": plots.accuracy_vs_tokens(rows, query.chip)} if rows else {},
-    })
+        return board_exports.download(
+            requested, name=_download_name("cost", query), columns=columns, rows=table, meta=_view_meta(query, "cost")
+        )
+    return render(
+        request,
+        "leaderboard/cost.html",
+        {
+            **query.context(),
+            "rows": rows,
+            "board": "cost",
+            "paper_costs": selectors.paper_costs() if query.show_paper else [],
+            "figures": {"accuracy-vs-tokens": plots.accuracy_vs_tokens(rows, query.chip)} if rows else {},
+        },
+    )
 
 
 def matched_board(request: HttpRequest) -> HttpResponse:
     """Speedups over the operators every shown method solved, with 95% bootstrap intervals."""
     query = board_query(request)
-    common, rows = (selectors.matched_rows(chip=query.chip, operator_set=query.operator_set,
-                                           method_filter=query.method_filter)
-                    if query.chip and query.operator_set else ([], []))
+    common, rows = (
+        selectors.matched_rows(chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter)
+        if query.chip and query.operator_set
+        else ([], [])
+    )
     requested = _download_format(request)
     if requested:
         columns, table = board_exports.matched_table(rows)
-        return board_exports.download(requested, name=_download_name("matched", query), columns=columns,
-                                      rows=table, meta={**_view_meta(query, "matched"), "common_operators": common})
-    return render(request, "leaderboard/matched.html", {**query.context(), "rows": rows, "common": common,
-                                                         "board": "matched"})
+        return board_exports.download(
+            requested,
+            name=_download_name("matched", query),
+            columns=columns,
+            rows=table,
+            meta={**_view_meta(query, "matched"), "common_operators": common},
+        )
+    return render(
+        request, "leaderboard/matched.html", {**query.context(), "rows": rows, "common": common, "board": "matched"}
+    )
 
 
 def portability_board(request: HttpRequest) -> HttpResponse:
@@ -147,17 +215,25 @@ def portability_board(request: HttpRequest) -> HttpResponse:
     whose cells link to the runs they stand for."""
     query = board_query(request, default_set="kgb-mc")
     reference = reference_chip(query.chips)
-    rows = (selectors.multi_chip_rows(chips=query.picked_chips, operator_set=query.operator_set,
-                                      method_filter=query.method_filter, reference_chip=reference)
-            if query.operator_set else [])
+    rows = (
+        selectors.multi_chip_rows(
+            chips=query.picked_chips,
+            operator_set=query.operator_set,
+            method_filter=query.method_filter,
+            reference_chip=reference,
+        )
+        if query.operator_set
+        else []
+    )
     multi_chip_order(rows, query.picked_chips, keep_order=False)
     methods = reads.listed_methods(user=request.user).filter(public=True)
     method = _pick_method(methods, request.GET.get("method")) or (rows[0].method if rows else None)
     attempted_only = request.GET.get("attempted") == "1"
     matrix = []
     if method and query.operator_set:
-        matrix = selectors.operator_pass_matrix(method=method, operator_set=query.operator_set,
-                                                chips=query.picked_chips)
+        matrix = selectors.operator_pass_matrix(
+            method=method, operator_set=query.operator_set, chips=query.picked_chips
+        )
         links = reads.matrix_run_links(method=method, operator_set=query.operator_set, chips=query.picked_chips)
         for line in matrix:
             for cell in line["cells"]:
@@ -166,10 +242,20 @@ def portability_board(request: HttpRequest) -> HttpResponse:
             matrix = [line for line in matrix if any(cell["state"] != "none" for cell in line["cells"])]
     context = query.context()
     method_qs = context["board_qs"] + (f"&method={method.pk}" if method else "")
-    return render(request, "leaderboard/portability.html", {
-        **context, "rows": rows, "board": "portability", "reference": reference, "method": method,
-        "matrix": matrix, "attempted_only": attempted_only, "method_qs": method_qs,
-    })
+    return render(
+        request,
+        "leaderboard/portability.html",
+        {
+            **context,
+            "rows": rows,
+            "board": "portability",
+            "reference": reference,
+            "method": method,
+            "matrix": matrix,
+            "attempted_only": attempted_only,
+            "method_qs": method_qs,
+        },
+    )
 
 
 def _pick_method(methods, pk: str | None):
@@ -180,15 +266,18 @@ def plots_page(request: HttpRequest) -> HttpResponse:
     query = board_query(request)
     figures: dict = {}
     if query.chip and query.operator_set:
-        rows = selectors.leaderboard_rows(chip=query.chip, operator_set=query.operator_set,
-                                          method_filter=query.method_filter)
-        chip_rows = selectors.multi_chip_rows(chips=query.picked_chips, operator_set=query.operator_set,
-                                              method_filter=query.method_filter)
+        rows = selectors.leaderboard_rows(
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter
+        )
+        chip_rows = selectors.multi_chip_rows(
+            chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter
+        )
         heatmaps = plots.chip_heatmaps(chip_rows, query.picked_chips)
         figures = {
             "accuracy-by-source": plots.accuracy_by_source(rows, query.chip),
             "accuracy-vs-tokens": plots.accuracy_vs_tokens(rows, query.chip),
-            "accuracy-heatmap": heatmaps[0], "speedup-heatmap": heatmaps[1],
+            "accuracy-heatmap": heatmaps[0],
+            "speedup-heatmap": heatmaps[1],
             "speedup-distribution": plots.speedup_distribution(rows, query.chip),
             "speedup-vs-roofline": plots.roofline_fraction(chip=query.chip, operator_set=query.operator_set),
         }
@@ -204,27 +293,43 @@ def about(request: HttpRequest) -> HttpResponse:
 
 
 def operator_list(request: HttpRequest) -> HttpResponse:
-    return render(request, "leaderboard/operator_list.html", {
-        "operators": Operator.objects.order_by("source", "operator_id").only(
-            "operator_id", "source", "description", "active", "in_mc", "version")})
+    return render(
+        request,
+        "leaderboard/operator_list.html",
+        {
+            "operators": Operator.objects.order_by("source", "operator_id").only(
+                "operator_id", "source", "description", "active", "in_mc", "version"
+            )
+        },
+    )
 
 
 def operator_detail(request: HttpRequest, operator_id: str) -> HttpResponse:
     operator = get_object_or_404(Operator, operator_id=operator_id)
     chips = list(Chip.objects.filter(active=True))
     chip = pick(chips, request.GET.get("chip"), default=None) or _chip_with_verdicts(chips, operator)
-    return render(request, "leaderboard/operator_detail.html", {
-        "operator": operator, "chips": chips, "chip": chip,
-        "ranking": reads.operator_ranking(operator=operator, chip=chip) if chip else [],
-        "prompt": _operator_prompt(operator, chip.slug if chip else ""),
-        "public_cases": operator.public_cases[:200],
-    })
+    return render(
+        request,
+        "leaderboard/operator_detail.html",
+        {
+            "operator": operator,
+            "chips": chips,
+            "chip": chip,
+            "ranking": reads.operator_ranking(operator=operator, chip=chip) if chip else [],
+            "prompt": _operator_prompt(operator, chip.slug if chip else ""),
+            "public_cases": operator.public_cases[:200],
+        },
+    )
 
 
 def _chip_with_verdicts(chips: list[Chip], operator: Operator) -> Chip | None:
     """The reference chip if the operator has public verdicts there, else the first chip that has some."""
-    judged = set(Run.objects.filter(kernel__operator=operator, kernel__submission__visibility=Visibility.PUBLIC)
-                 .values_list("chip_id", flat=True).distinct().order_by())
+    judged = set(
+        Run.objects.filter(kernel__operator=operator, kernel__submission__visibility=Visibility.PUBLIC)
+        .values_list("chip_id", flat=True)
+        .distinct()
+        .order_by()
+    )
     reference = reference_chip(chips)
     if reference is not None and reference.pk in judged:
         return reference
@@ -261,8 +366,7 @@ def prompt_pack(request: HttpRequest) -> HttpResponse:
         first = next(pack, None)
     except Exception as exc:
         logger.warning("prompt pack unavailable: %s", exc)
-        return HttpResponse(f"The prompt pack is unavailable right now ({exc}).", status=503,
-                            content_type="text/plain")
+        return HttpResponse(f"The prompt pack is unavailable right now ({exc}).", status=503, content_type="text/plain")
 
     def lines() -> Iterator[str]:
         if first is not None:
@@ -279,18 +383,33 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
     method = get_object_or_404(reads.listed_methods(user=request.user).select_related("owner"), pk=pk)
     chips = list(Chip.objects.filter(active=True))
     sets = list(OperatorSet.objects.filter(public=True))
-    operator_set = pick(sets, request.GET.get("set"), default=None) or pick(sets, "kgb-ms", default=None) or (
-        sets[0] if sets else None)
-    rows = (selectors.multi_chip_rows(chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips))
-            if operator_set else [])
+    operator_set = (
+        pick(sets, request.GET.get("set"), default=None)
+        or pick(sets, "kgb-ms", default=None)
+        or (sets[0] if sets else None)
+    )
+    rows = (
+        selectors.multi_chip_rows(chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips))
+        if operator_set
+        else []
+    )
     row = next((r for r in rows if r.method.pk == method.pk), None)
     submissions = list(selectors.method_submissions(method=method, user=request.user)[:100])
     dates = sorted(s.created_at for s in submissions)
-    return render(request, "leaderboard/method_detail.html", {
-        "method": method, "chips": chips, "row": row, "operator_set": operator_set, "sets": sets,
-        "submissions": submissions, "first_upload": dates[0] if dates else None,
-        "last_upload": dates[-1] if dates else None,
-    })
+    return render(
+        request,
+        "leaderboard/method_detail.html",
+        {
+            "method": method,
+            "chips": chips,
+            "row": row,
+            "operator_set": operator_set,
+            "sets": sets,
+            "submissions": submissions,
+            "first_upload": dates[0] if dates else None,
+            "last_upload": dates[-1] if dates else None,
+        },
+    )
 
 
 # --- Submissions and runs -----------------------------------------------------------------------------
@@ -299,35 +418,58 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     submission = get_object_or_404(selectors.visible_submissions(user=request.user), pk=pk)
     progress = selectors.submission_progress(submission=submission)
-    return render(request, "leaderboard/submission_detail.html", {
-        "submission": submission, "progress": progress,
-        "can_view_code": selectors.can_view_code(user=request.user, submission=submission),
-    })
+    return render(
+        request,
+        "leaderboard/submission_detail.html",
+        {
+            "submission": submission,
+            "progress": progress,
+            "can_view_code": selectors.can_view_code(user=request.user, submission=submission),
+        },
+    )
 
 
 def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     """What the submission page polls to update without reloading."""
     submission = get_object_or_404(selectors.visible_submissions(user=request.user), pk=pk)
     progress = selectors.submission_progress(submission=submission)
-    return JsonResponse({
-        "total": progress["total"], "finished": progress["finished"], "passed": progress["passed"],
-        "chips_without_worker": progress["chips_without_worker"],
-        "runs": [{"id": run.pk, "operator": run.kernel.operator.operator_id, "chip": run.chip.slug,
-                  "status": run.status, "status_label": run.get_status_display(), "reason": run.reason[:300],
-                  "speedup": run.speedup} for run in progress["runs"]],
-    })
+    return JsonResponse(
+        {
+            "total": progress["total"],
+            "finished": progress["finished"],
+            "passed": progress["passed"],
+            "chips_without_worker": progress["chips_without_worker"],
+            "runs": [
+                {
+                    "id": run.pk,
+                    "operator": run.kernel.operator.operator_id,
+                    "chip": run.chip.slug,
+                    "status": run.status,
+                    "status_label": run.get_status_display(),
+                    "reason": run.reason[:300],
+                    "speedup": run.speedup,
+                }
+                for run in progress["runs"]
+            ],
+        }
+    )
 
 
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = get_object_or_404(Run.objects.select_related("kernel__submission__method", "kernel__operator", "chip"),
-                            pk=pk)
+    run = get_object_or_404(Run.objects.select_related("kernel__submission__method", "kernel__operator", "chip"), pk=pk)
     submission = run.kernel.submission
     if not selectors.visible_submissions(user=request.user).filter(pk=submission.pk).exists():
         raise Http404("No such run")
     can_view_code = selectors.can_view_code(user=request.user, submission=submission)
-    return render(request, "leaderboard/run_detail.html", {
-        "run": run, "submission": submission, "can_view_code": can_view_code,
-        "report": run_report.run_report(run, code_visible=can_view_code),
-        "code_html": highlight_python(run.kernel.source_code) if can_view_code else "",
-        "stale": run.operator_version < run.kernel.operator.version,
-    })
+    return render(
+        request,
+        "leaderboard/run_detail.html",
+        {
+            "run": run,
+            "submission": submission,
+            "can_view_code": can_view_code,
+            "report": run_report.run_report(run, code_visible=can_view_code),
+            "code_html": highlight_python(run.kernel.source_code) if can_view_code else "",
+            "stale": run.operator_version < run.kernel.operator.version,
+        },
+    )

@@ -14,8 +14,14 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def measure(browser, url: str, width: int, shots: Path | None) -> dict:
@@ -24,8 +30,9 @@ def measure(browser, url: str, width: int, shots: Path | None) -> dict:
     client = context.new_cdp_session(page)
     client.send("Network.enable")
     wire: dict[str, int] = {}
-    client.on("Network.loadingFinished", lambda event: wire.__setitem__(event["requestId"],
-                                                                         int(event["encodedDataLength"])))
+    client.on(
+        "Network.loadingFinished", lambda event: wire.__setitem__(event["requestId"], int(event["encodedDataLength"]))
+    )
     decoded = 0
     responses = []
     page.on("response", lambda response: responses.append(response))
@@ -52,10 +59,12 @@ def main() -> None:
         for url in args.urls:
             wide = measure(browser, url, 1400, args.shots)
             narrow = measure(browser, url, 390, args.shots)
-            print(f"{url}\n  requests {wide['requests']}, on the wire {wide['wire']:,} B,"
-                  f" decoded {wide['decoded']:,} B;"
-                  f" scrollWidth/clientWidth at 1400 px {wide['widths'][0]}/{wide['widths'][1]},"
-                  f" at 390 px {narrow['widths'][0]}/{narrow['widths'][1]}")
+            print(
+                f"{url}\n  requests {wide['requests']}, on the wire {wide['wire']:,} B,"
+                f" decoded {wide['decoded']:,} B;"
+                f" scrollWidth/clientWidth at 1400 px {wide['widths'][0]}/{wide['widths'][1]},"
+                f" at 390 px {narrow['widths'][0]}/{narrow['widths'][1]}"
+            )
         browser.close()
 
 

@@ -20,12 +20,12 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
-def lockout_response(request: HttpRequest, original_response: HttpResponse | None = None,
-                     credentials: dict | None = None) -> HttpResponse:
+def lockout_response(
+    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict | None = None
+) -> HttpResponse:
     seconds = int(settings.AXES_COOLOFF_TIME.total_seconds())
     wait = f"{seconds // 60} minutes" if seconds >= 120 else f"{seconds} seconds"
-    message = (f"Too many failed logins for this account from your address: try again in {wait}, "
-               "or reset your password.")
+    message = f"Too many failed logins for this account from your address: try again in {wait}, or reset your password."
     if request.path.startswith("/api/"):
         response: HttpResponse = JsonResponse({"detail": message}, status=429)
     else:

@@ -302,8 +302,9 @@ class KernelInSerializer(serializers.Serializer):
 class SubmissionOptionsSerializer(serializers.Serializer):
     """Who wrote the kernels and where to judge them; shared by the JSON and the archive upload."""
 
-    method_id = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False,
-                                         help_text="An existing method; or give scaffold")
+    method_id = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, required=False, help_text="An existing method; or give scaffold"
+    )
     scaffold = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
     model = serializers.CharField(max_length=120, required=False, allow_blank=True, default="")
     kind = serializers.ChoiceField(choices=MethodKind.choices, default=MethodKind.AGENT)

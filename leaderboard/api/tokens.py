@@ -27,8 +27,9 @@ class CredentialsSerializer(serializers.Serializer):
     """A username and password, checked by the authentication backends (django-axes' lockout first)."""
 
     username = serializers.CharField(max_length=150, write_only=True)
-    password = serializers.CharField(max_length=4096, trim_whitespace=False, write_only=True,
-                                     style={"input_type": "password"})
+    password = serializers.CharField(
+        max_length=4096, trim_whitespace=False, write_only=True, style={"input_type": "password"}
+    )
 
     def validate(self, attrs: dict) -> dict:
         user = authenticate(request=self.context["request"], username=attrs["username"], password=attrs["password"])
@@ -55,15 +56,22 @@ def token_page(request: HttpRequest) -> HttpResponse:
         elif action == "revoke":
             prefix = request.POST.get("token") or None
             count = api_token_revoke(user=request.user, token_key=prefix)
-            messages.success(request, f"{count} token{'s' if count != 1 else ''} revoked." if count else
-                             "No such token (already revoked?).")
+            messages.success(
+                request,
+                f"{count} token{'s' if count != 1 else ''} revoked." if count else "No such token (already revoked?).",
+            )
             return redirect("api:token")
         else:
             return redirect("api:token")
-    response = render(request, "api/token.html", {
-        "tokens": api_tokens_live(user=request.user), "new_key": new_key,
-        "api_url": request.build_absolute_uri("/").rstrip("/"),
-    })
+    response = render(
+        request,
+        "api/token.html",
+        {
+            "tokens": api_tokens_live(user=request.user),
+            "new_key": new_key,
+            "api_url": request.build_absolute_uri("/").rstrip("/"),
+        },
+    )
     add_never_cache_headers(response)  # a new key must not stay in any cache
     return response
 

@@ -247,11 +247,20 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def _create(self, request: Request, options: dict[str, Any], uploads: list[KernelUpload]) -> Response:
         """Through the one upload intake the web forms use: chips, method and checks resolved there."""
         try:
-            submission = intake.submission_intake(owner=request.user, uploads=uploads, options=intake.IntakeOptions(
-                method_id=options.get("method_id"), scaffold=options.get("scaffold", ""),
-                model=options.get("model", ""), kind=options["kind"], chip_slugs=options["chips"],
-                target_chip_slug=options.get("target_chip"), visibility=options["visibility"],
-                notes=options["notes"]))
+            submission = intake.submission_intake(
+                owner=request.user,
+                uploads=uploads,
+                options=intake.IntakeOptions(
+                    method_id=options.get("method_id"),
+                    scaffold=options.get("scaffold", ""),
+                    model=options.get("model", ""),
+                    kind=options["kind"],
+                    chip_slugs=options["chips"],
+                    target_chip_slug=options.get("target_chip"),
+                    visibility=options["visibility"],
+                    notes=options["notes"],
+                ),
+            )
         except SubmissionRejected as rejected:
             return Response({"problems": rejected.problems}, status=status.HTTP_400_BAD_REQUEST)
         submission = self.get_queryset().get(pk=submission.pk)

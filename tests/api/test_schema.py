@@ -63,8 +63,9 @@ def unthrottled(monkeypatch):
 
 @pytest.mark.slow
 @schema.parametrize()
-@hypothesis_settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
-                     suppress_health_check=list(HealthCheck))
+@hypothesis_settings(
+    max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 def test_fuzz_finds_no_server_error(case, world, staff_user, unthrottled):
     headers = {"Authorization": f"Token {AuthToken.objects.create(user=staff_user)[1]}"}
     case.call_and_validate(headers=headers, checks=[not_a_server_error])
@@ -72,8 +73,9 @@ def test_fuzz_finds_no_server_error(case, world, staff_user, unthrottled):
 
 @pytest.mark.slow
 @schema.include(method="GET").parametrize()
-@hypothesis_settings(max_examples=max(1, FUZZ_EXAMPLES // 2), deadline=None, derandomize=True,
-                     suppress_health_check=list(HealthCheck))
+@hypothesis_settings(
+    max_examples=max(1, FUZZ_EXAMPLES // 2), deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
 def test_anonymous_fuzz_of_reads_finds_no_server_error(case, world, unthrottled):
     case.call_and_validate(checks=[not_a_server_error])
 

@@ -19,8 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.slow]
 
 @pytest.fixture
 def stack(tmp_path):
-    instance = Stack(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-                     broker_url="filesystem://")
+    instance = Stack(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}", broker_url="filesystem://")
     instance.prepare()
     try:
         yield instance
@@ -30,9 +29,21 @@ def stack(tmp_path):
 
 def run_directory_zip(path: Path) -> Path:
     buffer = io.BytesIO()
-    progress = {"operators": {"aten::cos": {"status": "passed", "duration_seconds": 90,
-                                            "token_usage": {"input_tokens": 7000, "output_tokens": 500,
-                                                            "cache_creation": 0, "cache_read": 0, "total": 7500}}}}
+    progress = {
+        "operators": {
+            "aten::cos": {
+                "status": "passed",
+                "duration_seconds": 90,
+                "token_usage": {
+                    "input_tokens": 7000,
+                    "output_tokens": 500,
+                    "cache_creation": 0,
+                    "cache_read": 0,
+                    "total": 7500,
+                },
+            }
+        }
+    }
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("run/kernels/aten__cos.py", (KERNELS / "aten__cos_correct.py").read_text())
         archive.writestr("run/progress.json", json.dumps(progress))

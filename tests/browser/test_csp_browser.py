@@ -26,13 +26,23 @@ def watch(page, base_url: str) -> tuple[list[str], list[str]]:
             return
         foreign.append(f"{request.url} ({request.failure})")
 
-    page.on("requestfinished", lambda request: None if request.url.startswith((base_url, "data:", "blob:"))
-            else foreign.append(request.url))
-    page.on("requestfailed", lambda request: None if request.url.startswith((base_url, "data:", "blob:"))
-            else failed(request))
-    page.on("console", lambda message: refused.append(message.text)
+    page.on(
+        "requestfinished",
+        lambda request: None if request.url.startswith((base_url, "data:", "blob:")) else foreign.append(request.url),
+    )
+    page.on(
+        "requestfailed",
+        lambda request: None if request.url.startswith((base_url, "data:", "blob:")) else failed(request),
+    )
+    page.on(
+        "console",
+        lambda message: (
+            refused.append(message.text)
             if ("Content Security Policy" in message.text or "Refused to" in message.text)
-            and REDOC_LOGO not in message.text else None)
+            and REDOC_LOGO not in message.text
+            else None
+        ),
+    )
     return foreign, refused
 
 

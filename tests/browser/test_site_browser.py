@@ -37,8 +37,10 @@ def log_in(page, base_url: str, username: str, password: str) -> None:
 
 
 def board_cells(page) -> list[list[str]]:
-    return [[cell.strip() for cell in row.locator("td").all_inner_texts()]
-            for row in page.locator("#leaderboard tbody tr").all()]
+    return [
+        [cell.strip() for cell in row.locator("td").all_inner_texts()]
+        for row in page.locator("#leaderboard tbody tr").all()
+    ]
 
 
 def test_first_screen_ranks_and_links(world, live_server, page):
@@ -67,9 +69,13 @@ def test_tabs_keep_chip_set_and_filters(world, live_server, page):
     page.wait_for_url(re.compile(r"chip=platform-a"))
     page.check("input[name=kind][value=agent]")
     page.wait_for_url(re.compile(r"kind=agent"))
-    for tab, path in (("Multi-chip", "/boards/multi-chip/"), ("Cost", "/boards/cost/"),
-                      ("Matched-set speedup", "/boards/matched/"), ("Portability", "/boards/portability/"),
-                      ("Multi-source", "/")):
+    for tab, path in (
+        ("Multi-chip", "/boards/multi-chip/"),
+        ("Cost", "/boards/cost/"),
+        ("Matched-set speedup", "/boards/matched/"),
+        ("Portability", "/boards/portability/"),
+        ("Multi-source", "/"),
+    ):
         page.click(f"nav.tabs >> text={tab}")
         page.wait_for_url(re.compile(re.escape(path) + r"\?"))
         assert "chip=platform-a" in page.url and "set=kgb-mc" in page.url and "kind=agent" in page.url, page.url
@@ -90,12 +96,16 @@ def test_csv_of_the_view_is_what_is_on_screen(world, live_server, page):
     assert response.status == 200
     rows = list(csv.DictReader(io.StringIO(response.text())))
     assert [[("=" if row["rank_tied"] == "True" else "") + row["rank"], row["method"]] for row in rows] == [
-        cells[:2] for cells in on_screen]
+        cells[:2] for cells in on_screen
+    ]
     for row, cells in zip(rows, on_screen, strict=True):
         accuracy = f"{float(row['overall_accuracy_pct']):.1f} ({row['overall_solved']}/{row['overall_total']})"
         assert cells[3] == accuracy
-        assert cells[4] == (f"{float(row['overall_speedup']):.2f}× ({row['overall_speedup_covered']})"
-                            if row["overall_speedup"] else "–")
+        assert cells[4] == (
+            f"{float(row['overall_speedup']):.2f}× ({row['overall_speedup_covered']})"
+            if row["overall_speedup"]
+            else "–"
+        )
     shot(page, "board-sorted-with-downloads")
 
 
@@ -105,11 +115,23 @@ def test_no_sideways_scroll_at_390_px(world, live_server, browser):
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     fast = world.methods["fast"].pk
-    pages = ["/", "/?chip=nvidia-h200&paper=1", "/boards/multi-chip/?set=kgb-mc&paper=1", "/boards/cost/",
-             "/boards/matched/?chip=nvidia-h200", f"/boards/portability/?method={fast}", "/plots/", "/about/",
-             "/operators/", "/operators/aten::cos/?chip=nvidia-h200", f"/methods/{fast}/",
-             f"/runs/{world.runs['fast_saxpy'].pk}/", f"/submissions/{world.submissions['fast'].pk}/",
-             "/accounts/login/", "/accounts/signup/"]
+    pages = [
+        "/",
+        "/?chip=nvidia-h200&paper=1",
+        "/boards/multi-chip/?set=kgb-mc&paper=1",
+        "/boards/cost/",
+        "/boards/matched/?chip=nvidia-h200",
+        f"/boards/portability/?method={fast}",
+        "/plots/",
+        "/about/",
+        "/operators/",
+        "/operators/aten::cos/?chip=nvidia-h200",
+        f"/methods/{fast}/",
+        f"/runs/{world.runs['fast_saxpy'].pk}/",
+        f"/submissions/{world.submissions['fast'].pk}/",
+        "/accounts/login/",
+        "/accounts/signup/",
+    ]
     wide = {}
     for path in pages:
         page.goto(live_server.url + path)
@@ -142,8 +164,7 @@ def test_no_sideways_scroll_at_390_px(world, live_server, browser):
 
 @pytest.fixture
 def stack(tmp_path):
-    instance = Stack(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-                     broker_url="filesystem://")
+    instance = Stack(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}", broker_url="filesystem://")
     instance.prepare()
     try:
         yield instance

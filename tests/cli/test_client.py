@@ -267,6 +267,7 @@ def test_login_with_wrong_passwords_ends_in_a_lockout_that_says_when_to_retry(
     assert main(["--url", live_server.url, "login", "--username", "alice"]) == 1
     assert capsys.readouterr().err == (
         "kgb: HTTP 429: Too many failed logins for this account from your address: try again in 15 minutes, "
-        "or reset your password.\n")
+        "or reset your password.\n"
+    )
     assert AuthToken.objects.count() == 0
     assert not (tmp_path / "config" / "kgb" / "config.json").exists()

@@ -18,15 +18,25 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def environment(data_dir: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("DJANGO_", "KGB_", "DATABASE_URL", "CELERY_", "SECRET_KEY", "PYTEST"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "KGB_", "DATABASE_URL", "CELERY_", "SECRET_KEY", "PYTEST"))
+    }
     env.update({"KGB_DATA_DIR": str(data_dir), "DJANGO_SETTINGS_MODULE": "kgbweb.settings", "PYTHONUNBUFFERED": "1"})
     return env
 
 
 def manage(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=environment(data_dir),
-                          capture_output=True, text=True, timeout=300, check=True)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment(data_dir),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
 
 
 def modes(data_dir: Path) -> dict[str, int]:
@@ -39,8 +49,9 @@ def modes(data_dir: Path) -> dict[str, int]:
 
 def assert_closed(data_dir: Path) -> dict[str, int]:
     found = modes(data_dir)
-    opened = {name: oct(mode) for name, mode in found.items()
-              if mode != (0o700 if (data_dir / name).is_dir() else 0o600)}
+    opened = {
+        name: oct(mode) for name, mode in found.items() if mode != (0o700 if (data_dir / name).is_dir() else 0o600)
+    }
     assert opened == {}
     return found
 
@@ -60,8 +71,12 @@ def test_a_fresh_migrate_and_broker_messages_are_closed_to_others(tmp_path, open
     found = assert_closed(data_dir)
     assert {"db.sqlite3", "secret_key", "broker", "broker/queue", "broker/control"} <= set(found)
     # A message through the on-disk broker, written by a manage.py process as the site does.
-    manage(data_dir, "shell", "-c", "from kgbweb.celery import app; "
-           "app.send_task('evaluation.tasks.judge_run', args=[0], queue='chip.modes-test')")
+    manage(
+        data_dir,
+        "shell",
+        "-c",
+        "from kgbweb.celery import app; app.send_task('evaluation.tasks.judge_run', args=[0], queue='chip.modes-test')",
+    )
     messages = list((data_dir / "broker" / "queue").iterdir())
     assert len(messages) == 1
     assert_closed(data_dir)
@@ -76,15 +91,24 @@ def test_a_worker_writes_nothing_open_to_others(tmp_path, open_umask):
     with open(log_path, "wb") as log:
         worker = subprocess.Popen(
             [sys.executable, "manage.py", "worker", "--chip", "cpu-interpreter", "--name", "modes@test"],
-            cwd=ROOT, env=dict(environment(data_dir), KGB_HEARTBEAT_INTERVAL_S="1"), stdout=log,
-            stderr=subprocess.STDOUT, start_new_session=True)
+            cwd=ROOT,
+            env=dict(environment(data_dir), KGB_HEARTBEAT_INTERVAL_S="1"),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         deadline = time.monotonic() + 180
         while b"ready." not in log_path.read_bytes():
             assert worker.poll() is None and time.monotonic() < deadline, log_path.read_text()[-3000:]
             time.sleep(0.5)
-        manage(data_dir, "shell", "-c", "from kgbweb.celery import app; "
-               "app.send_task('evaluation.tasks.judge_run', args=[0], queue='chip.cpu-interpreter')")
+        manage(
+            data_dir,
+            "shell",
+            "-c",
+            "from kgbweb.celery import app; "
+            "app.send_task('evaluation.tasks.judge_run', args=[0], queue='chip.cpu-interpreter')",
+        )
         time.sleep(3)  # the worker takes the message (and refuses run 0), heartbeats, writes its bindings
     finally:
         os.killpg(worker.pid, signal.SIGTERM)

@@ -32,7 +32,8 @@ def test_password_reset_sends_a_link_that_sets_a_new_password(client, alice, mai
     response = client.post("/accounts/password_reset/", {"email": "alice@example.org"})
     assert (response.status_code, response["Location"]) == (302, "/accounts/password_reset/done/")
     assert [(message.to, message.subject) for message in mailoutbox] == [
-        (["alice@example.org"], "Password reset on testserver")]
+        (["alice@example.org"], "Password reset on testserver")
+    ]
     link = reset_link(mailoutbox[0].body)
     form_url = client.get(link)["Location"]  # Django swaps the token for a session-held one
     weak = client.post(form_url, {"new_password1": "12345678", "new_password2": "12345678"})
@@ -65,14 +66,26 @@ def test_the_console_backend_prints_the_reset_mail(client, alice, settings, caps
 
 def settings_in_a_fresh_process(tmp_path: Path, **env: str) -> dict:
     """What kgbweb.settings says in a new interpreter with only ``env`` set (and a data dir of its own)."""
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("DEBUG", "SECRET_KEY", "EMAIL_", "DJANGO_", "KGB_", "REDIS_CACHE"))}
+    environment = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DEBUG", "SECRET_KEY", "EMAIL_", "DJANGO_", "KGB_", "REDIS_CACHE"))
+    }
     environment.update({"KGB_DATA_DIR": str(tmp_path / "var"), "DJANGO_SETTINGS_MODULE": "kgbweb.settings", **env})
-    script = ("import json; from django.conf import settings as s; print(json.dumps({name: str(getattr(s, name, ''))"
-              " for name in ('DEBUG', 'SECRET_KEY', 'EMAIL_BACKEND', 'EMAIL_HOST', 'EMAIL_PORT', 'EMAIL_USE_TLS',"
-              " 'SESSION_COOKIE_SECURE', 'CACHES', 'ALLOWED_HOSTS')}))")
-    result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environment, capture_output=True,
-                            text=True, timeout=120, check=True)
+    script = (
+        "import json; from django.conf import settings as s; print(json.dumps({name: str(getattr(s, name, ''))"
+        " for name in ('DEBUG', 'SECRET_KEY', 'EMAIL_BACKEND', 'EMAIL_HOST', 'EMAIL_PORT', 'EMAIL_USE_TLS',"
+        " 'SESSION_COOKIE_SECURE', 'CACHES', 'ALLOWED_HOSTS')}))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
@@ -91,11 +104,19 @@ def test_a_fresh_clone_runs_without_debug_on_a_key_of_its_own(tmp_path):
 
 def test_production_settings_come_from_the_environment(tmp_path):
     chosen = settings_in_a_fresh_process(
-        tmp_path, SECRET_KEY="k" * 50, EMAIL_HOST="smtp.example.org", ALLOWED_HOSTS="kgb.example.org",
-        REDIS_CACHE_URL="redis://127.0.0.1:6379/3")
+        tmp_path,
+        SECRET_KEY="k" * 50,
+        EMAIL_HOST="smtp.example.org",
+        ALLOWED_HOSTS="kgb.example.org",
+        REDIS_CACHE_URL="redis://127.0.0.1:6379/3",
+    )
     assert chosen["SECRET_KEY"] == "k" * 50
     assert not (tmp_path / "var" / "secret_key").exists()
     assert (chosen["EMAIL_BACKEND"], chosen["EMAIL_HOST"], chosen["EMAIL_PORT"], chosen["EMAIL_USE_TLS"]) == (
-        "django.core.mail.backends.smtp.EmailBackend", "smtp.example.org", "587", "True")
+        "django.core.mail.backends.smtp.EmailBackend",
+        "smtp.example.org",
+        "587",
+        "True",
+    )
     assert chosen["SESSION_COOKIE_SECURE"] == "True"  # served beyond this machine: https cookies
     assert "RedisCache" in chosen["CACHES"] and "redis://127.0.0.1:6379/3" in chosen["CACHES"]

@@ -41,33 +41,60 @@ class Server:
 
     def get(self, path: str, **kwargs) -> requests.Response:
         # A new connection each time (no keep-alive): the kernel hands each to either gunicorn worker.
-        return requests.get(self.url + path, headers={"Connection": "close", **kwargs.pop("headers", {})},
-                            timeout=60, **kwargs)
+        return requests.get(
+            self.url + path, headers={"Connection": "close", **kwargs.pop("headers", {})}, timeout=60, **kwargs
+        )
 
 
 def manage(env: dict[str, str], *args: str) -> str:
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=600, check=True).stdout
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=True
+    ).stdout
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("production")
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("DJANGO_", "KGB_", "DATABASE_URL", "CELERY_", "SECRET_KEY", "DEBUG", "PYTEST",
-                                  "REDIS_CACHE_URL", "EMAIL_"))}
-    env.update({"KGB_DATA_DIR": str(base / "var"), "KGB_STATIC_ROOT": str(base / "static"),
-                "KGB_API_ANON_RATE": f"{ANON_LIMIT}/min", "DJANGO_SETTINGS_MODULE": "kgbweb.settings"})
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(
+            ("DJANGO_", "KGB_", "DATABASE_URL", "CELERY_", "SECRET_KEY", "DEBUG", "PYTEST", "REDIS_CACHE_URL", "EMAIL_")
+        )
+    }
+    env.update(
+        {
+            "KGB_DATA_DIR": str(base / "var"),
+            "KGB_STATIC_ROOT": str(base / "static"),
+            "KGB_API_ANON_RATE": f"{ANON_LIMIT}/min",
+            "DJANGO_SETTINGS_MODULE": "kgbweb.settings",
+        }
+    )
     manage(env, "migrate", "--noinput")
     manage(env, "collectstatic", "--noinput", "-v0")
     port = free_port()
     access_log = base / "access.log"
     process = subprocess.Popen(
-        [str(Path(sys.executable).parent / "gunicorn"), "kgbweb.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--threads", "1", "--access-logfile", str(access_log),
-         "--access-logformat", "%(p)s %(s)s %(U)s"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(base / "error.log", "wb"),  # noqa: SIM115
-        start_new_session=True)
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "kgbweb.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "1",
+            "--access-logfile",
+            str(access_log),
+            "--access-logformat",
+            "%(p)s %(s)s %(U)s",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=open(base / "error.log", "wb"),  # noqa: SIM115
+        start_new_session=True,
+    )
     server = Server(f"http://127.0.0.1:{port}", base / "var", base / "static", access_log, env)
     deadline = time.monotonic() + 120
     while True:
@@ -126,7 +153,10 @@ def test_every_page_carries_the_content_security_policy(server):
         policy = server.get(path).headers["Content-Security-Policy"]
         directives = dict(part.strip().split(" ", 1) for part in policy.split(";") if part.strip())
         assert (directives["default-src"], directives["script-src"], directives["object-src"]) == (
-            "'self'", "'self'", "'none'"), path
+            "'self'",
+            "'self'",
+            "'none'",
+        ), path
 
 
 def test_the_api_docs_load_nothing_from_another_host(server):
@@ -141,13 +171,30 @@ def test_the_api_docs_load_nothing_from_another_host(server):
 def test_what_the_site_wrote_is_closed_to_other_users(server):
     env = server.env
     manage(env, "load_catalog")
-    key = manage(env, "shell", "-c", (
-        "from django.contrib.auth.models import User; from knox.models import AuthToken; "
-        "print(AuthToken.objects.create(user=User.objects.create_user('uploader', password='x-9-long-pass'))[1])"
-    )).strip().splitlines()[-1]
-    response = requests.post(server.url + "/api/submissions/", timeout=60, headers={"Authorization": f"Token {key}"},
-                             json={"scaffold": "Modes", "chips": ["cpu-interpreter"], "kernels": [
-                                 {"operator_id": "aten::sin", "code": SIN_CODE}]})
+    key = (
+        manage(
+            env,
+            "shell",
+            "-c",
+            (
+                "from django.contrib.auth.models import User; from knox.models import AuthToken; "
+                "print(AuthToken.objects.create("
+                "user=User.objects.create_user('uploader', password='x-9-long-pass'))[1])"
+            ),
+        )
+        .strip()
+        .splitlines()[-1]
+    )
+    response = requests.post(
+        server.url + "/api/submissions/",
+        timeout=60,
+        headers={"Authorization": f"Token {key}"},
+        json={
+            "scaffold": "Modes",
+            "chips": ["cpu-interpreter"],
+            "kernels": [{"operator_id": "aten::sin", "code": SIN_CODE}],
+        },
+    )
     assert response.status_code == 201, response.text
     assert len(list((server.data_dir / "broker" / "queue").iterdir())) == 1  # the run's message, from gunicorn
     assert_closed(server.data_dir)

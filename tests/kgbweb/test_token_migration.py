@@ -24,13 +24,19 @@ def drf_tokens(transactional_db, django_user_model):
     bob = django_user_model.objects.create_user("bob", password="bob-pass-123")
     keys = {alice.pk: secrets.token_hex(20), bob.pk: secrets.token_hex(20)}  # DRF's keys: 40 hex digits
     with connection.cursor() as cursor:
-        cursor.execute('CREATE TABLE authtoken_token ("key" varchar(40) PRIMARY KEY, created timestamp NOT NULL, '
-                       "user_id integer NOT NULL UNIQUE)")
+        cursor.execute(
+            'CREATE TABLE authtoken_token ("key" varchar(40) PRIMARY KEY, created timestamp NOT NULL, '
+            "user_id integer NOT NULL UNIQUE)"
+        )
         for user_id, key in keys.items():
-            cursor.execute('INSERT INTO authtoken_token ("key", created, user_id) VALUES (%s, %s, %s)',
-                           [key, "2025-03-04 05:06:07", user_id])
-        cursor.execute("INSERT INTO django_migrations (app, name, applied) VALUES ('authtoken', '0001_initial', "
-                       "'2025-03-04 05:06:07')")
+            cursor.execute(
+                'INSERT INTO authtoken_token ("key", created, user_id) VALUES (%s, %s, %s)',
+                [key, "2025-03-04 05:06:07", user_id],
+            )
+        cursor.execute(
+            "INSERT INTO django_migrations (app, name, applied) VALUES ('authtoken', '0001_initial', "
+            "'2025-03-04 05:06:07')"
+        )
     yield {"alice": (alice, keys[alice.pk]), "bob": (bob, keys[bob.pk])}
     with connection.cursor() as cursor:
         cursor.execute("DROP TABLE IF EXISTS authtoken_token")

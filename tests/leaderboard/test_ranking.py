@@ -17,8 +17,11 @@ def test_wilson_interval_of_known_shares():
 
 def test_overlapping_intervals_share_a_rank_and_are_marked():
     ranks = overlap_ranks([(60.0, 90.0), (50.0, 80.0), (10.0, 30.0)])
-    assert [(rank.position, rank.tied, rank.label) for rank in ranks] == [(1, True, "=1"), (1, True, "=1"),
-                                                                       (3, False, "3")]
+    assert [(rank.position, rank.tied, rank.label) for rank in ranks] == [
+        (1, True, "=1"),
+        (1, True, "=1"),
+        (3, False, "3"),
+    ]
 
 
 def test_overlap_is_not_transitive_but_every_row_gets_one_rank():

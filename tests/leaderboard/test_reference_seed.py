@@ -11,9 +11,9 @@ from leaderboard.models import Kernel, Method, MethodKind, Submission
 from leaderboard.reference_seed import FIRST_OPERATORS, KERNEL_DIR, SCAFFOLD, SYSTEM_USERNAME
 
 
-def test_reference_kernels_are_queued_quick_ones_first_and_only_once(catalog, cpu_chip, django_user_model,
-                                                                     django_capture_on_commit_callbacks,
-                                                                     monkeypatch):
+def test_reference_kernels_are_queued_quick_ones_first_and_only_once(
+    catalog, cpu_chip, django_user_model, django_capture_on_commit_callbacks, monkeypatch
+):
     from evaluation import tasks
 
     sent: list[str] = []
@@ -41,6 +41,7 @@ def test_reference_kernels_are_queued_quick_ones_first_and_only_once(catalog, cp
 
 def test_a_limit_takes_the_quick_ones(catalog, cpu_chip):
     call_command("judge_reference_kernels", "--limit", "3", stdout=StringIO())
-    kernels = list(Kernel.objects.filter(submission__method__scaffold=SCAFFOLD)
-                   .values_list("operator__operator_id", flat=True))
+    kernels = list(
+        Kernel.objects.filter(submission__method__scaffold=SCAFFOLD).values_list("operator__operator_id", flat=True)
+    )
     assert sorted(kernels) == sorted(FIRST_OPERATORS[:3])

@@ -14,8 +14,9 @@ class Command(BaseCommand):
     help = "Submit the catalog's reference kernels as the method 'Built-in reference kernels' (skips ones it has)."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("--chip", action="append", default=[],
-                            help="Chip slug to judge on (repeatable; default: cpu-interpreter)")
+        parser.add_argument(
+            "--chip", action="append", default=[], help="Chip slug to judge on (repeatable; default: cpu-interpreter)"
+        )
         parser.add_argument("--limit", type=int, default=None, help="At most this many kernels (quick ones first)")
 
     def handle(self, *args, **options) -> None:
@@ -28,7 +29,12 @@ class Command(BaseCommand):
             chips.append(chip)
         result = reference_kernels_submit(chips=chips, limit=options["limit"])
         queued = sum(submission.kernels.count() for submission in result.submissions)
-        self.stdout.write(f"reference kernels: {queued} queued on {', '.join(slugs)} in "
-                          f"{len(result.submissions)} submission(s); {result.skipped_existing} already submitted"
-                          + (f"; {len(result.skipped_unavailable)} operators cannot be judged now"
-                             if result.skipped_unavailable else ""))
+        self.stdout.write(
+            f"reference kernels: {queued} queued on {', '.join(slugs)} in "
+            f"{len(result.submissions)} submission(s); {result.skipped_existing} already submitted"
+            + (
+                f"; {len(result.skipped_unavailable)} operators cannot be judged now"
+                if result.skipped_unavailable
+                else ""
+            )
+        )
