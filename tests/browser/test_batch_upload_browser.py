@@ -78,7 +78,7 @@ def test_batch_upload_goes_through_to_the_leaderboard(stack, page, tmp_path, bro
 
     page.goto(stack.base_url + "/?chip=cpu-interpreter&set=kgb-ms")
     row = page.locator("#leaderboard tbody tr").first
-    assert row.locator("td").first.inner_text() == "Browser Agent + model-b"
+    assert row.locator("td.method").inner_text() == "Browser Agent + model-b"
     assert "(1/210)" in row.inner_text() or "(1/" in row.inner_text()
     page.goto(stack.base_url + "/boards/cost/?chip=cpu-interpreter&set=kgb-ms")
     assert "7500" in page.locator("#leaderboard tbody tr").first.inner_text()
