@@ -306,6 +306,34 @@ def _requeue(*, run: Run, lease: str, reason: str) -> None:
         run_enqueue(run=run)
 
 
+def runs_reclaim_from_earlier_incarnation(*, hostname: str, started_before: Any) -> dict[str, int]:
+    """A worker starting under ``hostname`` takes back the runs an earlier process of that name claimed.
+
+    Celery node names are unique while their worker lives, so a run still marked running by ``hostname``
+    and claimed before this process started belongs to a predecessor that died (a supervisor restarting a
+    killed worker reuses its name). Waiting for the heartbeat to go stale would never catch it: the new
+    process keeps the name alive. Runs out in offline bundles are not a worker's and stay as they are.
+    """
+    counts = {"requeued": 0, "gave_up": 0}
+    orphaned = Run.objects.filter(status=RunStatus.RUNNING, worker=hostname, started_at__lt=started_before)
+    for run in orphaned.exclude(lease__startswith=BUNDLE_LEASE_PREFIX).select_related("chip"):
+        try:
+            if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
+                run_transition(
+                    run=run,
+                    to_status=RunStatus.ERROR,
+                    expected_lease=run.lease,
+                    reason=f"gave up after {run.attempts} attempts: the worker died each time",
+                )
+                counts["gave_up"] += 1
+            else:
+                _requeue(run=run, lease=run.lease, reason=f"re-queued: worker {hostname} restarted mid-run")
+                counts["requeued"] += 1
+        except IllegalRunTransition:
+            continue
+    return counts
+
+
 def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
     """Re-queue runs whose worker stopped heartbeating; after KGB_MAX_RUN_ATTEMPTS claims, mark them error.
 

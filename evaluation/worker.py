@@ -46,6 +46,11 @@ class HeartbeatStep(bootsteps.StartStopStep):
         super().__init__(worker, **kwargs)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Taken before the pool can claim anything: runs claimed under this name earlier are a dead
+        # predecessor's (see services.runs_reclaim_from_earlier_incarnation).
+        from django.utils import timezone
+
+        self._born = timezone.now()
 
     def start(self, worker: Any) -> None:
         from django.conf import settings
@@ -60,12 +65,20 @@ class HeartbeatStep(bootsteps.StartStopStep):
 
             from evaluation import services
 
+            reclaimed = False
             while not self._stop.is_set():
                 try:
                     close_old_connections()
                     services.worker_heartbeat(
                         hostname=hostname, chip_slug=chip_slug, software=software, device_type=device_type
                     )
+                    if not reclaimed:
+                        counts = services.runs_reclaim_from_earlier_incarnation(
+                            hostname=hostname, started_before=self._born
+                        )
+                        reclaimed = True
+                        if any(counts.values()):
+                            logger.warning("runs of this worker's previous process: %s", counts)
                     counts = services.runs_requeue_stale()
                     if any(counts.values()):
                         logger.warning("stale runs: %s", counts)

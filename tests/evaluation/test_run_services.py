@@ -121,6 +121,37 @@ def test_runs_of_a_live_worker_are_left_alone(run):
     assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
 
 
+def test_a_worker_restarted_under_its_name_takes_back_its_predecessors_runs(run, django_capture_on_commit_callbacks):
+    # A supervisor restarts a killed worker under the same name at once: the name heartbeats again before
+    # it could go stale, so only the new process can tell that the old claim is dead.
+    claimed, old_lease = services.run_claim(run_id=run.pk, worker="gpu1@host")
+    services.worker_heartbeat(hostname="gpu1@host", chip_slug="cpu-interpreter")
+    assert services.runs_requeue_stale() == {"requeued": 0, "gave_up": 0, "resent": 0}
+    born = timezone.now()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        counts = services.runs_reclaim_from_earlier_incarnation(hostname="gpu1@host", started_before=born)
+    assert counts == {"requeued": 1, "gave_up": 0}
+    assert len(callbacks) == 1  # back on the chip's queue once committed
+    queued = Run.objects.get(pk=run.pk)
+    assert (queued.status, queued.lease, queued.attempts) == (RunStatus.QUEUED, "", 1)
+    assert "restarted mid-run" in queued.reason
+    # What the new process claims itself is its own, not an orphan; another name's runs are not touched.
+    mine, _ = services.run_claim(run_id=run.pk, worker="gpu1@host")
+    assert services.runs_reclaim_from_earlier_incarnation(hostname="gpu1@host", started_before=born) == {
+        "requeued": 0,
+        "gave_up": 0,
+    }
+    assert services.runs_reclaim_from_earlier_incarnation(hostname="gpu0@host", started_before=timezone.now()) == {
+        "requeued": 0,
+        "gave_up": 0,
+    }
+    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    assert (
+        services.run_record_result(run=claimed, lease=old_lease, result=JudgeResult(status="passed", reason="late"))
+        is False
+    )
+
+
 def test_cpu_interpreter_speedup_is_recorded_as_unknown(run):
     claimed, lease = services.run_claim(run_id=run.pk, worker="w1")
     services.run_record_result(
