@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -73,6 +74,25 @@ class Worker(models.Model):
 
     def __str__(self) -> str:
         return self.hostname
+
+
+class OwnerTurn(models.Model):
+    """When a run of ``owner`` was last claimed on ``chip``: what fair claiming orders owners by.
+
+    A worker's message is a ticket for one judgement on its chip; which queued run it judges is chosen at
+    claim time, from the owner served longest ago (``evaluation.services.run_claim_fairest``), so one
+    owner's flood of uploads cannot hold back another owner's first one.
+    """
+
+    chip = models.ForeignKey(Chip, on_delete=models.CASCADE, related_name="owner_turns")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    last_claimed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["chip", "owner"], name="owner_turn_unique_per_chip")]
+
+    def __str__(self) -> str:
+        return f"{self.owner_id} on {self.chip_id} at {self.last_claimed_at:%Y-%m-%d %H:%M:%S}"
 
 
 class RunStatus(models.TextChoices):

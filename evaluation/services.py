@@ -14,12 +14,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import Min
 from django.utils import timezone
 
 from evaluation.judge.bundle import BUNDLE_LEASE_PREFIX
 from evaluation.judge.job import JudgeJob, JudgeResult
-from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, Run, RunStatus, Worker
+from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, OwnerTurn, Run, RunStatus, Worker
 
 logger = logging.getLogger(__name__)
 
@@ -96,15 +97,20 @@ def run_rerun(*, run: Run, chip: Chip | None = None) -> Run:
 
 
 def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run, str] | None:
-    """Claim a queued run for this worker; None when another claim holds it or it is finished.
+    """Claim this queued run for this worker; None when another claim holds it or it is finished.
 
     A run still marked running by a process of *this* host that no longer exists (a worker child killed
     mid-run, its message redelivered) is taken over: the old claim's result can then never be recorded.
+    Workers judging a chip's queue claim through ``run_claim_fairest``; this names the run itself.
     """
     try:
         run = Run.objects.select_related("chip", "kernel__operator").get(pk=run_id)
     except Run.DoesNotExist:
         logger.warning("run %s does not exist (deleted?): message dropped", run_id)
+        return None
+    if run.status == RunStatus.RUNNING and not _take_back_dead_claim(run=run, worker=worker):
+        return None
+    if run.status != RunStatus.QUEUED:
         return None
     lease = secrets.token_hex(16)
     claim_fields = {
@@ -114,7 +120,75 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
         "attempts": run.attempts + 1,
         "started_at": timezone.now(),
     }
-    if run.status == RunStatus.RUNNING and _claim_is_dead_on_this_host(run=run, worker=worker):
+    try:
+        run = run_transition(run=run, to_status=RunStatus.RUNNING, **claim_fields)
+    except IllegalRunTransition:
+        return None
+    return run, lease
+
+
+def run_claim_fairest(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run, str] | None:
+    """Claim, for this worker, the queued run of ``run_id``'s chip whose owner was served longest ago.
+
+    A message on a chip's queue is a ticket for one judgement there, not for the run it names: choosing at
+    claim time is what keeps one owner's 2,000 uploads from delaying another owner's first one by more than
+    the judgements already running. Every queued run was sent a ticket, so every one is judged; a ticket
+    left over (a re-send, a duplicate delivery) finds nothing queued and does nothing. An owner's own runs
+    go oldest first. None when nothing on the chip is left to claim.
+    """
+    named = Run.objects.select_related("chip", "kernel__operator").filter(pk=run_id).first()
+    if named is None:
+        logger.warning("run %s does not exist (deleted?): message dropped", run_id)
+        return None
+    if named.status == RunStatus.RUNNING:
+        _take_back_dead_claim(run=named, worker=worker)  # its redelivered ticket: the run is queued again
+    for _ in range(16):  # each miss is a race lost to another worker: choose again
+        candidate = _fairest_queued_run_id(chip_id=named.chip_id)
+        if candidate is None:
+            return None
+        claim = run_claim(run_id=candidate, worker=worker, pid=pid)
+        if claim is not None:
+            _record_owner_turn(run=claim[0])
+            return claim
+    return None
+
+
+def _fairest_queued_run_id(*, chip_id: int) -> int | None:
+    """The oldest queued run of the owner whose last claim on this chip is oldest (never served: first)."""
+    heads = (
+        Run.objects.filter(chip_id=chip_id, status=RunStatus.QUEUED)
+        .order_by()  # the model's default ordering would join the GROUP BY
+        .values("kernel__submission__owner_id")
+        .annotate(head=Min("pk"))
+    )
+    heads = {row["kernel__submission__owner_id"]: row["head"] for row in heads}
+    if not heads:
+        return None
+    turns = dict(
+        OwnerTurn.objects.filter(chip_id=chip_id, owner_id__in=list(heads)).values_list("owner_id", "last_claimed_at")
+    )
+    owner = min(heads, key=lambda owner: (owner in turns, turns.get(owner) or timezone.now(), heads[owner]))
+    return heads[owner]
+
+
+def _record_owner_turn(*, run: Run) -> None:
+    owner_id = Run.objects.filter(pk=run.pk).values_list("kernel__submission__owner_id", flat=True).first()
+    now = timezone.now()
+    if OwnerTurn.objects.filter(chip_id=run.chip_id, owner_id=owner_id).update(last_claimed_at=now):
+        return
+    try:
+        with transaction.atomic():
+            OwnerTurn.objects.create(chip_id=run.chip_id, owner_id=owner_id, last_claimed_at=now)
+    except IntegrityError:  # another worker created it first
+        OwnerTurn.objects.filter(chip_id=run.chip_id, owner_id=owner_id).update(last_claimed_at=now)
+
+
+def _take_back_dead_claim(*, run: Run, worker: str) -> bool:
+    """Queue ``run`` again (in place) when the claim holding it is a dead process of this worker; True if
+    it now is queued. Past the attempt bound it is given up as an error instead."""
+    if not _claim_is_dead_on_this_host(run=run, worker=worker):
+        return False
+    try:
         if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
             run_transition(
                 run=run,
@@ -122,15 +196,11 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
                 expected_lease=run.lease,
                 reason=f"gave up after {run.attempts} attempts: the worker died each time",
             )
-            return None
-        run = run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=run.lease)
-    if run.status != RunStatus.QUEUED:
-        return None
-    try:
-        run = run_transition(run=run, to_status=RunStatus.RUNNING, **claim_fields)
+            return False
+        run_transition(run=run, to_status=RunStatus.QUEUED, expected_lease=run.lease)
     except IllegalRunTransition:
-        return None
-    return run, lease
+        return False
+    return True
 
 
 def _claim_is_dead_on_this_host(*, run: Run, worker: str) -> bool:
@@ -371,13 +441,21 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
                 counts["requeued"] += 1
         except IllegalRunTransition:
             continue
+    # Lost tickets show as a chip with live workers and queued runs on which nothing has been claimed for
+    # a long while: only then re-send (a flood waiting its fair turn is not lost, and re-sending it would
+    # only pile up tickets). A re-send that turns out to be a duplicate finds nothing to claim.
     forgotten_before = now - timedelta(seconds=max(600.0, 4 * settings.KGB_WORKER_STALE_AFTER_S))
     chips_served = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("chip_id", flat=True))
-    for run in Run.objects.filter(
-        status=RunStatus.QUEUED, queued_at__lt=forgotten_before, chip_id__in=chips_served
-    ).select_related("chip"):
-        with transaction.atomic():
-            Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(queued_at=now)
-            run_enqueue(run=run)
-        counts["resent"] += 1
+    for chip_id in chips_served:
+        if Run.objects.filter(chip_id=chip_id, status=RunStatus.RUNNING).exists():
+            continue
+        if OwnerTurn.objects.filter(chip_id=chip_id, last_claimed_at__gte=forgotten_before).exists():
+            continue
+        for run in Run.objects.filter(
+            chip_id=chip_id, status=RunStatus.QUEUED, queued_at__lt=forgotten_before
+        ).select_related("chip"):
+            with transaction.atomic():
+                Run.objects.filter(pk=run.pk, status=RunStatus.QUEUED).update(queued_at=now)
+                run_enqueue(run=run)
+            counts["resent"] += 1
     return counts

@@ -60,9 +60,9 @@ def judge_run(run_id: int) -> str:
     from celery import current_task
 
     hostname = current_task.request.hostname or f"celery@{os.uname().nodename}"
-    claim = with_database_retries(lambda: services.run_claim(run_id=run_id, worker=hostname, pid=os.getpid()))
+    claim = with_database_retries(lambda: services.run_claim_fairest(run_id=run_id, worker=hostname, pid=os.getpid()))
     if claim is None:
-        return "skipped"  # finished, or held by a live claim: a duplicate delivery
+        return "skipped"  # nothing queued on the chip: a ticket left over from a re-send or a redelivery
     run, lease = claim
     job = services.run_build_job(run=run)
     try:
@@ -70,7 +70,7 @@ def judge_run(run_id: int) -> str:
 
         result = judge(job)
     except Exception:  # the judge promises never to raise for a kernel's faults: this is ours
-        logger.exception("judge failed on run %s", run_id)
+        logger.exception("judge failed on run %s", run.pk)
         result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
     if result.status == "error" and result.retryable:
         outcome = with_database_retries(lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))
