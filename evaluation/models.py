@@ -131,6 +131,9 @@ class Run(models.Model):
     kernel = models.ForeignKey("leaderboard.Kernel", on_delete=models.CASCADE, related_name="runs")
     chip = models.ForeignKey(Chip, on_delete=models.PROTECT, related_name="runs")
     operator_version = models.PositiveIntegerField()
+    judge_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="The judge's protocol version that made the verdict; null until judged"
+    )
     status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True)
     reason = models.TextField(blank=True)
     cases_total = models.PositiveIntegerField(default=0)
@@ -161,6 +164,15 @@ class Run(models.Model):
         return f"run {self.pk} ({self.status})"
 
     @property
+    def is_stale(self) -> bool:
+        """Judged against an older version of its operator, or by an older version of the judge."""
+        return run_is_stale(
+            operator_version=self.operator_version,
+            current_operator_version=self.kernel.operator.version,
+            judge_version=self.judge_version,
+        )
+
+    @property
     def is_finished(self) -> bool:
         return self.status in FINISHED_STATUSES
 
@@ -169,3 +181,11 @@ class Run(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+
+def run_is_stale(*, operator_version: int, current_operator_version: int, judge_version: int | None) -> bool:
+    """A verdict made against an older operator record or by an older judge no longer stands for today's
+    rules (a queued or running run, with no judge version yet, is stale only by its operator version)."""
+    from evaluation.judge.version import JUDGE_VERSION
+
+    return operator_version < current_operator_version or (judge_version is not None and judge_version < JUDGE_VERSION)

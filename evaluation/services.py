@@ -236,6 +236,7 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
             flagged=result.flagged,
             environment=result.environment,
             stage_seconds=result.stage_seconds,
+            judge_version=result.judge_version,
         )
     except IllegalRunTransition as exc:
         logger.warning("result for run %s not recorded: %s", run.pk, exc)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, F, Max, Q, QuerySet
 
-from evaluation.models import FINISHED_STATUSES, Chip, Run, RunStatus, Worker
+from evaluation.models import FINISHED_STATUSES, Chip, Run, RunStatus, Worker, run_is_stale
 from leaderboard.metrics import MatchedSpeedup, OperatorOutcome, Summary, matched_speedups, ratio, summarize
 from leaderboard.models import Method, Operator, OperatorSet, PaperCost, PaperResult, Submission, Visibility
 
@@ -75,7 +75,7 @@ def counted_runs(*, chip: Chip, operator_ids: set[str] | None = None) -> QuerySe
 
 # One finished public verdict, as a plain tuple: the boards read tens of thousands of these per page, so they
 # skip model instances entirely. Layout: (run id, kernel id, chip id, status, speedup, flagged, run's operator
-# version, operator pk, method id, target chip id, tokens, solve seconds).
+# version, run's judge version, operator pk, method id, target chip id, tokens, solve seconds).
 VERDICT_FIELDS = (
     "kernel_id",
     "chip_id",
@@ -83,6 +83,7 @@ VERDICT_FIELDS = (
     "speedup",
     "flagged",
     "operator_version",
+    "judge_version",
     "kernel__operator_id",
     "kernel__submission_id",
     "kernel__total_tokens",
@@ -120,9 +121,20 @@ def latest_public_verdicts(
     if method_ids is not None:
         runs = runs.filter(kernel__submission__method_id__in=method_ids)
     latest: dict[tuple[int, int], tuple] = {}
-    for run_id, kernel_id, chip_id, status, speedup, flagged, version, operator_pk, submission_id, tokens, seconds in (
-        runs.order_by().values_list("id", *VERDICT_FIELDS).iterator(chunk_size=5000)
-    ):
+    for (
+        run_id,
+        kernel_id,
+        chip_id,
+        status,
+        speedup,
+        flagged,
+        version,
+        judge_version,
+        operator_pk,
+        submission_id,
+        tokens,
+        seconds,
+    ) in runs.order_by().values_list("id", *VERDICT_FIELDS).iterator(chunk_size=5000):
         facts = submissions.get(submission_id)
         if facts is None or operator_pk not in wanted:
             continue
@@ -136,6 +148,7 @@ def latest_public_verdicts(
                 speedup,
                 flagged,
                 version,
+                judge_version,
                 operator_pk,
                 facts[0],
                 facts[1],
@@ -239,6 +252,7 @@ def verdict_outcomes(
         speedup,
         flagged,
         run_version,
+        judge_version,
         operator_pk,
         method_id,
         target_chip_id,
@@ -262,7 +276,9 @@ def verdict_outcomes(
             outcome.solved = True
             outcome.speedup = speedup
             outcome.flagged = flagged
-            outcome.stale = run_version < operator.version
+            outcome.stale = run_is_stale(
+                operator_version=run_version, current_operator_version=operator.version, judge_version=judge_version
+            )
     return outcomes
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from evaluation.judge.version import JUDGE_VERSION
 from evaluation.models import Chip, Run
 from leaderboard import board_exports, plots, reads, run_report, selectors
 from leaderboard.boards import BoardQuery, board_query, pick, reference_chip
@@ -470,6 +471,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_view_code": can_view_code,
             "report": run_report.run_report(run, code_visible=can_view_code),
             "code_html": highlight_python(run.kernel.source_code) if can_view_code else "",
-            "stale": run.operator_version < run.kernel.operator.version,
+            "stale": run.is_stale,
+            "judge_version": JUDGE_VERSION,
         },
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, get_args
 
+from evaluation.judge.version import JUDGE_VERSION
+
 # The verdicts a judge can give. ``queued`` and ``running`` belong to the Run's life on the Django side.
 VerdictStatus = Literal[
     "passed",
@@ -128,6 +130,7 @@ class JudgeResult:
     # An ``error`` that says nothing about the kernel and may not recur (the GPU's memory full of other
     # judgements', its lock held past the wait limit): the worker queues the run again, within its attempts.
     retryable: bool = False
+    judge_version: int = JUDGE_VERSION  # the rules that made this verdict (evaluation.judge.version)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -138,6 +141,7 @@ class JudgeResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JudgeResult:
         data = dict(data)
+        data.setdefault("judge_version", 1)  # results written before they carried the version
         data["case_results"] = [CaseResult(**case) for case in data.get("case_results", [])]
         data["checks"] = [CheckOutcome(**check) for check in data.get("checks", [])]
         if data.get("speedup_ci95") is not None:

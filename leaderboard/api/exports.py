@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import Prefetch, QuerySet
 from rest_framework.renderers import BaseRenderer
 
-from evaluation.models import Run
+from evaluation.models import Run, run_is_stale
 from leaderboard.metrics import FAST_P_THRESHOLDS
 from leaderboard.models import Kernel, Visibility
 from leaderboard.selectors import LeaderboardRow
@@ -49,6 +49,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "speedup_ci_high",
     "flagged",
     "operator_version",
+    "judge_version",
     "stale",
     "created_at",
     "started_at",
@@ -183,6 +184,7 @@ def run_rows(runs: QuerySet[Run]) -> Iterator[dict[str, Any]]:
         "speedup_ci_high",
         "flagged",
         "operator_version",
+        "judge_version",
         "kernel__operator__version",
         "created_at",
         "started_at",
@@ -203,6 +205,7 @@ def run_rows(runs: QuerySet[Run]) -> Iterator[dict[str, Any]]:
         ci_high,
         flagged,
         run_version,
+        judge_version,
         current_version,
         created,
         started,
@@ -223,7 +226,10 @@ def run_rows(runs: QuerySet[Run]) -> Iterator[dict[str, Any]]:
             "speedup_ci_high": ci_high,
             "flagged": flagged,
             "operator_version": run_version,
-            "stale": run_version < current_version,
+            "judge_version": judge_version,
+            "stale": run_is_stale(
+                operator_version=run_version, current_operator_version=current_version, judge_version=judge_version
+            ),
             "created_at": _iso(created),
             "started_at": _iso(started),
             "finished_at": _iso(finished),

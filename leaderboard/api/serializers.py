@@ -254,7 +254,7 @@ class RunSerializer(serializers.ModelSerializer):
         fields = list(RUN_COLUMNS)
 
     def get_stale(self, run: Run) -> bool:
-        return run.operator_version < run.kernel.operator.version
+        return run.is_stale
 
 
 class RunDetailSerializer(RunSerializer):

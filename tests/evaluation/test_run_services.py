@@ -152,6 +152,18 @@ def test_a_worker_restarted_under_its_name_takes_back_its_predecessors_runs(run,
     )
 
 
+def test_a_recorded_verdict_carries_the_judge_version_that_made_it(run):
+    from evaluation.judge.version import JUDGE_VERSION
+
+    claimed, lease = services.run_claim(run_id=run.pk, worker="w1")
+    assert Run.objects.get(pk=run.pk).judge_version is None  # not judged yet
+    services.run_record_result(run=claimed, lease=lease, result=JudgeResult(status="passed", reason="ok"))
+    final = Run.objects.get(pk=run.pk)
+    assert (final.judge_version, final.is_stale) == (JUDGE_VERSION, False)
+    # A result written before results carried a version (an old offline bundle) was made by version 1.
+    assert JudgeResult.from_json({"status": "passed", "reason": "ok"}).judge_version == 1
+
+
 def test_cpu_interpreter_speedup_is_recorded_as_unknown(run):
     claimed, lease = services.run_claim(run_id=run.pk, worker="w1")
     services.run_record_result(

@@ -300,6 +300,26 @@ def test_private_submission_and_its_runs(world, as_role, role, status):
         assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
 
 
+def test_verdicts_of_an_older_judge_count_as_stale_until_judged_again(world, client):
+    from evaluation.judge.version import JUDGE_VERSION
+    from evaluation.models import Run
+
+    def fast_agents_stale() -> int:
+        selectors.clear_board_memo()
+        return client.get("/?chip=nvidia-h200&set=kgb-ms").context["rows"][0].summaries["overall"].stale
+
+    assert fast_agents_stale() == 1  # saxpy: judged against operator version 0
+    fast_cos = world.runs["fast_cos"]
+    Run.objects.filter(pk=fast_cos.pk).update(judge_version=JUDGE_VERSION)
+    assert fast_agents_stale() == 1
+    Run.objects.filter(pk=fast_cos.pk).update(judge_version=JUDGE_VERSION - 1)
+    assert fast_agents_stale() == 2
+    html = client.get(f"/runs/{fast_cos.pk}/").content.decode()
+    assert f"judged by judge version {JUDGE_VERSION - 1}, the judge is now at version {JUDGE_VERSION}" in html
+    row = next(row for row in client.get("/api/runs/?format=json").json()["results"] if row["id"] == fast_cos.pk)
+    assert (row["judge_version"], row["stale"]) == (JUDGE_VERSION - 1, True)
+
+
 @pytest.mark.parametrize("role", ROLES)
 def test_public_run_page_shows_highlighted_code_to_everyone(world, as_role, role):
     response = as_role(role).get(f"/runs/{world.runs['fast_saxpy'].pk}/")

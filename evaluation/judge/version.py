@@ -1,0 +1,17 @@
+"""The judge's protocol version: which rules made a verdict.
+
+Every run records the version that judged it (``JudgeResult.judge_version``, ``Run.judge_version``). Bump
+``JUDGE_VERSION`` with every change that can alter a verdict or a speedup of the same kernel (a check added
+or relaxed, a tolerance, what is timed and how), and say in ``HISTORY`` what changed: runs judged by an older
+version show as stale, as runs of an older operator version do, until they are judged again.
+"""
+
+from __future__ import annotations
+
+JUDGE_VERSION = 2
+
+HISTORY: dict[int, str] = {
+    1: "Verdicts recorded before runs carried a judge version.",
+    2: "Containment by the operating system; a per-call limit of max(20 s GPU / 60 s CPU, 50 x the "
+    "reference's time), suspended while Triton compiles.",
+}
