@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.catalog.spec import Call, Case
-from evaluation.judge import wire
+from evaluation.judge import faults, wire
 from evaluation.judge.checks import (
     check_draws_differ,
     check_fp64_opinion,
@@ -196,14 +196,12 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
         memory = any(
             word in error for word in ("out of memory", "can't allocate memory", "MemoryError", "DefaultCPUAllocator")
         )
-        reason = "ran out of memory" if memory else "raised"
-        raise Verdict(
-            "failed_runtime",
-            f"case {case.case_id} {reason}: {error.strip().splitlines()[-1][:500]}",
-            case=case,
-            tier=tier,
-            message=error[-2000:],
-        )
+        fault = faults.device_fault(error)
+        if fault:
+            reason = f"case {case.case_id}: {fault} ({faults.last_line(error, 300)})"
+        else:
+            reason = f"case {case.case_id} {'ran out of memory' if memory else 'raised'}: {faults.last_line(error)}"
+        raise Verdict("failed_runtime", reason, case=case, tier=tier, message=faults.tail_lines(error))
     if real.get("not_plain"):
         raise Verdict(
             "rejected",

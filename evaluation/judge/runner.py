@@ -190,6 +190,9 @@ def start_sandbox(judgement: JudgementContext) -> None:
         )
     started = time.monotonic()
     entry_points = sorted({case.entry_point for _, case in judgement.cases})
+    # Two requests: "start" sets up the device with only the judge's code in the process; "load" imports the
+    # candidate. A harness failure in the first is ours (an error); from the second on, the process has run
+    # the kernel's code and a failure there is the kernel's (Session.request).
     reply = session.request(
         {
             "op": "start",
@@ -197,8 +200,6 @@ def start_sandbox(judgement: JudgementContext) -> None:
             "device": sandbox_device(job.device_type),
             "memory_fraction": job.device_memory_fraction,
             "keep_alive_bytes": judgement.sandbox_keep_alive_bytes,
-            "source": job.source_code,
-            "entry_points": entry_points,
             "timing": job.measure_timing,
         },
         [],
@@ -206,6 +207,12 @@ def start_sandbox(judgement: JudgementContext) -> None:
         call_limit_s=job.call_limit_s(0.0) + START_ALLOWANCE_S,
     )[0]
     judgement.environment.update(reply.get("environment", {}))
+    reply = session.request(
+        {"op": "load", "source": job.source_code, "entry_points": entry_points},
+        [],
+        None,
+        call_limit_s=job.call_limit_s(0.0) + START_ALLOWANCE_S,
+    )[0]
     judgement.stage_seconds["compile"] = round(time.monotonic() - started, 4)
     if not reply.get("ok"):
         error = str(reply.get("error", ""))

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluation.catalog.spec import Case
-from evaluation.judge import wire
+from evaluation.judge import faults, wire
 from evaluation.judge.device_lock import DeviceLock
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.sandbox import HarnessError, Sandbox
@@ -130,7 +130,22 @@ class SandboxSession:
                 message=str(error),
             ) from None
         except HarnessError as error:
-            raise Verdict("error", f"sandbox harness failure{where}: {str(error)[-2000:]}") from None
+            text = str(error)
+            if header.get("op") == "start":  # only the judge's code has run in the process yet
+                raise Verdict("error", f"sandbox harness failure{where}: {faults.tail_lines(text)}") from None
+            # The kernel's code has run in this process: whatever broke the harness (a device fault that
+            # poisoned the context, or the kernel's tampering) is the kernel's, never an error to retry.
+            cause = (
+                faults.device_fault(text)
+                or f"the judge's code in the kernel's process failed: {faults.last_line(text)}"
+            )
+            raise Verdict(
+                "failed_runtime",
+                f"the kernel's process failed{where}: {cause}",
+                case=case,
+                tier=tier,
+                message=faults.tail_lines(text),
+            ) from None
         finally:
             self.call_deadline = None
 

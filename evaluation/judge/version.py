@@ -8,10 +8,12 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 2
+JUDGE_VERSION = 3
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
     2: "Containment by the operating system; a per-call limit of max(20 s GPU / 60 s CPU, 50 x the "
     "reference's time), suspended while Triton compiles.",
+    3: "A failure of the kernel's process once its code has run is failed_runtime with its cause named "
+    "(illegal address, device assertion, launch failure), never error.",
 }

@@ -78,6 +78,8 @@ class Harness:
             if op == "start":
                 self.token = str(header["token"])
                 self.start(header)
+            elif op == "load":
+                self.load(header)
             elif op == "call":
                 self.call(header, blobs)
             elif op == "time_load":
@@ -128,6 +130,11 @@ class Harness:
         if self.device.type != "cpu":
             environment["device_name"] = self.backend.device_name(self.device.index or 0)
         environment["device_memory_cap"] = self.memory_cap
+        self.reply({"event": "started", "environment": environment})
+
+    def load(self, header: dict[str, Any]) -> None:
+        """Import the candidate: from here on the process runs untrusted code (``start`` never does, so a
+        failure the trusted side sees there is the judge's own, and any later one may be the kernel's)."""
         started = time.perf_counter()
         try:
             # The source arrives on the pipe and is written into this sandbox's own work dir (its private
@@ -140,7 +147,7 @@ class Harness:
             sys.modules["candidate_kernel"] = module
             spec.loader.exec_module(module)
         except BaseException:
-            self.reply({"event": "loaded", "ok": False, "error": _format_error(), "environment": environment})
+            self.reply({"event": "loaded", "ok": False, "error": _format_error()})
             return
         missing = [name for name in header["entry_points"] if not callable(getattr(module, name, None))]
         self.module = module
@@ -152,7 +159,6 @@ class Harness:
                 "error": f"missing entry point(s): {', '.join(missing)}" if missing else "",
                 "import_seconds": time.perf_counter() - started,
                 "integrity": self.integrity.violations(),
-                "environment": environment,
             }
         )
 
@@ -209,7 +215,13 @@ class Harness:
             kwargs = {key: value for key, value in kwargs.items() if key in keep}
         # Copied to the host now (device work: inside the GPU hold); turned into bytes by _encode_outcome once
         # the hold is given up (host work: a waiting timer need not wait for it).
-        outcome["_host"] = host_snapshot({"returned": safe_return, "args": args, "kwargs": kwargs})
+        try:
+            outcome["_host"] = host_snapshot({"returned": safe_return, "args": args, "kwargs": kwargs})
+        except BaseException:
+            # A device fault the call left behind surfaces at the first copy (the context is poisoned):
+            # it is the call's failure, reported as such, with nothing to compare.
+            outcome["error"] = outcome.get("error", "") + _format_error()
+            outcome["_host"] = {"returned": None, "args": [], "kwargs": {}}
         # Where the sandbox's time went (reported by untrusted code: for the stage breakdown, never a verdict).
         outcome["phase_s"] = {
             "decode": decoded_at - started,

@@ -265,6 +265,18 @@ def test_forging_a_frame_on_the_result_pipe_is_rejected(run_judge):
     assert check_outcomes(result)["result_channel"] == "failed"
 
 
+def test_a_kernel_cannot_pass_its_failure_off_as_the_judges_error(run_judge):
+    # `error` is retried and counts neither for nor against a method. Once the kernel's code has run in the
+    # sandbox, a harness failure there (here forged with the harness's own token) is the kernel's.
+    result = _runtime(run_judge, "forge_harness_error.py")
+
+    assert result.status == "failed_runtime"
+    assert result.reason.startswith("the kernel's process failed in case cos[")
+    assert result.reason.endswith("failed: RuntimeError: the judge broke, not me")
+    assert not result.retryable
+    assert run_judge("cheats/forge_harness_error.py").reason.endswith("[import]")  # gc: the scan refuses it too
+
+
 def test_tensor_subclass_output_is_rejected(run_judge):
     result = _runtime(run_judge, "tensor_subclass.py")
 

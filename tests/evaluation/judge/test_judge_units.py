@@ -250,3 +250,26 @@ def test_locally_bound_names_shadow_banned_builtins(snippet):
 )
 def test_the_builtin_itself_stays_banned(snippet):
     assert "banned_builtin" in {finding.rule for finding in scan_source(snippet).findings}
+
+
+def test_device_faults_are_named_in_one_line_and_tracebacks_are_cut_at_line_ends():
+    from evaluation.judge import faults
+
+    cuda = (
+        'Traceback (most recent call last):\n  File "candidate_kernel.py", line 9, in cos\n'
+        "torch.AcceleratorError: CUDA error: an illegal memory access was encountered\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call"
+    )
+    assert faults.device_fault(cuda) == "illegal memory access: the kernel read or wrote outside its buffers"
+    assert faults.device_fault("RuntimeError: CUDA error: device-side assert triggered") == (
+        "a device-side assertion failed"
+    )
+    assert faults.device_fault("triton.runtime.errors.OutOfResources: out of resource: shared memory") == (
+        "the kernel needs more shared memory or registers than the device has"
+    )
+    assert faults.device_fault("ValueError: shapes do not match") is None
+    assert faults.last_line(cuda) == "CUDA kernel errors might be asynchronously reported at some other API call"
+    long = "\n".join(f"line {index} " + "x" * 50 for index in range(100))
+    tail = faults.tail_lines(long, 500)
+    assert len(tail) <= 500 and tail.startswith("line ") and tail.endswith("x" * 50)
+    assert long.endswith(tail)
