@@ -91,7 +91,7 @@ class CheckOutcome:
     """One anti-hack or sanity check and what it found."""
 
     name: str  # "static_scan", "triton_launched", "dispatch_audit", "ghost_replay", ...
-    outcome: Literal["passed", "failed", "skipped"]
+    outcome: Literal["passed", "failed", "skipped", "noted"]  # noted: recorded, decides nothing
     detail: str = ""
 
 

@@ -148,9 +148,9 @@ def scan(judgement: JudgementContext) -> None:
     if found.syntax_error:
         raise Verdict("failed_compile", f"syntax error: {found.syntax_error}")
     if found.findings:
-        detail = "; ".join(str(finding) for finding in found.findings[:8])
-        judgement.check("static_scan", "failed", detail)
-        raise Verdict("rejected", f"static scan: {found.findings[0]}")
+        # Names only: the judgement goes on, and what the kernel does decides (see static_scan).
+        judgement.check("static_scan", "noted", "; ".join(str(finding) for finding in found.findings[:8]))
+        return
     judgement.check("static_scan", "passed")
 
 

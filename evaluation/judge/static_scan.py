@@ -1,6 +1,13 @@
-"""Static scan of a candidate file's source (EXPLOITS 1, 9, 10, 11, 12, 17): the first, cheap filter.
+"""Static scan of a candidate file's source: notes on what a file names, for the run's evidence.
 
-Policy, in short (docs/judge.md has the reasons):
+The scan convicts nothing. A name is not behaviour: code that names ``os`` or ``torch.cos`` may never run
+(an overload no case calls), and code that names neither can reach both (a module reached through another,
+an import by a built string). Every finding is recorded as a note on the run's ``static_scan`` check; the
+verdict comes from what the kernel does when called: the dispatch audit (inside interpreted launches too),
+the host-read budget, ghost replays, integrity checks and the operating system's containment (docs/judge.md,
+"Convicted by behaviour"). Only a file that does not parse fails here, as a compile failure.
+
+What the notes flag, in short:
   * imports: only torch, triton (and triton.language.*), math, typing, functools, itertools, dataclasses,
     enum, collections, numbers, __future__. Everything that reaches the OS, threads, processes, sockets,
     native code or the import system (os, sys, subprocess, threading, ctypes, importlib, operator, ...) is out.
@@ -13,8 +20,6 @@ Policy, in short (docs/judge.md has the reasons):
   * ``@`` outside jit bodies, dunder and private attributes, ``getattr``/``setattr``/``__import__``/
     ``exec``/``eval``/``compile``/``globals``/``vars``/``open``, attribute assignment (monkeypatching),
     subclassing torch types and ``__torch_function__``-style hooks are refused.
-Arithmetic on Python numbers (grid math) stays allowed; arithmetic on tensors is caught at run time by the
-dispatch audit, which sees every aten op the wrapper executes.
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ class Finding:
 @dataclass(frozen=True)
 class ScanResult:
     syntax_error: str  # non-empty when the file does not parse: a compile failure, not a cheat
-    findings: tuple[Finding, ...]
+    findings: tuple[Finding, ...]  # notes: they decide nothing
 
     @property
     def ok(self) -> bool:

@@ -14,6 +14,8 @@ HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
     2: "Containment by the operating system; a per-call limit of max(20 s GPU / 60 s CPU, 50 x the "
     "reference's time), suspended while Triton compiles.",
-    3: "A failure of the kernel's process once its code has run is failed_runtime with its cause named "
-    "(illegal address, device assertion, launch failure), never error.",
+    3: "Convicted by behaviour: the static scan only notes names (a file is refused for what it does); "
+    "host reads are budgeted (64 elements a call); interpreted launches are audited. A failure of the "
+    "kernel's process once its code has run is failed_runtime with its cause named (illegal address, device "
+    "assertion, launch failure), never error.",
 }

@@ -98,6 +98,13 @@ ALLOCATING_ATEN = frozenset(
     {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
 )
 DTYPE_CHANGING_COPIES = frozenset({"_to_copy", "copy_"})
+# Reading tensor data back to the host is how a wrapper learns what Triton computed for it (the count that
+# sizes an output, one flag); reading more is computing on the host. A call may read this many elements,
+# whatever the size of its inputs. Counted: ``.item()`` and copies from a device to the host (``.cpu()``,
+# ``.tolist()`` and ``.numpy()`` of device tensors go through them). CPU tensors are the host already: on the
+# CPU interpreter only ``.item()`` is counted, and ghost replays catch host math there.
+HOST_READ_BUDGET = 64
+SCALAR_READS = frozenset({"_local_scalar_dense", "item"})
 
 
 def poison_(tensor: torch.Tensor, variant: int = 0) -> torch.Tensor:
@@ -138,8 +145,12 @@ class GuardState:
         self.ghost = False
         self.poison_variant = 0
         self.paused = 0
+        # Inside a launch under the CPU interpreter the kernel's body is plain Python: torch called there
+        # would really run. Such launches stay audited (the interpreter itself only allocates and copies).
+        self.interpreted_launch = 0
         self.auditing = False
         self.compute_ops: list[str] = []
+        self.host_read_elements = 0
         # Timed calls: the stream the timing loop records its events on, how to read the current one, and
         # how many launches / tensor ops this call issued on any other stream (work the events never see).
         self.timed_stream: Any = None
@@ -152,6 +163,7 @@ class GuardState:
         self.launches = 0
         self.ghost = ghost
         self.compute_ops = []
+        self.host_read_elements = 0
         self.foreign_stream_work = 0
 
     def watch_stream(self, stream: Any, stream_of: Any) -> None:
@@ -176,7 +188,16 @@ class AuditMode(TorchDispatchMode):
         if not STATE.auditing:
             return result
         packet = func._overloadpacket.__name__
-        if packet not in ALLOWED_ATEN:
+        if STATE.interpreted_launch:
+            if packet not in ALLOWED_ATEN:
+                STATE.compute_ops.append(f"{func.name()} (inside a kernel, under the CPU interpreter)")
+            return result
+        read = _host_read_elements(packet, args, result)
+        if read:
+            STATE.host_read_elements += read
+            if STATE.host_read_elements > HOST_READ_BUDGET:
+                STATE.compute_ops.append(f"host reads of more than {HOST_READ_BUDGET} tensor elements in one call")
+        elif packet not in ALLOWED_ATEN:
             STATE.compute_ops.append(str(func.name()))
         elif packet in DTYPE_CHANGING_COPIES and _changes_dtype(packet, args, kwargs, result):
             STATE.compute_ops.append(f"{func.name()} (dtype conversion)")
@@ -197,6 +218,20 @@ def audited() -> Any:
         STATE.auditing = False
 
 
+def _host_read_elements(packet: str, args: tuple, result: Any) -> int:
+    """How many elements of tensor data this op brings to the host (0: none)."""
+    if packet in SCALAR_READS:
+        return 1
+    tensors = [arg for arg in args[:2] if isinstance(arg, torch.Tensor)]
+    if packet == "_to_copy" and tensors and isinstance(result, torch.Tensor):
+        to_host = tensors[0].device.type != "cpu" and result.device.type == "cpu"
+        return tensors[0].numel() if to_host else 0
+    if packet == "copy_" and len(tensors) == 2:
+        to_host = tensors[0].device.type == "cpu" and tensors[1].device.type != "cpu"
+        return tensors[1].numel() if to_host else 0
+    return 0
+
+
 def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
     if packet == "copy_" and len(args) >= 2 and isinstance(args[1], torch.Tensor):
         return args[0].dtype != args[1].dtype
@@ -205,7 +240,7 @@ def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
     return False
 
 
-def _wrap_run(original: Any) -> Any:
+def _wrap_run(original: Any, interpreted: bool = False) -> Any:
     def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
         if STATE.before_launch is not None:
             STATE.before_launch()
@@ -215,6 +250,12 @@ def _wrap_run(original: Any) -> Any:
                 STATE.foreign_stream_work += 1
             if STATE.ghost:
                 return None
+        if interpreted:
+            STATE.interpreted_launch += 1
+            try:
+                return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+            finally:
+                STATE.interpreted_launch -= 1
         STATE.paused += 1
         try:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -232,7 +273,7 @@ def install_launch_hooks() -> dict[str, Any]:
 
     hooks: dict[str, Any] = {}
     for name, cls in (("JITFunction.run", JITFunction), ("InterpretedFunction.run", InterpretedFunction)):
-        wrapper = _wrap_run(cls.run)
+        wrapper = _wrap_run(cls.run, interpreted=cls is InterpretedFunction)
         cls.run = wrapper
         hooks[name] = (cls, wrapper)
     return hooks

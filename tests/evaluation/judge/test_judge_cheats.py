@@ -16,48 +16,82 @@ from evaluation.catalog.spec import Case
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
 
-# (kernel, rule of the first finding) for cheats the static scan must refuse before any process starts.
-STATIC = [
-    ("torch_cos.py", "torch_call"),  # 1: torch op for the real work
-    ("method_cos.py", "tensor_method"),  # 1: tensor method
-    ("alias_cos.py", "torch_call"),  # 1: alias f = torch.cos
-    ("getattr_cos.py", "banned_builtin"),  # 1: getattr with a built string
-    ("dunder_import.py", "banned_builtin"),  # 1: __import__
-    ("torch_ops_aten.py", "torch_call"),  # 1: torch.ops.aten
-    ("matmul_operator.py", "matmul_operator"),  # 1: x @ y
-    ("fallback_try_except.py", "torch_call"),  # 2: try/except falling back to torch
-    ("host_math_ghost.py", "tensor_method"),  # 1/2: host-side math through .tolist()
-    ("file_write.py", "banned_builtin"),  # 7/17: cache in a file
-    ("proc_read.py", "banned_builtin"),  # 13/17: /proc
-    ("spawn_thread.py", "import"),  # 9: background thread
-    ("patch_timer.py", "import"),  # 11: time.perf_counter
-    ("patch_assert_close.py", "import"),  # 11: torch.testing.assert_close
-    ("patch_synchronize.py", "attribute_store"),  # 11: torch.cuda.synchronize
-    ("patch_launch_hook.py", "import"),  # 11: the harness's launch hooks
-    ("forge_result_pipe.py", "import"),  # 12: write to the result pipe
-    ("import_os.py", "import"),  # 9/17
-    ("import_subprocess.py", "import"),  # 9/17
-    ("import_socket.py", "import"),  # 9/17
-    ("import_ctypes.py", "import"),  # 1: ctypes into vendor libraries
-    ("import_importlib.py", "import"),  # dynamic imports
-    ("tensor_subclass.py", "torch_subclass"),  # 10: tensor subclass
-    ("env_secret.py", "import"),  # 14/17: read secrets from the environment
-    ("stream_hide.py", "torch_call"),  # 9: work on another stream
-    ("compute_in_timing.py", "tensor_method"),  # 1/7: torch only once timing starts
-    ("kernel_body_torch.py", "torch_in_kernel"),  # 1: torch inside a jit body (runs under the interpreter)
-    ("gc_scan.py", "import"),  # 13: hunt memory for the expected output
+# Kernels that name what the old static scan refused, with the rule that notes them and the verdict what they
+# do earns (the same with the scan on or off: a name convicts nothing). "passed" ones only name a module (an
+# import the operating system's containment makes harmless) and compute honestly in Triton.
+BY_BEHAVIOUR = [
+    ("torch_cos.py", "torch_call", "rejected", "computed outside Triton: aten::cos"),  # 1: torch op
+    ("method_cos.py", "tensor_method", "rejected", "computed outside Triton: aten::cos"),  # 1: tensor method
+    ("alias_cos.py", "torch_call", "rejected", "computed outside Triton: aten::cos"),  # 1: f = torch.cos
+    ("getattr_cos.py", "banned_builtin", "rejected", "computed outside Triton: aten::cos"),  # 1: built name
+    ("dunder_import.py", "banned_builtin", "rejected", "computed outside Triton: aten::cos"),  # 1: __import__
+    ("torch_ops_aten.py", "torch_call", "rejected", "computed outside Triton: aten::cos"),  # 1: torch.ops.aten
+    ("matmul_operator.py", "matmul_operator", "rejected", "computed outside Triton: aten::add.Tensor"),  # 1: @
+    ("fallback_try_except.py", "torch_call", "rejected", "computed outside Triton: aten::cos"),  # 2: fallback
+    ("host_math_ghost.py", "tensor_method", "rejected", "case cos["),  # 1/2: host math (ghost replay)
+    ("file_write.py", "banned_builtin", "passed", "all 3 cases passed"),  # 7/17: its own private tmpfs
+    ("proc_read.py", "banned_builtin", "failed_runtime", "raised: PermissionError"),  # 13/17: /proc
+    ("spawn_thread.py", "import", "rejected", "harness integrity: thread count grew"),  # 9: thread
+    ("patch_timer.py", "import", "rejected", "harness integrity: time.perf_counter was replaced"),  # 11
+    ("patch_assert_close.py", "import", "rejected", "harness integrity: torch.testing.assert_close"),  # 11
+    ("patch_synchronize.py", "attribute_store", "rejected", "harness integrity: torch.cuda.synchronize"),  # 11
+    ("patch_launch_hook.py", "import", "rejected", "harness integrity: JITFunction.run"),  # 11
+    ("forge_result_pipe.py", "import", "rejected", "the result channel was tampered with"),  # 12
+    ("import_os.py", "import", "passed", "all 3 cases passed"),  # 9/17: contained by the OS
+    ("import_subprocess.py", "import", "passed", "all 3 cases passed"),  # 9/17
+    ("import_socket.py", "import", "passed", "all 3 cases passed"),  # 9/17: no network in the sandbox
+    ("import_ctypes.py", "import", "passed", "all 3 cases passed"),  # 1: ctypes, unused
+    ("import_importlib.py", "import", "passed", "all 3 cases passed"),  # dynamic imports
+    ("tensor_subclass.py", "torch_subclass", "rejected", "output is not a plain tensor"),  # 10
+    ("env_secret.py", "import", "failed_runtime", "raised: RuntimeError: ENVIRONMENT="),  # 14/17: no secrets
+    ("stream_hide.py", "torch_call", "failed_runtime", "torch.cuda.Stream"),  # 9: no CUDA stream on the CPU
+    ("gc_scan.py", "import", "failed_correctness", "failed: output 0"),  # 13: nothing to find
+    ("kernel_body_torch.py", "torch_in_kernel", "passed", "all 3 cases passed"),  # torch in a kernel never launched
 ]
 
 
-@pytest.mark.parametrize(("name", "rule"), STATIC)
-def test_static_scan_rejects_before_any_process_starts(run_judge, name, rule):
-    result = run_judge(f"cheats/{name}")
+@pytest.mark.parametrize("scan", ["on", "off"])
+@pytest.mark.parametrize(("name", "rule", "status", "reason"), BY_BEHAVIOUR)
+def test_a_cheat_is_judged_by_what_it_does_with_the_scan_on_or_off(run_judge, name, rule, status, reason, scan):
+    result = run_judge(f"cheats/{name}", static_scan=scan == "on")
+
+    assert result.status == status
+    assert reason in result.reason
+    if scan == "on":
+        outcome = next(check for check in result.checks if check.name == "static_scan")
+        assert outcome.outcome == "noted" and f"[{rule}]" in outcome.detail
+
+
+def test_only_a_file_that_does_not_parse_fails_the_scan(run_judge):
+    result = run_judge("", source="def cos(x:\n    return x\n")
+
+    assert result.status == "failed_compile" and result.reason.startswith("syntax error: ")
+    assert "process_start" not in result.stage_seconds  # no sandbox was started
+
+
+def test_torch_run_inside_an_interpreted_kernel_body_is_caught_by_the_audit(run_judge):
+    # Under the CPU interpreter a jit body is plain Python; launches there stay audited.
+    result = run_judge("cheats/kernel_body_torch_global.py")
 
     assert result.status == "rejected"
-    assert result.reason.startswith("static scan: line ")
-    assert result.reason.endswith(f"[{rule}]")
-    assert check_outcomes(result) == {"static_scan": "failed"}
-    assert "process_start" not in result.stage_seconds  # no sandbox was started
+    assert result.reason == "computed outside Triton: aten::cos (inside a kernel, under the CPU interpreter)"
+
+
+def test_reading_a_whole_tensor_back_to_the_host_is_over_the_budget(run_judge):
+    spec = dataclasses.replace(
+        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
+    )
+    result = run_judge("cheats/host_reads_item.py", spec=spec)
+
+    assert result.status == "rejected"
+    assert result.reason == "computed outside Triton: host reads of more than 64 tensor elements in one call"
+
+
+def test_reading_back_one_value_triton_computed_is_honest(run_judge):
+    result = run_judge("good/cos_readback.py")
+
+    assert (result.status, result.cases_passed) == ("passed", 3)
+    assert check_outcomes(result)["static_scan"] == "noted"  # .item() is named, and decides nothing
 
 
 def _runtime(run_judge, name, **kwargs):
@@ -268,13 +302,11 @@ def test_forging_a_frame_on_the_result_pipe_is_rejected(run_judge):
 def test_a_kernel_cannot_pass_its_failure_off_as_the_judges_error(run_judge):
     # `error` is retried and counts neither for nor against a method. Once the kernel's code has run in the
     # sandbox, a harness failure there (here forged with the harness's own token) is the kernel's.
-    result = _runtime(run_judge, "forge_harness_error.py")
-
-    assert result.status == "failed_runtime"
-    assert result.reason.startswith("the kernel's process failed in case cos[")
-    assert result.reason.endswith("failed: RuntimeError: the judge broke, not me")
-    assert not result.retryable
-    assert run_judge("cheats/forge_harness_error.py").reason.endswith("[import]")  # gc: the scan refuses it too
+    for result in (_runtime(run_judge, "forge_harness_error.py"), run_judge("cheats/forge_harness_error.py")):
+        assert result.status == "failed_runtime"
+        assert result.reason.startswith("the kernel's process failed in case cos[")
+        assert result.reason.endswith("failed: RuntimeError: the judge broke, not me")
+        assert not result.retryable
 
 
 def test_tensor_subclass_output_is_rejected(run_judge):

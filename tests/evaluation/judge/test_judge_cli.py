@@ -44,7 +44,9 @@ def test_human_summary(warm_forkserver, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert out.splitlines()[0] == "status:  rejected"
-    assert "  failed   static_scan: line 26: torch.cos is not an allowed torch name [torch_call]" in out
+    assert out.splitlines()[1] == "reason:  computed outside Triton: aten::cos"
+    assert "  noted    static_scan: line 26: torch.cos is not an allowed torch name [torch_call]" in out
+    assert "  failed   dispatch_audit: cos[" in out
 
 
 def test_bad_usage_exits_2(capsys):

@@ -1,10 +1,11 @@
 """Containment by the operating system: one hostile kernel per escape class, judged with the static scan on
-and off. Whatever the scan decides, nothing of the host reaches the verdict, nothing the kernel started
-outlives the judgement, nothing is left in shared places, and two sandboxes at once cannot see each other.
+and off (it only notes names: the attack runs either way). Nothing of the host reaches the verdict, nothing
+the kernel started outlives the judgement, nothing is left in shared places, and two sandboxes at once
+cannot see each other.
 
 The kernels compute cos correctly and attack from their wrapper (tests/evaluation/kernels/hostile/); each
 prints what it tried ("BLOCKED ...", or "LEAK ..." when it got through), so the tests see that the attack
-ran (scan off) and that it failed.
+ran and that it failed.
 """
 
 from __future__ import annotations
@@ -63,11 +64,10 @@ def stdout_of(result: JudgeResult) -> str:
 
 
 def assert_ran_or_refused(result: JudgeResult, scan: bool) -> None:
-    """Scan on: refused by the scan or judged; scan off: the attack ran and the honest cos passed."""
-    if scan and result.status == "rejected":
-        assert result.reason.startswith("static scan:")
-        return
+    """The attack ran (the scan, on or off, refuses nothing) and failed; the honest cos it wraps passed."""
     assert result.status == "passed", (result.status, result.reason, stdout_of(result))
+    if scan:
+        assert any(check.name == "static_scan" and check.outcome == "noted" for check in result.checks)
 
 
 @pytest.fixture
@@ -199,8 +199,6 @@ def test_a_sleeping_kernel_is_a_timeout_for_its_case_not_for_the_whole_budget(wa
     result = judge_source(hostile("sleeper.py"), scan=scan, floor_s=3.0)
     elapsed = time.monotonic() - started
 
-    if scan and result.status == "rejected":
-        return
     assert result.status == "timeout"
     assert result.reason.startswith("case ") and "did not return within 3 s" in result.reason
     assert result.failed_case["case_id"] in result.reason

@@ -130,8 +130,7 @@ def test_huge_allocation_is_a_runtime_failure_about_memory(run_judge):
 
 
 def test_os_exit_is_a_runtime_failure_with_the_exit_code(run_judge):
-    # The static scan refuses ``import os``; switched off here to prove the run-time side holds alone.
-    result = run_judge("wrong/exit_process.py", static_scan=False)
+    result = run_judge("wrong/exit_process.py")  # names os: the scan notes it, the exit decides
 
     assert result.status == "failed_runtime"
     assert result.reason.endswith("the sandbox process died in case " + result.failed_case["case_id"] + ": exit code 7")
