@@ -171,6 +171,15 @@ class OperatorSpec:
     # share (RMSNorm: x * rsqrt(mean) rounded, then times the weight rounded again): one flipped rounding of
     # the intermediate becomes up to 2 ulps of the result, and fp16's R (1e-3) is about 1 ulp.
     rtol_by_dtype: tuple[tuple[str, float], ...] = ()
+    # Where the exact answer hinges on how an intermediate rounds (the floor of a quotient at an exact
+    # multiple, a comparison with a scalar the reference rounds to the dtype first), the case tests
+    # bit-compatibility with one implementation, not correctness. ``exact_formula(case, call)`` computes the
+    # operation's mathematical definition on the call's values widened to float64 (Python scalars as given);
+    # a value equal to its correctly rounded result passes as well as the reference's. ``exact_formula_why``
+    # says why the record needs it (shown on the operator page). Real bugs stay caught: away from such ties
+    # both answers agree.
+    exact_formula: Callable[[Case, Call], Any] | None = None
+    exact_formula_why: str = ""
 
     def tolerance(self, case: Case, index: int, dtype: torch.dtype) -> tuple[float, float]:
         """(atol, rtol) for compared output ``index`` of ``case``: per-output, then record-wide, then protocol."""
@@ -229,8 +238,17 @@ class OperatorSpec:
             str(self.tolerance_override),
             str(self.output_tolerances),
             *([str(self.rtol_by_dtype)] if self.rtol_by_dtype else []),  # older records keep their hashes
+            *([self.exact_formula_why] if self.exact_formula else []),
         ]
-        functions = (self.make_inputs, self.reference, self.held_out, self.stat_check, self.bytes_moved, self.flops)
+        functions = (
+            self.make_inputs,
+            self.reference,
+            self.held_out,
+            self.stat_check,
+            self.bytes_moved,
+            self.flops,
+            self.exact_formula,
+        )
         for function in functions:
             if function is not None:
                 try:

@@ -25,11 +25,12 @@ from evaluation.judge.checks import (
 )
 from evaluation.judge.compare import (
     compare_outputs,
+    exact_alternative_accepts,
     flat_tensors,
     map_tensors,
 )
 from evaluation.judge.context import JudgementContext
-from evaluation.judge.inputs import call_bytes
+from evaluation.judge.inputs import call_bytes, to_device
 from evaluation.judge.job import CaseResult
 from evaluation.judge.untrusted.guard import poison_tree
 from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
@@ -252,6 +253,31 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
         pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, offsets, case)
 
 
+def _unless_exactly_rounded(
+    judgement: JudgementContext,
+    case: Case,
+    before: Call,
+    outputs: tuple[Any, ...],
+    expected: tuple[Any, ...],
+    message: str,
+) -> str | None:
+    """None when the mismatch is only where the record's exact formula rounds otherwise than the reference
+    (spec.exact_formula): the kernel's values are the correctly rounded exact ones there."""
+    spec = judgement.spec
+    call64 = to_device(before, judgement.reference_device)
+    exact = spec.exact_formula(case, call64)
+    accepted = exact_alternative_accepts(spec, case, outputs, expected, exact)
+    if accepted is None:
+        return message
+    judgement.check(
+        "exact_rounding",
+        "passed",
+        f"{case.case_id}: {accepted} value(s) equal the correctly rounded float64 result, not the reference's "
+        f"({spec.exact_formula_why})",
+    )
+    return None
+
+
 def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bool) -> None:
     """Compare the case's outputs (and ghosts', and a random operator's second draw) with the reference
     on the GPU: the caller holds it shared."""
@@ -263,6 +289,8 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
         pending.expected,
     )
     message = compare_outputs(judgement.spec, case, before, outputs, expected)
+    if message and judgement.spec.exact_formula is not None:
+        message = _unless_exactly_rounded(judgement, case, before, outputs, expected, message)
     if message:
         raise Verdict(
             "failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier, message=message

@@ -113,6 +113,22 @@ def lease_slot(timeout_s: float = 60.0) -> SlotLease:
         time.sleep(0.05)
 
 
+def slot_in_use(uid: int) -> bool:
+    """Whether a live sandbox of this host holds the slot of ``uid`` now (any judge process, any worker)."""
+    path = state_dir() / "slots" / f"{uid - uid_base()}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return False
+
+
 def processes_of_uid(uid: int) -> list[int]:
     pids = []
     for entry in os.listdir("/proc"):

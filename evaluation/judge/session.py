@@ -100,6 +100,11 @@ class SandboxSession:
                 status += " (file size limit)"
             if "SIGKILL" in status:
                 status += " (killed: memory or process limits)"
+            if "SIGSEGV" in status or "SIGBUS" in status:
+                status += (
+                    " (a memory access outside the process's memory: on the CPU interpreter, a load or store"
+                    " outside the kernel's buffers)"
+                )
             # What the process printed last (the kernel's own output, or the harness's traceback when it
             # failed in a way it could not report) goes with the message, never into the reason.
             stderr = self.sandbox.logs()["stderr"].strip()

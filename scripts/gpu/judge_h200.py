@@ -46,9 +46,21 @@ REFERENCE_KERNELS = ROOT / "evaluation/catalog/reference_kernels"
 NAMESPACES = {"aten": "aten", "vllm13": "vllm13", "cublas": "cublas"}
 # Cheats that only show in the timed loop: judged with timing.
 TIMED_CHEATS = {"cache_by_address_in_timing.py", "compute_in_timing.py"}
-# What the fixtures must get on a GPU (cheats the static scan refuses are "rejected" too).
+# What the fixtures must get on a GPU. The static scan only notes names, so a "cheat" that merely names a
+# module (contained by the operating system) and computes honestly in Triton must pass, scan on or off.
 EXPECTED_NOT_PASSED = {"wrong": None, "cheats": None}
-HARMLESS_CHEATS = {"cache_by_data_ptr.py"}  # fresh buffers every call: the cache never hits, it must pass
+HARMLESS_CHEATS = {
+    "cache_by_data_ptr.py",  # fresh buffers every call: the cache never hits
+    "file_write.py",  # its own private tmpfs
+    "import_os.py",
+    "import_subprocess.py",
+    "import_socket.py",
+    "import_ctypes.py",
+    "import_importlib.py",
+    "kernel_body_torch.py",  # torch in a jit body that is never launched
+}
+# Wrong kernels whose failure must be failed_runtime with this cause in the reason (never error).
+RUNTIME_CAUSES = {"illegal_address.py": "illegal memory access"}
 SPECIAL_STATUSES = {"published_shapes.py": "failed_correctness"}  # only with held_out in the tiers
 
 OUTPUT: dict = {}
@@ -230,23 +242,15 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
                     must_pass,
                 )
             )
-    for name in (
-        "stream_hide.py",
-        "spawn_thread.py",
-        "torch_cos.py",
-        "method_cos.py",
-        "no_launch.py",
-        "patch_synchronize.py",
-        "patch_timer.py",
-    ):
-        path = KERNELS / "cheats" / name
-        if path.exists():
+    for path in sorted((KERNELS / "cheats").glob("*.py")):  # the same verdicts with the scan off
+        name = path.name
+        if name != "gpu_tf32_mm.py":
             tasks.append(
                 (
                     f"cheats/{name} (scan off)",
                     make_job("aten::cos", path.read_text(), chip, device, ("public",), True),
                     False,
-                    False,
+                    name in HARMLESS_CHEATS,
                 )
             )
     try:
@@ -270,6 +274,8 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
     def record(label: str, expectation: bool | str, summary: dict) -> None:
         if expectation == "fp64":  # TF32 must be caught by the float64 second opinion
             ok = summary["status"] == "failed_correctness" and summary["fp64_failed"]
+        elif label.split("/")[-1] in RUNTIME_CAUSES:
+            ok = summary["status"] == "failed_runtime" and RUNTIME_CAUSES[label.split("/")[-1]] in summary["reason"]
         else:
             ok = (summary["status"] == "passed") == expectation
         rows.append(dict(summary, kernel=label, verdict_ok=ok))

@@ -272,6 +272,8 @@ def pointwise_record(
     judgement_notes: str = "",
     departures: str = "",
     minimum_output: int = 1,
+    exact_formula: Callable[[Case, Call], Any] | None = None,
+    exact_formula_why: str = "",
 ) -> OperatorSpec:
     by_name = {item.entry.name: item for item in overloads}
     inplace = any(0 in item.entry.mutates for item in overloads)
@@ -294,10 +296,40 @@ def pointwise_record(
         smoke=tuple(smoke),
         public=tuple(public),
         held_out=held_out or default_held_out,
-        judgement_notes=judgement_notes,
+        judgement_notes=" ".join(notes for notes in (judgement_notes, exact_formula_why) if notes),
         prompt_notes=prompt_notes,
         departures=departures,
+        exact_formula=exact_formula,
+        exact_formula_why=exact_formula_why,
     )
+
+
+def in_float64(formula: Callable[..., Any]) -> Callable[[Case, Call], Any]:
+    """An ``exact_formula`` from ``formula(self, other, **kwargs)`` applied to the call's tensors widened to
+    float64 (Python scalars as the caller gave them)."""
+
+    def exact(case: Case, call: Call) -> Any:
+        def widen(value: Any) -> Any:
+            return value.to(torch.float64) if isinstance(value, torch.Tensor) else value
+
+        return formula(*(widen(value) for value in call.args), **call.kwargs)
+
+    return exact
+
+
+def _exact_division(self: torch.Tensor, other: Any, rounding_mode: str | None = None) -> torch.Tensor:
+    quotient = self / other
+    if rounding_mode == "floor":
+        return torch.floor(quotient)
+    return torch.trunc(quotient) if rounding_mode == "trunc" else quotient
+
+
+QUOTIENT_AT_A_MULTIPLE = (
+    "A rounded quotient at an exact multiple (fp16 integers // 0.7: 7 / 0.7 is 10 in exact arithmetic) "
+    "depends on how the division rounds: torch's fmod-based floor gives 9 where an exactly rounded division "
+    "gives 10. Both are accepted: the reference's answer, and the correctly rounded result of floor(self / "
+    "other) computed in float64."
+)
 
 
 def unary_pointwise(
@@ -433,6 +465,8 @@ def binary_pointwise(
     wide: bool = False,
     smoke_half_draw: dict[str, list[Any]] | None = None,
     prompt_notes: str = "",
+    exact_formula: Callable[[Case, Call], Any] | None = None,
+    exact_formula_why: str = "",
 ) -> OperatorSpec:
     """``op.Tensor(self, other[, alpha])`` and, unless ``scalar_overload`` is empty, ``op.Scalar``.
 
@@ -501,6 +535,8 @@ def binary_pointwise(
         prompt_notes=prompt_notes,
         minimum_output=30 if wide else 1,
         departures=" ".join(departures),
+        exact_formula=exact_formula,
+        exact_formula_why=exact_formula_why,
     )
 
 
@@ -587,6 +623,8 @@ def division(name: str, description: str, *, prompt_notes: str) -> OperatorSpec:
         departures="Rounded division ('trunc', 'floor') is tested on integer-valued inputs, where every correct "
         "algorithm gives the same integer; random reals would make a quotient within one rounding of an "
         "integer, where torch's fmod-based floor and a plain floor(a / b) legitimately differ.",
+        exact_formula=in_float64(_exact_division),
+        exact_formula_why=QUOTIENT_AT_A_MULTIPLE,
     )
 
 
@@ -811,6 +849,8 @@ OPERATORS: list[OperatorSpec] = [
         scalars=(3.0, -2.0, 0.7, -0.999),
         prompt_notes="Rounds the quotient down (toward -inf), like div(rounding_mode='floor'); integer "
         "dtypes stay integer.",
+        exact_formula=in_float64(lambda self, other: torch.floor(self / other)),
+        exact_formula_why=QUOTIENT_AT_A_MULTIPLE,
     ),
     binary_pointwise(
         "fmax",

@@ -94,7 +94,8 @@ def test_list_outputs_are_compared_element_by_element():
 
     assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3), torch.ones(3)],), (right,)) is None
     assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3), torch.zeros(3)],), (right,)) == (
-        "output 0[1]: 3 of 3 values outside atol=0.0001 rtol=1e-05; worst |0 - 1| = 1"
+        "output 0[1]: 3 of 3 values outside atol=0.0001 rtol=1e-05; worst at [0]: 0 from the kernel, "
+        "1 from the reference (|difference| 1)"
     )
     assert compare_outputs(spec, CASE, Call(args=[]), ([torch.ones(3)],), (right,)) == (
         "output 0: list of 1 item(s), expected 2"
@@ -310,14 +311,15 @@ def test_per_output_tolerances_come_from_the_record():
 
     assert compare_outputs(spec, CASE, Call(args=[]), (codes + 1, codes), (codes, codes)) is None
     assert compare_outputs(spec, CASE, Call(args=[]), (codes + 2, codes), (codes, codes)) == (
-        "output 0: 3 of 3 values outside atol=1 rtol=0; worst difference 2"
+        "output 0: 3 of 3 values outside atol=1 rtol=0; worst at [0]: 3 from the kernel, 1 from the reference"
     )
     assert compare_outputs(spec, CASE, Call(args=[]), (codes, codes + 1), (codes, codes)) == (
-        "output 1: 3 of 3 values differ (exact match required)"
+        "output 1: 3 of 3 values differ (exact match required); first at [0]: 2 from the kernel, 1 from the reference"
     )
     exact = dataclasses.replace(list_record(), tolerance_override=(0.0, 0.0))
     assert compare_outputs(exact, CASE, Call(args=[]), (torch.tensor([1.0 + 1e-7]),), (torch.tensor([1.0]),)) == (
-        "output 0: 1 of 1 values outside atol=0 rtol=0; worst |1 - 1| = 1.19e-07"
+        "output 0: 1 of 1 values outside atol=0 rtol=0; worst at [0]: 1.00000012 from the kernel, "
+        "1 from the reference (|difference| 1.19e-07)"
     )
 
 
@@ -782,3 +784,39 @@ def test_a_side_whose_host_latency_outlasts_its_holds_is_marked_host_bound():
     assert host_bound_sides(dict(holds, candidate_exposed_calls=10.0), 20) == ["reference", "candidate"]
     assert host_bound_sides({"reference_exposed_calls": 9.0}, 20) == []
     assert host_bound_sides(None, 20) == [] and host_bound_sides(holds, 0) == []
+
+
+# ---------------------------------------------------------------- well-posed comparisons
+
+
+def _floor_divide_by(scalar: float) -> OperatorSpec:
+    from evaluation.catalog.aten.pointwise import OPERATORS
+
+    record = next(spec for spec in OPERATORS if spec.operator_id == "aten::floor_divide")
+    # 400 integers drawn from [-20, 20] hold the exact multiples of 7 (-14, -7, 7, 14) whatever the seed.
+    params = {"shape": [400], "dtype": "float16", "scalar": scalar, "integral": True, "range": [-20, 20]}
+    return dataclasses.replace(record, smoke=(Case("floor_divide_Scalar", params),))
+
+
+def _judge_floor_divide(kernel: str, scalar: float = 0.7):
+    job = JudgeJob("aten::floor_divide", kernel_source(kernel), "cpu-interpreter", "cpu", tiers=("smoke",))
+    return judge_with(job, JudgeOptions(spec=_floor_divide_by(scalar)))
+
+
+def test_a_quotient_at_an_exact_multiple_may_round_as_exact_arithmetic_does(warm_forkserver):
+    # fp16 integers // 0.7: torch's fmod-based floor says -7 // 0.7 = -11, an exactly rounded division -10.
+    # The kernel gives the correctly rounded exact answer, and passes, with the check saying why.
+    result = _judge_floor_divide("well_posed/floor_divide_exact.py")
+
+    assert result.status == "passed", result.reason
+    check = next(check for check in result.checks if check.name == "exact_rounding")
+    assert "value(s) equal the correctly rounded float64 result, not the reference's" in check.detail
+    assert int(check.detail.split(": ")[1].split(" ")[0]) >= 1
+
+
+def test_the_exact_alternative_does_not_let_a_real_rounding_bug_through(warm_forkserver):
+    result = _judge_floor_divide("well_posed/floor_divide_truncates.py")
+
+    assert result.status == "failed_correctness"
+    assert "from the kernel" in result.reason and "from the reference" in result.reason
+    assert not any(check.name == "exact_rounding" for check in result.checks)

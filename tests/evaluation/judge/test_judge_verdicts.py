@@ -129,6 +129,15 @@ def test_huge_allocation_is_a_runtime_failure_about_memory(run_judge):
     assert "ran out of memory" in result.reason
 
 
+def test_a_store_far_outside_the_buffer_is_the_kernels_runtime_failure(run_judge):
+    # On a GPU an illegal address; on the CPU interpreter the sandbox dies of SIGSEGV. Either way the
+    # kernel's fault: never an `error` (retried, and kept out of a method's accuracy).
+    result = run_judge("wrong/illegal_address.py")
+
+    assert (result.status, result.retryable) == ("failed_runtime", False)
+    assert "SIGSEGV (a memory access outside the process's memory" in result.reason
+
+
 def test_os_exit_is_a_runtime_failure_with_the_exit_code(run_judge):
     result = run_judge("wrong/exit_process.py")  # names os: the scan notes it, the exit decides
 
