@@ -183,6 +183,18 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     judgement.add_stage("correctness.sandbox_round_trip", answered - asked)
     note_sandbox_phases(judgement, reply)
     real = reply.get("real", {})
+    # Compute outside Triton is judged first: it happened before any error it led to (the host-read
+    # budget raises in the kernel's call once overrun).
+    if real.get("compute_ops"):
+        ops = ", ".join(real["compute_ops"])
+        raise Verdict(
+            "rejected",
+            f"computed outside Triton: {ops}",
+            check="dispatch_audit",
+            case=case,
+            tier=tier,
+            message=f"aten ops outside Triton: {ops}",
+        )
     if real.get("error"):
         error = str(real["error"])
         if device_was_full(error):
@@ -211,16 +223,6 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             case=case,
             tier=tier,
             message="; ".join(real["not_plain"]),
-        )
-    if real.get("compute_ops"):
-        ops = ", ".join(real["compute_ops"])
-        raise Verdict(
-            "rejected",
-            f"computed outside Triton: {ops}",
-            check="dispatch_audit",
-            case=case,
-            tier=tier,
-            message=f"aten ops outside Triton: {ops}",
         )
     if int(real.get("launches", 0)) < 1:
         raise Verdict(

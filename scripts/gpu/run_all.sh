@@ -3,6 +3,7 @@
 # step runs under its own time cap, so a slow step never hides the others. From the repository root:
 #
 #     bash scripts/gpu/run_all.sh judge            # fixtures and cheats, do_bench agreement, 5-repeat CV
+#     bash scripts/gpu/run_all.sh verdicts         # every fixture scan on, every cheat scan off, the corpus
 #     bash scripts/gpu/run_all.sh catalog [SECONDS] [FILL] # every reference kernel, public + held-out,
 #                                   # timed, $KGB_GPU_JOBS at once (wall time = submission throughput); FILL:
 #                                   # that many kernels in all (typical ones judged twice), e.g. 110
@@ -101,6 +102,17 @@ if [ "$PART" = judge ]; then
   grep -E "^fixtures with" "$OUT/fixtures.log"
   grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-200
   grep -A12 "^== summary" "$OUT/timing.log"
+elif [ "$PART" = verdicts ]; then
+  # Convicted by behaviour: every fixture (good, wrong, cheats) with the scan on, every cheat again with it
+  # off (the same verdicts), the illegal-address kernel a failed_runtime with its cause; then the corpus of
+  # kernels written in other people's styles, scan on and off, if this checkout has it.
+  step fixtures 240 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  [ -f scripts/gpu/corpus_h200.py ] && step corpus 300 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
+  echo; echo "== summaries"
+  grep -E "^fixtures with" "$OUT/fixtures.log"
+  grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
+  [ -s "$OUT/corpus.log" ] && grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
 elif [ "$PART" = batch ]; then
   # Throughput: 10 operators through fork-server sandboxes, N at once, against one fresh process per kernel.
   step batch 300 env KGB_ONLY_OPERATORS=$POINTWISE python3 scripts/gpu/judge_h200.py \

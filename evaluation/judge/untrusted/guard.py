@@ -137,6 +137,10 @@ def poison_tree(value: Any, variant: int = 0) -> Any:
     return value
 
 
+class HostReadBudgetExceeded(RuntimeError):
+    """A call read more tensor data back to the host than HOST_READ_BUDGET allows."""
+
+
 class GuardState:
     """Counters and switches shared by the launch hooks and the audit mode."""
 
@@ -197,6 +201,9 @@ class AuditMode(TorchDispatchMode):
             STATE.host_read_elements += read
             if STATE.host_read_elements > HOST_READ_BUDGET:
                 STATE.compute_ops.append(f"host reads of more than {HOST_READ_BUDGET} tensor elements in one call")
+                # Recorded whatever the kernel does next; raised so that a host loop over a big tensor ends
+                # now instead of at the per-call limit.
+                raise HostReadBudgetExceeded(f"read more than {HOST_READ_BUDGET} tensor elements back to the host")
         elif packet not in ALLOWED_ATEN:
             STATE.compute_ops.append(str(func.name()))
         elif packet in DTYPE_CHANGING_COPIES and _changes_dtype(packet, args, kwargs, result):
