@@ -250,7 +250,9 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
                     f"cheats/{name} (scan off)",
                     make_job("aten::cos", path.read_text(), chip, device, ("public",), True),
                     False,
-                    name in HARMLESS_CHEATS,
+                    # Timed here: an address-keyed cache does hit once timing's rotating buffers come back,
+                    # and its launch-less timed calls are rejected.
+                    name in HARMLESS_CHEATS and name != "cache_by_data_ptr.py",
                 )
             )
     try:
