@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
+from celery import signature
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Min
@@ -23,6 +24,8 @@ from evaluation.judge.job import JudgeJob, JudgeResult
 from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, OwnerTurn, Run, RunStatus, Worker
 
 logger = logging.getLogger(__name__)
+
+JUDGE_TASK = "evaluation.judge_run"  # evaluation.tasks.judge_run
 
 # The legal moves of a run. Finished statuses have none: a verdict is final (a re-run is a new Run).
 ALLOWED_MOVES: dict[str, frozenset[str]] = {
@@ -67,12 +70,13 @@ def run_transition(*, run: Run, to_status: str, expected_lease: str | None = Non
 
 
 def run_enqueue(*, run: Run) -> None:
-    """Send the run to its chip's queue once the surrounding transaction has committed."""
-    from evaluation.tasks import judge_run  # tasks import services: import here to keep the module graph acyclic
+    """Send the run to its chip's queue once the surrounding transaction has committed.
 
+    The task is named, not imported: tasks call these services, and a signature resolves to the registered
+    task (eager mode included) without making the two modules import each other."""
     queue = run.chip.queue_name
     run_id = run.pk
-    transaction.on_commit(lambda: judge_run.apply_async(args=[run_id], queue=queue))
+    transaction.on_commit(lambda: signature(JUDGE_TASK, args=[run_id], queue=queue).apply_async())
 
 
 def runs_create_for_kernels(*, kernels: Iterable[Any], chips: Iterable[Chip]) -> list[Run]:

@@ -17,7 +17,9 @@ def test_reference_kernels_are_queued_quick_ones_first_and_only_once(
     from evaluation import tasks
 
     sent: list[str] = []
-    monkeypatch.setattr(tasks.judge_run, "apply_async", lambda args, queue: sent.append(queue))
+    monkeypatch.setattr(
+        tasks.judge_run, "apply_async", lambda args, kwargs=None, **options: sent.append(options["queue"])
+    )
     out = StringIO()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("judge_reference_kernels", stdout=out)

@@ -216,7 +216,9 @@ def test_batch_form_saves_everything_and_queues_runs(world, client, django_captu
     from evaluation import tasks
 
     sent = []
-    monkeypatch.setattr(tasks.judge_run, "apply_async", lambda args, queue: sent.append(queue))
+    monkeypatch.setattr(
+        tasks.judge_run, "apply_async", lambda args, kwargs=None, **options: sent.append(options["queue"])
+    )
     client.force_login(world.submissions["fast"].owner)
     archive = zip_bytes(
         {"run/kernels/aten__cos.py": COS, "run/kernels/aten__add.py": ADD, "run/progress.json": json.dumps(PROGRESS)}
