@@ -28,7 +28,7 @@ def test_submission_saves_kernels_and_queues_one_run_per_chip(
 
     sent = []
     monkeypatch.setattr(
-        tasks.judge_run, "apply_async", lambda args, kwargs=None, **options: sent.append((args, options["queue"]))
+        tasks.judge_run, "apply_async", lambda args, kwargs=None, **options: sent.append((list(args), options["queue"]))
     )
     method = method_get_or_create(owner=user, scaffold="Agent", model="M")
     with django_capture_on_commit_callbacks(execute=True):
