@@ -158,7 +158,11 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["chip", "status"]), models.Index(fields=["kernel", "chip"])]
+        indexes = [
+            models.Index(fields=["chip", "status"]),
+            models.Index(fields=["kernel", "chip"]),
+            models.Index(fields=["chip", "finished_at"]),  # a chip's recent judgements: queue estimates
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.status})"

@@ -11,6 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, F, Max, Q, QuerySet
 
 from evaluation.models import FINISHED_STATUSES, Chip, Run, RunStatus, Worker, run_is_stale
+from evaluation.queue_estimates import queue_estimates
 from leaderboard.metrics import MatchedSpeedup, OperatorOutcome, Summary, matched_speedups, ratio, summarize
 from leaderboard.models import Method, Operator, OperatorSet, PaperCost, PaperResult, Submission, Visibility
 
@@ -583,6 +584,9 @@ def submission_progress(*, submission: Submission) -> dict:
     )
     finished = sum(1 for run in runs if run.is_finished)
     chips = {run.chip for run in runs}
+    estimates = queue_estimates(runs=runs)
+    for run in runs:
+        run.queue_estimate = estimates.get(run.pk)  # None unless queued
     return {
         "runs": runs,
         "total": len(runs),

@@ -448,6 +448,7 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
                     "status": run.status,
                     "status_label": run.get_status_display(),
                     "reason": run.reason[:300],
+                    "queue": run.queue_estimate.describe() if run.queue_estimate else "",
                     "speedup": run.speedup,
                 }
                 for run in progress["runs"]

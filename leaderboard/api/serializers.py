@@ -154,10 +154,30 @@ class SubmissionSerializer(serializers.ModelSerializer):
 class ProgressRunSerializer(serializers.ModelSerializer):
     operator_id = serializers.CharField(source="kernel.operator.operator_id")
     chip = serializers.CharField(source="chip.slug")
+    queue_position = serializers.SerializerMethodField(help_text="Queued runs: judgements on the chip before it")
+    starts_in_s = serializers.SerializerMethodField(help_text="Queued runs: estimated seconds until it starts")
 
     class Meta:
         model = Run
-        fields = ["id", "operator_id", "chip", "status", "speedup", "cases_total", "cases_passed"]
+        fields = [
+            "id",
+            "operator_id",
+            "chip",
+            "status",
+            "speedup",
+            "cases_total",
+            "cases_passed",
+            "queue_position",
+            "starts_in_s",
+        ]
+
+    def get_queue_position(self, run: Run) -> int | None:
+        estimate = getattr(run, "queue_estimate", None)
+        return estimate.position if estimate else None
+
+    def get_starts_in_s(self, run: Run) -> float | None:
+        estimate = getattr(run, "queue_estimate", None)
+        return round(estimate.starts_in_s, 1) if estimate and estimate.starts_in_s is not None else None
 
 
 class ProgressSerializer(serializers.Serializer):

@@ -21,7 +21,7 @@
       status.className = "status status-" + run.status;
       status.querySelector("a").textContent = run.status_label;
       // textContent, never innerHTML: reasons carry text a kernel controls.
-      row.querySelector(".reason").textContent = run.reason;
+      row.querySelector(".reason").textContent = run.status === "queued" && run.queue ? run.queue : run.reason;
       const speedup = row.querySelector("td.num");
       speedup.replaceChildren(text(run.speedup == null ? "–" : run.speedup.toFixed(2) + "×"));
     }
