@@ -602,7 +602,9 @@ def chip_has_live_worker(*, chip: Chip) -> bool:
     from django.conf import settings
     from django.utils import timezone
 
-    since = timezone.now() - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
+    # Said as soon as three beats are missed, well before the re-queuer gives up on the worker (a minute).
+    silent_after = min(settings.KGB_WORKER_STALE_AFTER_S, 3 * settings.KGB_HEARTBEAT_INTERVAL_S)
+    since = timezone.now() - timedelta(seconds=silent_after)
     return Worker.objects.filter(chip=chip, last_heartbeat_at__gte=since).exists()
 
 

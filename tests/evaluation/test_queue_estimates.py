@@ -78,3 +78,17 @@ def test_the_submission_page_and_its_status_say_where_a_queued_run_stands(upload
     assert "1 ahead in its chip&#x27;s queue" in client.get(f"/submissions/{submission}/").content.decode()
     api = client.get(f"/api/submissions/{submission}/").json()["progress"]["runs"][0]
     assert (api["queue_position"], api["starts_in_s"]) == (1, None)
+
+
+def test_a_chip_whose_worker_missed_three_beats_is_named_at_once(upload, django_user_model, client, cpu_chip, settings):
+    from evaluation.models import Worker
+
+    owner = django_user_model.objects.create_user("o", password="x")
+    submission = Run.objects.get(pk=upload(owner, 1)[0]).kernel.submission_id
+    client.force_login(owner)
+    settings.KGB_HEARTBEAT_INTERVAL_S, settings.KGB_WORKER_STALE_AFTER_S = 10, 60
+    worker = Worker.objects.create(hostname="w@gpu", chip=cpu_chip, last_heartbeat_at=timezone.now())
+    assert client.get(f"/submissions/{submission}/status.json").json()["chips_without_worker"] == []
+    # 35 s of silence: not yet stale for the re-queuer (60 s), but the page says so now.
+    Worker.objects.filter(pk=worker.pk).update(last_heartbeat_at=timezone.now() - timedelta(seconds=35))
+    assert client.get(f"/submissions/{submission}/status.json").json()["chips_without_worker"] == ["cpu-interpreter"]
