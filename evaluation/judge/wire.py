@@ -68,6 +68,12 @@ def bounded(value: Any, kinds: tuple[type, ...] = (int, float), limit: float = 1
     return None
 
 
+# The memory formats a call may carry (clone / empty_like / contiguous take ``memory_format=``), by name.
+MEMORY_FORMATS: dict[str, torch.memory_format] = {
+    name: getattr(torch, name) for name in ("contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
+}
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
@@ -118,6 +124,8 @@ class Encoder:
             return {"__dtype__": dtype_name(value)}
         if isinstance(value, torch.device):
             return {"__device__": str(value)}
+        if isinstance(value, torch.memory_format):
+            return {"__memory_format__": str(value).removeprefix("torch.")}
         if isinstance(value, tuple):
             return {"__tuple__": [self.encode(item) for item in value]}
         if isinstance(value, list):
@@ -196,6 +204,10 @@ class Decoder:
             # device under test, exactly as tensors are placed there.
             sent = torch.device(str(value["__device__"]))
             return self.device if sent.type == "cpu" else sent
+        if "__memory_format__" in value:
+            if value["__memory_format__"] not in MEMORY_FORMATS:
+                raise WireError(f"unknown memory format {value['__memory_format__']!r}")
+            return MEMORY_FORMATS[value["__memory_format__"]]
         if "__tuple__" in value:
             return tuple(self.decode(item) for item in value["__tuple__"])
         if "__dict__" in value:

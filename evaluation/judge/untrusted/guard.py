@@ -105,6 +105,11 @@ DTYPE_CHANGING_COPIES = frozenset({"_to_copy", "copy_"})
 # CPU interpreter only ``.item()`` is counted, and ghost replays catch host math there.
 HOST_READ_BUDGET = 64
 SCALAR_READS = frozenset({"_local_scalar_dense", "item"})
+# Drawing a seed for a Triton RNG from torch's generator (``torch.randint(..., (1,), generator=g)``) is how
+# random kernels honour ``generator=``: integer draws of at most this many elements are generator state, not
+# the operator's work (no catalog operator is an integer draw).
+SEED_DRAWS = frozenset({"random_", "random", "randint"})
+SEED_DRAW_MAX_ELEMENTS = 2
 
 
 def poison_(tensor: torch.Tensor, variant: int = 0) -> torch.Tensor:
@@ -204,6 +209,8 @@ class AuditMode(TorchDispatchMode):
                 # Recorded whatever the kernel does next; raised so that a host loop over a big tensor ends
                 # now instead of at the per-call limit.
                 raise HostReadBudgetExceeded(f"read more than {HOST_READ_BUDGET} tensor elements back to the host")
+        elif packet in SEED_DRAWS and _seed_draw(result):
+            pass
         elif packet not in ALLOWED_ATEN:
             STATE.compute_ops.append(str(func.name()))
         elif packet in DTYPE_CHANGING_COPIES and _changes_dtype(packet, args, kwargs, result):
@@ -223,6 +230,14 @@ def audited() -> Any:
             yield
     finally:
         STATE.auditing = False
+
+
+def _seed_draw(result: Any) -> bool:
+    return (
+        isinstance(result, torch.Tensor)
+        and not result.dtype.is_floating_point
+        and result.numel() <= SEED_DRAW_MAX_ELEMENTS
+    )
 
 
 def _host_read_elements(packet: str, args: tuple, result: Any) -> int:

@@ -273,3 +273,28 @@ def test_device_faults_are_named_in_one_line_and_tracebacks_are_cut_at_line_ends
     tail = faults.tail_lines(long, 500)
     assert len(tail) <= 500 and tail.startswith("line ") and tail.endswith("x" * 50)
     assert long.endswith(tail)
+
+
+def test_memory_formats_cross_the_wire_by_name():
+    from evaluation.judge import wire
+
+    formats = [torch.contiguous_format, torch.channels_last, torch.channels_last_3d, torch.preserve_format]
+    encoder = wire.Encoder()
+    sent = encoder.encode({"memory_format": formats})
+    assert wire.Decoder(encoder.blobs).decode(sent)["memory_format"] == formats
+    with pytest.raises(wire.WireError, match="unknown memory format"):
+        wire.Decoder([]).decode({"__memory_format__": "sideways"})
+
+
+def test_a_seed_drawn_from_the_generator_is_not_compute_but_a_large_draw_is():
+    from evaluation.judge.untrusted import guard
+
+    generator = torch.Generator().manual_seed(3)
+    guard.STATE.reset(ghost=False)
+    with guard.audited():
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator).item())
+    assert guard.STATE.compute_ops == [] and guard.STATE.host_read_elements == 1 and seed >= 0
+    guard.STATE.reset(ghost=False)
+    with guard.audited():
+        torch.randint(0, 10, (100,), generator=generator)
+    assert guard.STATE.compute_ops == ["aten::randint.low_generator"]
