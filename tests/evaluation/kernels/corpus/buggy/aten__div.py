@@ -10,8 +10,8 @@ def div_kernel(a_ptr, b_ptr, o_ptr, b_val, n, MODE: tl.constexpr, B_VAL: tl.cons
     a = tl.load(a_ptr + i, mask=live, other=1).to(tl.float32)
     b = b_val if B_VAL else tl.load(b_ptr + i, mask=live, other=1).to(tl.float32)
     q = a / b
-    if MODE == 1:
-        q = tl.where(q < 0, tl.ceil(q), tl.floor(q))
+    if MODE == 1:  # trunc: floor of |q| with q's sign
+        q = tl.where(q > 0, tl.floor(q), -tl.floor(-q))
     elif MODE == 2:
         q = tl.floor(q)
     tl.store(o_ptr + i, q.to(o_ptr.dtype.element_ty), mask=live)

@@ -15,7 +15,7 @@ def hardsigmoid_rows(x_ptr, y_ptr, n_rows, n_cols, row_stride, BLOCK: tl.constex
     tl.store(y_ptr + r * n_cols + c, y.to(y_ptr.dtype.element_ty), mask=m)
 
 
-def _launch(x, out):
+def _run_rows(x, out):
     if x.numel() == 0:
         return out
     n_cols = x.shape[-1] if x.dim() else 1
@@ -29,8 +29,8 @@ def _launch(x, out):
 
 
 def hardsigmoid(self):
-    return _launch(self, torch.empty(self.shape, dtype=self.dtype, device=self.device))
+    return _run_rows(self, torch.empty(self.shape, dtype=self.dtype, device=self.device))
 
 
 def hardsigmoid_out(self, *, out):
-    return _launch(self, out)
+    return _run_rows(self, out)

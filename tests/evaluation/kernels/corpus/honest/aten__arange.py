@@ -24,7 +24,7 @@ def _target_device(device):
     return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
 
 
-def _arange(start, end, step, dtype, device):
+def _make_range(start, end, step, dtype, device):
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if dtype is None:
@@ -40,12 +40,12 @@ def _arange(start, end, step, dtype, device):
 
 
 def arange(end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _arange(0, end, 1, dtype, device)
+    return _make_range(0, end, 1, dtype, device)
 
 
 def arange_start(start, end, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _arange(start, end, 1, dtype, device)
+    return _make_range(start, end, 1, dtype, device)
 
 
 def arange_start_step(start, end, step=1, *, dtype=None, layout=None, device=None, pin_memory=None):
-    return _arange(start, end, step, dtype, device)
+    return _make_range(start, end, step, dtype, device)

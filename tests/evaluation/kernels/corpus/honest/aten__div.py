@@ -33,10 +33,10 @@ def _div_kernel(a_ptr, b_ptr, o_ptr, b_scalar, n, d1, d2,
         res = q
     else:
         q = a.to(tl.float32) / b
-        if MODE == 1:
-            q = tl.where(q < 0, tl.ceil(q), tl.floor(q))
-        elif MODE == 2:
+        if MODE == 2:
             q = tl.floor(q)
+        elif MODE == 1:
+            q = tl.where(q >= 0, tl.floor(q), tl.ceil(q))
         res = q
     tl.store(o_ptr + offs, res.to(o_ptr.dtype.element_ty), mask=valid)
 

@@ -31,14 +31,12 @@ def _fold(t):
         return t.reshape(1, 1)
     if t.dim() == 1:
         return t.unsqueeze(0)
-    lead = t.shape[:-1]
+    if t.dim() == 2:
+        return t
     try:
         return t.view(-1, t.shape[-1])
     except RuntimeError:
-        pass
-    if len(lead) == 1:
-        return t
-    return t.reshape(-1, t.shape[-1])  # a copy when the view is impossible
+        return t.reshape(-1, t.shape[-1])  # a copy when the view is impossible
 
 
 def _compare(self, other):

@@ -25,7 +25,7 @@ def erfc_kernel(src, dst, n, BLOCK: tl.constexpr):
     tl.store(dst + o, _erfc(v).to(dst.dtype.element_ty), mask=keep)
 
 
-def _launch(x, out):
+def _erfc_into(x, out):
     src = x.contiguous()
     n = src.numel()
     dst = out if out.is_contiguous() else torch.empty(src.shape, dtype=out.dtype, device=out.device)
@@ -37,8 +37,8 @@ def _launch(x, out):
 
 
 def erfc(self):
-    return _launch(self, torch.empty(self.shape, dtype=self.dtype, device=self.device))
+    return _erfc_into(self, torch.empty(self.shape, dtype=self.dtype, device=self.device))
 
 
 def erfc_out(self, *, out):
-    return _launch(self, out)
+    return _erfc_into(self, out)

@@ -33,7 +33,7 @@ def _three_dim(t):
     return t
 
 
-def _fill(self, value):
+def _fill_strided(self, value):
     n = self.numel()
     if n == 0:
         return self
@@ -52,8 +52,8 @@ def _fill(self, value):
 
 
 def fill__Scalar(self, value):
-    return _fill(self, value)
+    return _fill_strided(self, value)
 
 
 def fill__Tensor(self, value):
-    return _fill(self, value)
+    return _fill_strided(self, value)

@@ -4,36 +4,29 @@ import triton.language as tl
 
 
 @triton.jit
-def gather_kernel(src, idx, out, numel, i1, i2, ss0, ss1, ss2, is0, is1, is2,
-                  DIM: tl.constexpr, BLOCK: tl.constexpr):
-    """out[a, b, c] = src[..] with the coordinate along DIM replaced by index[a, b, c] (3-d views)."""
+def gather_kernel(src, idx, out, numel, i1, i2, ss0, ss1, ss2, is0, is1, is2, BLOCK: tl.constexpr):
+    """(before, dim, after) views: out[a, b, c] = src[a, index[a, b, c], c]."""
     p = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = p < numel
     c = p % i2
     b = (p // i2) % i1
     a = p // (i2 * i1)
     j = tl.load(idx + a * is0 + b * is1 + c * is2, mask=m, other=0)
-    if DIM == 0:
-        a = j
-    elif DIM == 1:
-        b = j
-    else:
-        c = j
-    v = tl.load(src + a * ss0 + b * ss1 + c * ss2, mask=m)
+    v = tl.load(src + a * ss0 + j * ss1 + c * ss2, mask=m)
     tl.store(out + p, v, mask=m)
 
 
-def _pad3(t, dim):
-    """Fold t into exactly 3 dims keeping ``dim`` separate; returns the view and dim's new position."""
+def _fold3(t, dim):
+    """t as (before, t.shape[dim], after): the gathered dim in the middle (a copy only if no view exists)."""
     if t.dim() == 0:
-        return t.reshape(1, 1, 1), 1
+        return t.reshape(1, 1, 1)
     before = 1
     for s in t.shape[:dim]:
         before *= s
     after = 1
     for s in t.shape[dim + 1:]:
         after *= s
-    return t.reshape(before, t.shape[dim], after), 1
+    return t.reshape(before, t.shape[dim], after)
 
 
 def gather(self, dim, index, *, sparse_grad=False):
@@ -47,9 +40,8 @@ def gather(self, dim, index, *, sparse_grad=False):
     for d in range(self.dim()):
         if d != dim and index.shape[d] != self.shape[d]:
             window = window.narrow(d, 0, index.shape[d])
-    src3, _ = _pad3(window, dim)
-    idx3, _ = _pad3(index, dim)
+    src3 = _fold3(window, dim)
+    idx3 = _fold3(index, dim)
     gather_kernel[(triton.cdiv(numel, 256),)](
-        src3, idx3, out, numel, idx3.shape[1], idx3.shape[2], *src3.stride(), *idx3.stride(),
-        DIM=1, BLOCK=256)
+        src3, idx3, out, numel, idx3.shape[1], idx3.shape[2], *src3.stride(), *idx3.stride(), BLOCK=256)
     return out

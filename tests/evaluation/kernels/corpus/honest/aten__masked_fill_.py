@@ -41,7 +41,7 @@ def _four_d(t):
     return [1] * pad + shape, [0] * pad + stride
 
 
-def _masked_fill(self, mask, value):
+def _fill_where(self, mask, value):
     n = self.numel()
     if n == 0:
         return self
@@ -70,8 +70,8 @@ def _masked_fill(self, mask, value):
 
 
 def masked_fill__Scalar(self, mask, value):
-    return _masked_fill(self, mask, value)
+    return _fill_where(self, mask, value)
 
 
 def masked_fill__Tensor(self, mask, value):
-    return _masked_fill(self, mask, value)
+    return _fill_where(self, mask, value)

@@ -22,9 +22,10 @@ def _rsub_fwd(self_ptr, other_ptr, out_ptr, other_val, alpha, n_elements,
     else:
         o = other_val
     if IS_FLOAT:
-        result = o.to(tl.float32) - alpha * s.to(tl.float32) if OTHER_IS_TENSOR else o - alpha * s.to(tl.float32)
-    else:
-        result = o - alpha * s
+        s = s.to(tl.float32)
+        if OTHER_IS_TENSOR:
+            o = o.to(tl.float32)
+    result = o - alpha * s
     tl.store(out_ptr + offsets, result.to(out_ptr.dtype.element_ty), mask=mask)
 
 
