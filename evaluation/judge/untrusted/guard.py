@@ -2,14 +2,17 @@
 
 * Launch hooks: ``JITFunction.run`` and the interpreter's ``InterpretedFunction.run`` are wrapped at class
   level, so every Triton launch (autotuned or not) is counted, and in ghost mode turned into a no-op.
-* ``AuditMode``: a TorchDispatchMode around each candidate call. Allocation, views, same-dtype copies, fills
-  and metadata pass; any other aten op is recorded (and the call rejected by the judge). While a Triton
-  launch runs the audit is paused, because the interpreter itself moves data with torch ops.
+* ``AuditMode``: a TorchDispatchMode around each candidate call, applying ``audit_rules``. Allocation, views,
+  same-dtype copies, fills and metadata pass; host reads pass within their budget; any other aten op is
+  recorded (and the call rejected by the judge). While a compiled Triton launch runs the audit is paused
+  (Triton's launcher is not the candidate); an interpreted launch stays audited, since its body is plain
+  Python.
 * ``Integrity``: identities of the harness's functions captured before the candidate loads, compared after
   its import and after every call, plus the thread count.
 
-This module runs in the untrusted process: it can only report. The static scan keeps the candidate from
-reaching these objects by name; the trusted side treats whatever arrives as evidence, not as a verdict.
+This module runs in the untrusted process: it can only report, and the candidate can reach it. The trusted
+side treats whatever arrives as evidence, not as a verdict; what a tampered guard could hide, ghost replay,
+the integrity checks and the comparison outside the sandbox still see.
 """
 
 from __future__ import annotations
@@ -22,94 +25,15 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-# aten overload packets a wrapper may run on the host side of a launch.
-ALLOWED_ATEN = frozenset(
-    {
-        "empty",
-        "empty_like",
-        "empty_strided",
-        "empty_permuted",
-        "new_empty",
-        "new_empty_strided",
-        "new_zeros",
-        "new_ones",
-        "new_full",
-        "zeros",
-        "zeros_like",
-        "ones",
-        "ones_like",
-        "full",
-        "full_like",
-        "fill",
-        "fill_",
-        "zero",
-        "zero_",
-        "arange",
-        "scalar_tensor",
-        "lift_fresh",
-        "lift_fresh_copy",
-        "clone",
-        "contiguous",
-        "detach",
-        "alias",
-        "view",
-        "_unsafe_view",
-        "reshape",
-        "_reshape_alias",
-        "as_strided",
-        "expand",
-        "permute",
-        "transpose",
-        "t",
-        "unsqueeze",
-        "squeeze",
-        "select",
-        "slice",
-        "narrow",
-        "unfold",
-        "split",
-        "split_with_sizes",
-        "chunk",
-        "unbind",
-        "diagonal",
-        "view_as_real",
-        "view_as_complex",
-        "movedim",
-        "resize_",
-        "set_",
-        "is_same_size",
-        "_to_copy",
-        "copy_",
-        "unflatten",
-        "flatten",
-        "_reshape_copy",
-        "expand_copy",
-        "view_copy",
-        "sym_size",
-        "sym_stride",
-        "sym_numel",
-        "sym_storage_offset",
-        "is_contiguous",
-        "detach_",
-        "_has_compatible_shallow_copy_type",
-    }
+from evaluation.judge.untrusted.audit_rules import (
+    ALLOCATING_ATEN,
+    ALLOWED_ATEN,
+    DTYPE_CHANGING_COPIES,
+    HOST_READ_BUDGET,
+    SCALAR_READS,
+    SEED_DRAW_MAX_ELEMENTS,
+    SEED_DRAWS,
 )
-ALLOCATING_ATEN = frozenset(
-    {"empty", "empty_like", "empty_strided", "empty_permuted", "new_empty", "new_empty_strided"}
-)
-DTYPE_CHANGING_COPIES = frozenset({"_to_copy", "copy_"})
-# Reading tensor data back to the host is how a wrapper learns what Triton computed for it (the count that
-# sizes an output, one flag); reading more is computing on the host. A call may read this many elements,
-# whatever the size of its inputs. Counted: ``.item()`` and copies from a device to the host (``.cpu()``,
-# ``.tolist()`` and ``.numpy()`` of device tensors go through them). CPU tensors are the host already: on the
-# CPU interpreter only ``.item()`` is counted, and ghost replays catch host math there.
-HOST_READ_BUDGET = 64
-SCALAR_READS = frozenset({"_local_scalar_dense", "item"})
-# Drawing a seed for a Triton RNG from torch's generator (``torch.randint(..., (1,), generator=g)``) is how
-# random kernels honour ``generator=``: integer draws of at most this many elements are generator state, not
-# the operator's work (no catalog operator is an integer draw).
-SEED_DRAWS = frozenset({"random_", "random", "randint"})
-SEED_DRAW_MAX_ELEMENTS = 2
 
 
 def poison_(tensor: torch.Tensor, variant: int = 0) -> torch.Tensor:
