@@ -15,7 +15,9 @@ HISTORY: dict[int, str] = {
     2: "Containment by the operating system; a per-call limit of max(20 s GPU / 60 s CPU, 50 x the "
     "reference's time), suspended while Triton compiles.",
     3: "Convicted by behaviour: the static scan only notes names (a file is refused for what it does); "
-    "host reads are budgeted (64 elements a call); interpreted launches are audited. A failure of the "
+    "host reads are budgeted (64 elements a call); seeds of at most two integers drawn from torch's "
+    "generator are allowed; memory formats reach the kernel; interpreted launches are audited; floor_divide "
+    "and div's rounding modes accept the correctly rounded float64 result at exact multiples. A failure of the "
     "kernel's process once its code has run is failed_runtime with its cause named (illegal address, device "
     "assertion, launch failure), never error.",
 }
