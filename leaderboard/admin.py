@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from evaluation.models import Chip
 from evaluation.services import runs_create_for_kernels
+from leaderboard import best_verdicts
 from leaderboard.models import Kernel, Method, Operator, OperatorSet, PaperCost, PaperResult, Submission
 
 
@@ -41,6 +46,34 @@ def ask_for_object(modeladmin, request: HttpRequest, queryset: QuerySet, form_cl
             "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
         },
     )
+
+
+class KeepsBestVerdicts:
+    """An admin whose edits (``refresh_on_save``) and deletions change which runs count where: each write is
+    wrapped in ``best_verdicts.kept``, so the boards' summary follows in the same transaction."""
+
+    refresh_on_save = True
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        raise NotImplementedError
+
+    def _kept(self, pks: list[Any]):
+        return best_verdicts.kept(**self.verdict_scope(pks))
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if not (change and self.refresh_on_save):  # a new object has no runs yet
+            super().save_model(request, obj, form, change)
+            return
+        with self._kept([obj.pk]):
+            super().save_model(request, obj, form, change)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with self._kept([obj.pk]):
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        with self._kept(list(queryset.values_list("pk", flat=True))):
+            super().delete_queryset(request, queryset)
 
 
 @admin.register(Operator)
@@ -83,10 +116,13 @@ class OperatorSetAdmin(admin.ModelAdmin):
 
 
 @admin.register(Method)
-class MethodAdmin(admin.ModelAdmin):
+class MethodAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = ("scaffold", "model", "kind", "owner", "public", "created_at")
     list_filter = ("kind", "public")
     search_fields = ("scaffold", "model", "owner__username")
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"methods": pks}
 
 
 class KernelInline(admin.TabularInline):
@@ -98,12 +134,15 @@ class KernelInline(admin.TabularInline):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = ("id", "method", "owner", "visibility", "target_chip", "kernel_count", "created_at")
     list_filter = ("visibility", "target_chip", "method__kind")
     search_fields = ("method__scaffold", "method__model", "owner__username", "notes")
     inlines = (KernelInline,)
     actions = ("rerun_on_chip",)
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"submissions": pks}
 
     @admin.display(description="Kernels")
     def kernel_count(self, obj: Submission) -> int:
@@ -120,11 +159,14 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Kernel)
-class KernelAdmin(admin.ModelAdmin):
+class KernelAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = ("id", "operator", "submission", "round", "total_tokens", "solve_seconds", "created_at")
     list_filter = ("operator__source",)
     search_fields = ("operator__operator_id", "sha256", "filename")
     readonly_fields = ("sha256",)
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"kernels": pks}
 
 
 @admin.register(PaperResult)
@@ -145,3 +187,17 @@ class PaperCostAdmin(admin.ModelAdmin):
         "tokens_per_passed_operator_millions",
         "total_hours",
     )
+
+
+# Deleting an account deletes its submissions, and with them their runs.
+User = get_user_model()
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(KeepsBestVerdicts, UserAdmin):
+    refresh_on_save = False
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"owners": pks}

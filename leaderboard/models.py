@@ -208,3 +208,61 @@ class PaperCost(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["method", "model", "platform", "operator_set"], name="paper_cost_unique"),
         ]
+
+
+class BestVerdict(models.Model):
+    """What the boards read instead of scanning runs: one row per (method, operator, chip, native) that has a
+    finished public verdict, kept by ``leaderboard.best_verdicts`` in the transaction of every write that
+    changes it (a verdict recorded, visibility or ownership edited, runs deleted) and rebuilt from the runs by
+    ``manage.py rebuild_best_verdicts``.
+
+    A run counts if its submission is public and its method public (PROTOCOL 7). ``native``: the kernels were
+    written for this chip or for no chip in particular (ranked here); the others were ported (portability).
+    Per kernel only its latest finished run counts, as on the boards. Whether the deciding verdict is stale is
+    decided when read, from its versions: operator and judge versions move without touching this table.
+    """
+
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, related_name="+")
+    operator = models.ForeignKey(Operator, on_delete=models.CASCADE, related_name="+")
+    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, related_name="+")
+    native = models.BooleanField()
+    # Over each kernel's latest finished run here:
+    attempts = models.PositiveIntegerField(help_text="Kernels with a finished verdict here")
+    tokens = models.BigIntegerField(help_text="Their tokens, failed attempts included")
+    solve_seconds = models.FloatField()
+    solved = models.BooleanField(help_text="Some kernel's latest verdict passed")
+    speedup = models.FloatField(null=True, help_text="The deciding (best passing) kernel's; null = unknown")
+    log_speedup = models.FloatField(null=True, help_text="ln(speedup) where positive: boards sum it for geomeans")
+    flagged = models.BooleanField()
+    operator_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
+    judge_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
+    # Over every finished run here, re-judgements included:
+    runs = models.PositiveIntegerField()
+    standing_run = models.ForeignKey(
+        "evaluation.Run",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+        help_text="The operator page's run: the best clean pass, else the latest failure",
+    )
+    standing_passed = models.BooleanField()
+    link_run = models.ForeignKey(
+        "evaluation.Run",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+        help_text="The pass matrix's run: the fastest pass, else the latest verdict",
+    )
+    link_passed = models.BooleanField()
+    link_speedup = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["method", "operator", "chip", "native"], name="best_verdict_unique"),
+        ]
+        indexes = [models.Index(fields=["chip", "operator"], name="best_verdict_chip_operator")]
+
+    def __str__(self) -> str:
+        return f"best verdict of method {self.method_id} on {self.operator_id} / chip {self.chip_id}"

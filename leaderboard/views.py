@@ -268,7 +268,7 @@ def plots_page(request: HttpRequest) -> HttpResponse:
     figures: dict = {}
     if query.chip and query.operator_set:
         rows = selectors.leaderboard_rows(
-            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter, outcomes="clean"
         )
         chip_rows = selectors.multi_chip_rows(
             chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter

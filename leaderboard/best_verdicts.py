@@ -1,0 +1,334 @@
+"""The best-verdict summary (``leaderboard.models.BestVerdict``): how its rows follow from the runs, and the
+service that keeps them so, in the transaction of every write that changes them.
+
+The writes that can change what a board shows, and what they call:
+
+- a run reaching a finished status (a recorded verdict, an imported bundle's, a run given up as an error):
+  ``evaluation.services.run_transition`` calls ``runs_changed``;
+- the admin's edits and deletions of submissions (visibility, method, target chip), kernels (tokens,
+  time), methods (visibility), runs, chips (their targeted submissions) and users (their submissions): each
+  wraps its write in ``kept``, which refreshes the groups the objects belonged to before and after it.
+
+Nothing else needs to: a queued run (an upload, a re-run) has no verdict yet, operator set membership is
+applied when a board reads, and whether a verdict is stale (an operator's version bumped by the catalog
+loader, a newer judge deployed) is decided when read, from the versions each row keeps.
+
+``rebuild`` recomputes every row from the runs (``manage.py rebuild_best_verdicts``, the data migration);
+``differences`` compares the stored rows with a rebuild without writing (``--check``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from django.apps import apps as global_apps
+from django.db import connection, transaction
+from django.db.models import Q
+
+# Literal values rather than imports of evaluation.models: the data migration runs this module against
+# historical models, and these are what the database stores.
+PASSED = "passed"
+FINISHED = ("passed", "failed_compile", "failed_correctness", "failed_runtime", "timeout", "rejected", "error")
+PUBLIC = "public"
+# PostgreSQL advisory lock class of this table's groups (any constant; "KB"): one lock per method.
+LOCK_CLASS = 0x4B42
+
+# The fields of a row that a rebuild must reproduce (all but the id).
+ROW_FIELDS = (
+    "attempts",
+    "tokens",
+    "solve_seconds",
+    "solved",
+    "speedup",
+    "log_speedup",
+    "flagged",
+    "operator_version",
+    "judge_version",
+    "runs",
+    "standing_run_id",
+    "standing_passed",
+    "link_run_id",
+    "link_passed",
+    "link_speedup",
+)
+
+
+class RunVerdict(NamedTuple):
+    """One finished run of a public submission of a public method, with what its group needs of it."""
+
+    run_id: int
+    kernel_id: int
+    method_id: int
+    operator_id: int  # the operator's primary key
+    chip_id: int
+    target_chip_id: int | None
+    status: str
+    speedup: float | None
+    flagged: bool
+    operator_version: int
+    judge_version: int | None
+    tokens: int | None
+    solve_seconds: float | None
+
+    @property
+    def native(self) -> bool:
+        """Written for the chip it was judged on, or for no chip in particular (PROTOCOL 7)."""
+        return self.target_chip_id is None or self.target_chip_id == self.chip_id
+
+    @property
+    def group(self) -> tuple[int, int, int, bool]:
+        return (self.method_id, self.operator_id, self.chip_id, self.native)
+
+    @property
+    def clean_pass(self) -> bool:
+        return self.status == PASSED and not self.flagged
+
+
+VERDICT_COLUMNS = (
+    "id",
+    "kernel_id",
+    "kernel__submission__method_id",
+    "kernel__operator_id",
+    "chip_id",
+    "kernel__submission__target_chip_id",
+    "status",
+    "speedup",
+    "flagged",
+    "operator_version",
+    "judge_version",
+    "kernel__total_tokens",
+    "kernel__solve_seconds",
+)
+
+
+def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
+    """A group's row from its finished runs, in id order (one method, operator, chip and nativeness).
+
+    Per kernel its latest run counts (a re-judgement supersedes the run before it). The operator is solved if
+    a kernel's latest verdict passed; the deciding kernel is the fastest passing one, an unknown speedup
+    counting as 0 and ties going to the earlier kernel; tokens and time are summed over every kernel.
+    """
+    latest: dict[int, RunVerdict] = {}
+    for run in runs:
+        latest[run.kernel_id] = run
+    tokens, seconds, best = 0, 0.0, None
+    for kernel_id in sorted(latest):
+        run = latest[kernel_id]
+        tokens += run.tokens or 0
+        seconds += run.solve_seconds or 0.0
+        if run.status == PASSED and (best is None or (run.speedup is not None and (best.speedup or 0) < run.speedup)):
+            best = run
+    # The pass matrix links the fastest passing run of all, else the latest one.
+    link = max(runs, key=lambda run: (run.status == PASSED, run.speedup or 0.0, run.run_id))
+    # The operator page's standing: the first clean pass that no later one beats, else the latest failure.
+    standing, standing_passed = runs[0], runs[0].clean_pass
+    for run in runs[1:]:
+        if run.clean_pass and (not standing_passed or (run.speedup or 0) > (standing.speedup or 0)):
+            standing, standing_passed = run, True
+        elif not standing_passed and not run.clean_pass:
+            standing = run
+    speedup = best.speedup if best is not None else None
+    return {
+        "attempts": len(latest),
+        "tokens": tokens,
+        "solve_seconds": seconds,
+        "solved": best is not None,
+        "speedup": speedup,
+        "log_speedup": math.log(speedup) if speedup is not None and speedup > 0 else None,
+        "flagged": best.flagged if best is not None else False,
+        "operator_version": best.operator_version if best is not None else None,
+        "judge_version": best.judge_version if best is not None else None,
+        "runs": len(runs),
+        "standing_run_id": standing.run_id,
+        "standing_passed": standing_passed,
+        "link_run_id": link.run_id,
+        "link_passed": link.status == PASSED,
+        "link_speedup": link.speedup,
+    }
+
+
+class _Models:
+    """The models this module works on: the live ones, or a migration's historical ones."""
+
+    def __init__(self, apps: Any = None) -> None:
+        apps = apps or global_apps
+        self.Run = apps.get_model("evaluation", "Run")
+        self.Method = apps.get_model("leaderboard", "Method")
+        self.BestVerdict = apps.get_model("leaderboard", "BestVerdict")
+
+
+def counted_verdicts(models: _Models, scope: Q) -> list[RunVerdict]:
+    """The finished runs within ``scope`` (a filter on runs) that count: public submissions of public methods."""
+    runs = models.Run.objects.filter(
+        scope,
+        status__in=FINISHED,
+        kernel__submission__visibility=PUBLIC,
+        kernel__submission__method__public=True,
+    )
+    return [
+        RunVerdict._make(row) for row in runs.order_by("id").values_list(*VERDICT_COLUMNS).iterator(chunk_size=5000)
+    ]
+
+
+def computed_rows(models: _Models, scope: Q) -> list:
+    """Unsaved rows of every group with counted runs within ``scope``."""
+    groups: dict[tuple[int, int, int, bool], list[RunVerdict]] = defaultdict(list)
+    for verdict in counted_verdicts(models, scope):
+        groups[verdict.group].append(verdict)
+    return [
+        models.BestVerdict(
+            method_id=method_id, operator_id=operator_id, chip_id=chip_id, native=native, **group_fields(runs)
+        )
+        for (method_id, operator_id, chip_id, native), runs in groups.items()
+    ]
+
+
+def _lock_method(method_id: int) -> None:
+    """Serialise refreshes of one method's groups until the transaction ends. Two verdicts of one group
+    recorded at once would otherwise each recompute it without the other's run. SQLite needs nothing: its
+    writers hold the database's lock (IMMEDIATE transactions)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, method_id % 2**31])
+
+
+Key = tuple[int, int, int]  # (method id, operator pk, chip id)
+
+
+def refresh(keys: Iterable[Key] = (), *, methods: Iterable[int] = (), apps: Any = None) -> None:
+    """Recompute the rows of the groups ``keys`` (both nativenesses) and of every group of ``methods``."""
+    models = _Models(apps)
+    scopes: dict[int, tuple[set[int], set[int]] | None] = {method_id: None for method_id in methods}
+    for method_id, operator_id, chip_id in keys:
+        if method_id in scopes and scopes[method_id] is None:
+            continue
+        operators, chips = scopes.setdefault(method_id, (set(), set()))
+        operators.add(operator_id)
+        chips.add(chip_id)
+    with transaction.atomic():
+        for method_id in sorted(scopes):  # one order for every writer: no two wait on each other's locks
+            _lock_method(method_id)
+            rows, runs = Q(method_id=method_id), Q(kernel__submission__method_id=method_id)
+            narrowed = scopes[method_id]
+            if narrowed is not None:  # the cross product of the operators and chips: every group in it is redone
+                operators, chips = sorted(narrowed[0]), sorted(narrowed[1])
+                rows &= Q(operator_id__in=operators, chip_id__in=chips)
+                runs &= Q(kernel__operator_id__in=operators, chip_id__in=chips)
+            models.BestVerdict.objects.filter(rows).delete()
+            models.BestVerdict.objects.bulk_create(computed_rows(models, runs), batch_size=500)
+
+
+def _keys(models: _Models, runs: Q) -> set[Key]:
+    """The groups the finished runs within ``runs`` belong to, public or not (a write may make them public)."""
+    return set(
+        models.Run.objects.filter(runs, status__in=FINISHED)
+        .order_by()
+        .values_list("kernel__submission__method_id", "kernel__operator_id", "chip_id")
+        .distinct()
+    )
+
+
+def runs_changed(*, run_ids: Iterable[int]) -> None:
+    """These runs were finished (or changed behind the services' back): refresh their groups."""
+    models = _Models()
+    refresh(_keys(models, Q(pk__in=list(run_ids))))
+
+
+@contextmanager
+def kept(
+    *,
+    runs: Iterable[int] = (),
+    kernels: Iterable[int] = (),
+    submissions: Iterable[int] = (),
+    methods: Iterable[int] = (),
+    owners: Iterable[int] = (),
+) -> Iterator[None]:
+    """Wrap a write to these objects (ids): the groups their runs belong to, before and after it, are
+    refreshed in its transaction. For edits that can move runs between groups (a submission's method or
+    target chip, a kernel's operator) and deletions (the groups are read before the rows go)."""
+    models = _Models()
+    scope = Q(pk__in=list(runs)) | Q(kernel_id__in=list(kernels)) | Q(kernel__submission_id__in=list(submissions))
+    scope |= Q(kernel__submission__owner_id__in=list(owners))
+    methods = list(methods)
+    with transaction.atomic():
+        before = _keys(models, scope)
+        yield
+        refresh(before | _keys(models, scope), methods=methods)
+
+
+def rebuild(*, apps: Any = None) -> int:
+    """Recompute every row from the runs, one method per transaction; returns how many rows there are now."""
+    models = _Models(apps)
+    for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True).iterator():
+        refresh(methods=[method_id], apps=apps)
+    return models.BestVerdict.objects.count()
+
+
+@dataclass
+class Differences:
+    """Stored rows against a rebuild: groups only stored, only rebuilt, and stored with other values."""
+
+    missing: list[tuple] = field(default_factory=list)  # a rebuild would add these groups
+    unexpected: list[tuple] = field(default_factory=list)  # a rebuild would remove these
+    changed: list[tuple[tuple, dict[str, tuple[Any, Any]]]] = field(default_factory=list)  # (group, field -> values)
+    rows: int = 0  # rows a rebuild gives
+
+    def __bool__(self) -> bool:
+        return bool(self.missing or self.unexpected or self.changed)
+
+    def summary(self, *, examples: int = 5) -> str:
+        lines = [
+            f"{len(self.missing)} missing, {len(self.unexpected)} unexpected, {len(self.changed)} changed "
+            f"(of {self.rows} rows a rebuild gives); group = (method, operator, chip, native)"
+        ]
+        lines += [f"  missing {group}" for group in self.missing[:examples]]
+        lines += [f"  unexpected {group}" for group in self.unexpected[:examples]]
+        for group, fields in self.changed[:examples]:
+            told = ", ".join(
+                f"{name}: stored {stored!r}, rebuilt {rebuilt!r}" for name, (stored, rebuilt) in fields.items()
+            )
+            lines.append(f"  changed {group}: {told}")
+        return "\n".join(lines)
+
+
+def _group_key(row: Any) -> tuple[int, int, int, bool]:
+    return (row.method_id, row.operator_id, row.chip_id, row.native)
+
+
+def differences(*, apps: Any = None) -> Differences:
+    """Compare the stored rows with what a rebuild would write, writing nothing."""
+    models = _Models(apps)
+    stored = {
+        _group_key(row): {name: getattr(row, name) for name in ROW_FIELDS}
+        for row in models.BestVerdict.objects.order_by().iterator()
+    }
+    found = Differences()
+    seen: set[tuple] = set()
+    for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True).iterator():
+        for row in computed_rows(models, Q(kernel__submission__method_id=method_id)):
+            key = _group_key(row)
+            seen.add(key)
+            found.rows += 1
+            values = {name: getattr(row, name) for name in ROW_FIELDS}
+            if key not in stored:
+                found.missing.append(key)
+            elif stored[key] != values:
+                found.changed.append(
+                    (
+                        key,
+                        {
+                            name: (stored[key][name], value)
+                            for name, value in values.items()
+                            if stored[key][name] != value
+                        },
+                    )
+                )
+    found.unexpected = sorted(key for key in stored if key not in seen)
+    found.missing.sort()
+    found.changed.sort()
+    return found
