@@ -13,7 +13,10 @@ Nothing else needs to: a queued run (an upload, a re-run) has no verdict yet, op
 applied when a board reads, and whether a verdict is stale (an operator's version bumped by the catalog
 loader, a newer judge deployed) is decided when read, from the versions each row keeps.
 
-``rebuild`` recomputes every row from the runs (``manage.py rebuild_best_verdicts``, the data migration);
+Each passed run's roofline point (``RooflinePoint``) is added by ``runs_changed`` too; a verdict never changes
+and deleting a run deletes its point, so nothing else touches them.
+
+``rebuild`` recomputes every row and point from the runs (``manage.py rebuild_best_verdicts``, the data migration);
 ``differences`` compares the stored rows with a rebuild without writing (``--check``).
 """
 
@@ -29,6 +32,8 @@ from typing import Any, NamedTuple
 from django.apps import apps as global_apps
 from django.db import connection, transaction
 from django.db.models import Q
+
+from leaderboard.metrics import geomean
 
 # Literal values rather than imports of evaluation.models: the data migration runs this module against
 # historical models, and these are what the database stores.
@@ -89,23 +94,6 @@ class RunVerdict(NamedTuple):
         return self.status == PASSED and not self.flagged
 
 
-VERDICT_COLUMNS = (
-    "id",
-    "kernel_id",
-    "kernel__submission__method_id",
-    "kernel__operator_id",
-    "chip_id",
-    "kernel__submission__target_chip_id",
-    "status",
-    "speedup",
-    "flagged",
-    "operator_version",
-    "judge_version",
-    "kernel__total_tokens",
-    "kernel__solve_seconds",
-)
-
-
 def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
     """A group's row from its finished runs, in id order (one method, operator, chip and nativeness).
 
@@ -158,27 +146,68 @@ class _Models:
     def __init__(self, apps: Any = None) -> None:
         apps = apps or global_apps
         self.Run = apps.get_model("evaluation", "Run")
+        self.Kernel = apps.get_model("leaderboard", "Kernel")
         self.Method = apps.get_model("leaderboard", "Method")
         self.BestVerdict = apps.get_model("leaderboard", "BestVerdict")
+        self.RooflinePoint = apps.get_model("leaderboard", "RooflinePoint")
 
 
-def counted_verdicts(models: _Models, scope: Q) -> list[RunVerdict]:
-    """The finished runs within ``scope`` (a filter on runs) that count: public submissions of public methods."""
-    runs = models.Run.objects.filter(
-        scope,
-        status__in=FINISHED,
-        kernel__submission__visibility=PUBLIC,
-        kernel__submission__method__public=True,
+KERNELS_PER_QUERY = 2000
+
+
+def counted_verdicts(
+    models: _Models, *, method_id: int, operator_ids: Sequence[int] | None = None, chip_ids: Sequence[int] | None = None
+) -> list[RunVerdict]:
+    """The finished runs of a method (on these operators and chips) that count: its public submissions'
+    runs, if the method is public; in id order. Read kernels first, then their runs by kernel: both queries
+    follow an index on every database, whatever its statistics say."""
+    kernels = models.Kernel.objects.filter(
+        submission__method_id=method_id, submission__visibility=PUBLIC, submission__method__public=True
     )
-    return [
-        RunVerdict._make(row) for row in runs.order_by("id").values_list(*VERDICT_COLUMNS).iterator(chunk_size=5000)
-    ]
+    if operator_ids is not None:
+        kernels = kernels.filter(operator_id__in=operator_ids)
+    facts = {
+        kernel_id: facts
+        for kernel_id, *facts in kernels.order_by().values_list(
+            "pk", "operator_id", "submission__target_chip_id", "total_tokens", "solve_seconds"
+        )
+    }
+    wanted_chips = set(chip_ids) if chip_ids is not None else None
+    ids = sorted(facts)
+    verdicts = []
+    for start in range(0, len(ids), KERNELS_PER_QUERY):
+        runs = models.Run.objects.filter(kernel_id__in=ids[start : start + KERNELS_PER_QUERY]).order_by()
+        for run_id, kernel_id, chip_id, status, speedup, flagged, version, judge_version in runs.values_list(
+            "id", "kernel_id", "chip_id", "status", "speedup", "flagged", "operator_version", "judge_version"
+        ):
+            if status not in FINISHED or (wanted_chips is not None and chip_id not in wanted_chips):
+                continue
+            operator_id, target_chip_id, tokens, seconds = facts[kernel_id]
+            verdicts.append(
+                RunVerdict(
+                    run_id,
+                    kernel_id,
+                    method_id,
+                    operator_id,
+                    chip_id,
+                    target_chip_id,
+                    status,
+                    speedup,
+                    flagged,
+                    version,
+                    judge_version,
+                    tokens,
+                    seconds,
+                )
+            )
+    verdicts.sort(key=lambda verdict: verdict.run_id)
+    return verdicts
 
 
-def computed_rows(models: _Models, scope: Q) -> list:
-    """Unsaved rows of every group with counted runs within ``scope``."""
+def computed_rows(models: _Models, **scope: Any) -> list:
+    """Unsaved rows of every group with counted runs within ``scope`` (``counted_verdicts``'s arguments)."""
     groups: dict[tuple[int, int, int, bool], list[RunVerdict]] = defaultdict(list)
-    for verdict in counted_verdicts(models, scope):
+    for verdict in counted_verdicts(models, **scope):
         groups[verdict.group].append(verdict)
     return [
         models.BestVerdict(
@@ -213,14 +242,16 @@ def refresh(keys: Iterable[Key] = (), *, methods: Iterable[int] = (), apps: Any 
     with transaction.atomic():
         for method_id in sorted(scopes):  # one order for every writer: no two wait on each other's locks
             _lock_method(method_id)
-            rows, runs = Q(method_id=method_id), Q(kernel__submission__method_id=method_id)
+            rows = models.BestVerdict.objects.filter(method_id=method_id)
             narrowed = scopes[method_id]
+            operators = chips = None
             if narrowed is not None:  # the cross product of the operators and chips: every group in it is redone
                 operators, chips = sorted(narrowed[0]), sorted(narrowed[1])
-                rows &= Q(operator_id__in=operators, chip_id__in=chips)
-                runs &= Q(kernel__operator_id__in=operators, chip_id__in=chips)
-            models.BestVerdict.objects.filter(rows).delete()
-            models.BestVerdict.objects.bulk_create(computed_rows(models, runs), batch_size=500)
+                rows = rows.filter(operator_id__in=operators, chip_id__in=chips)
+            rows.delete()
+            models.BestVerdict.objects.bulk_create(
+                computed_rows(models, method_id=method_id, operator_ids=operators, chip_ids=chips), batch_size=500
+            )
 
 
 def _keys(models: _Models, runs: Q) -> set[Key]:
@@ -234,9 +265,54 @@ def _keys(models: _Models, runs: Q) -> set[Key]:
 
 
 def runs_changed(*, run_ids: Iterable[int]) -> None:
-    """These runs were finished (or changed behind the services' back): refresh their groups."""
+    """These runs were finished (or changed behind the services' back): refresh their groups, and add the
+    roofline points of those that passed with a known speedup."""
     models = _Models()
-    refresh(_keys(models, Q(pk__in=list(run_ids))))
+    run_ids = list(run_ids)
+    with transaction.atomic():
+        refresh(_keys(models, Q(pk__in=run_ids)))
+        models.RooflinePoint.objects.bulk_create(
+            roofline_points(models, Q(pk__in=run_ids)), batch_size=500, ignore_conflicts=True
+        )
+
+
+def roofline_fraction(case_results: Any) -> float | None:
+    """The geometric mean over a run's cases of roofline floor / measured time; None when no case gives both
+    (or the mean is not finite)."""
+    fraction = geomean(
+        case["roofline_floor_ms"] / case["candidate_ms"]
+        for case in case_results or []
+        if isinstance(case, dict) and case.get("roofline_floor_ms") and case.get("candidate_ms")
+    )
+    return fraction if fraction is not None and math.isfinite(fraction) else None
+
+
+def roofline_points(models: _Models, scope: Q) -> list:
+    """Unsaved points of the runs within ``scope`` that passed with a known speedup."""
+    runs = models.Run.objects.filter(scope, status=PASSED, speedup__isnull=False).order_by("id")
+    return [
+        models.RooflinePoint(
+            run_id=run_id, chip_id=chip_id, kernel_id=kernel_id, speedup=speedup, fraction=roofline_fraction(cases)
+        )
+        for run_id, chip_id, kernel_id, speedup, cases in runs.values_list(
+            "id", "chip_id", "kernel_id", "speedup", "case_results"
+        ).iterator(chunk_size=2000)
+    ]
+
+
+def _point_batches(models: _Models, *, batch: int = 5000) -> Iterator[list]:
+    """Every run's roofline point, a batch of runs at a time (a rebuild reads each passed run's cases once)."""
+    last = 0
+    while True:
+        ids = list(
+            models.Run.objects.filter(pk__gt=last, status=PASSED, speedup__isnull=False)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:batch]
+        )
+        if not ids:
+            return
+        last = ids[-1]
+        yield roofline_points(models, Q(pk__in=ids))
 
 
 @contextmanager
@@ -262,10 +338,15 @@ def kept(
 
 
 def rebuild(*, apps: Any = None) -> int:
-    """Recompute every row from the runs, one method per transaction; returns how many rows there are now."""
+    """Recompute every row from the runs, one method per transaction, then every roofline point; returns how
+    many summary rows there are now."""
     models = _Models(apps)
     for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True).iterator():
         refresh(methods=[method_id], apps=apps)
+    with transaction.atomic():
+        models.RooflinePoint.objects.all().delete()
+        for points in _point_batches(models):
+            models.RooflinePoint.objects.bulk_create(points, batch_size=1000)
     return models.BestVerdict.objects.count()
 
 
@@ -273,10 +354,11 @@ def rebuild(*, apps: Any = None) -> int:
 class Differences:
     """Stored rows against a rebuild: groups only stored, only rebuilt, and stored with other values."""
 
-    missing: list[tuple] = field(default_factory=list)  # a rebuild would add these groups
+    missing: list[tuple] = field(default_factory=list)  # a rebuild would add these groups (or points, by run)
     unexpected: list[tuple] = field(default_factory=list)  # a rebuild would remove these
     changed: list[tuple[tuple, dict[str, tuple[Any, Any]]]] = field(default_factory=list)  # (group, field -> values)
     rows: int = 0  # rows a rebuild gives
+    points: int = 0  # roofline points a rebuild gives
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.unexpected or self.changed)
@@ -284,7 +366,8 @@ class Differences:
     def summary(self, *, examples: int = 5) -> str:
         lines = [
             f"{len(self.missing)} missing, {len(self.unexpected)} unexpected, {len(self.changed)} changed "
-            f"(of {self.rows} rows a rebuild gives); group = (method, operator, chip, native)"
+            f"(of {self.rows} rows and {self.points} roofline points a rebuild gives); group = (method, operator, "
+            "chip, native), point = ('point', run id)"
         ]
         lines += [f"  missing {group}" for group in self.missing[:examples]]
         lines += [f"  unexpected {group}" for group in self.unexpected[:examples]]
@@ -310,7 +393,7 @@ def differences(*, apps: Any = None) -> Differences:
     found = Differences()
     seen: set[tuple] = set()
     for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True).iterator():
-        for row in computed_rows(models, Q(kernel__submission__method_id=method_id)):
+        for row in computed_rows(models, method_id=method_id):
             key = _group_key(row)
             seen.add(key)
             found.rows += 1
@@ -329,6 +412,24 @@ def differences(*, apps: Any = None) -> Differences:
                     )
                 )
     found.unexpected = sorted(key for key in stored if key not in seen)
-    found.missing.sort()
-    found.changed.sort()
+    stored_points = {
+        run_id: (chip_id, kernel_id, speedup, fraction)
+        for run_id, chip_id, kernel_id, speedup, fraction in models.RooflinePoint.objects.values_list(
+            "run_id", "chip_id", "kernel_id", "speedup", "fraction"
+        ).iterator(chunk_size=5000)
+    }
+    for points in _point_batches(models):
+        for point in points:
+            found.points += 1
+            values = (point.chip_id, point.kernel_id, point.speedup, point.fraction)
+            kept = stored_points.pop(point.run_id, None)
+            if kept is None:
+                found.missing.append(("point", point.run_id))
+            elif kept != values:
+                names = ("chip_id", "kernel_id", "speedup", "fraction")
+                changed = {name: (a, b) for name, a, b in zip(names, kept, values, strict=True) if a != b}
+                found.changed.append((("point", point.run_id), changed))
+    found.unexpected += [("point", run_id) for run_id in sorted(stored_points)]
+    found.missing.sort(key=repr)
+    found.changed.sort(key=lambda item: repr(item[0]))
     return found

@@ -266,3 +266,23 @@ class BestVerdict(models.Model):
 
     def __str__(self) -> str:
         return f"best verdict of method {self.method_id} on {self.operator_id} / chip {self.chip_id}"
+
+
+class RooflinePoint(models.Model):
+    """A passed run with a known speedup and the share of the roofline it reached (the geometric mean over its
+    timed cases of floor time / measured time; null when no case says): what the roofline plot draws, so it
+    reads two numbers per point rather than every run's per-case results. A verdict never changes, so
+    neither does its point; ``leaderboard.best_verdicts`` adds it when the verdict lands. Which points a plot
+    shows (public work, kernels written for the chip) is decided when it reads them."""
+
+    run = models.OneToOneField("evaluation.Run", primary_key=True, on_delete=models.CASCADE, related_name="+")
+    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, db_index=False, related_name="+")
+    kernel = models.ForeignKey(Kernel, on_delete=models.CASCADE, related_name="+")
+    speedup = models.FloatField()
+    fraction = models.FloatField(null=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["chip", "-run"], name="roofline_point_chip_run")]
+
+    def __str__(self) -> str:
+        return f"roofline point of run {self.run_id}"

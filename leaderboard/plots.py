@@ -6,14 +6,13 @@ chose can never become markup.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from django.db.models import Q
 
-from evaluation.models import Chip, Run, RunStatus
-from leaderboard.metrics import geomean, pareto_front
-from leaderboard.models import OperatorSet, Visibility
+from evaluation.models import Chip
+from leaderboard.metrics import pareto_front
+from leaderboard.models import OperatorSet, RooflinePoint, Visibility
 from leaderboard.selectors import ChipRow, LeaderboardRow
 
 SOURCE_LABELS = {"overall": "Overall", "aten": "ATen", "vllm": "vLLM", "cublas": "cuBLAS"}
@@ -179,35 +178,28 @@ def speedup_distribution(rows: list[LeaderboardRow], chip: Chip) -> dict[str, An
 
 
 def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 1500) -> dict[str, Any]:
-    """Each passed public run's speedup against the share of the roofline it reached (floor / measured time)."""
-    runs = (
-        Run.objects.filter(
+    """Each passed public run's speedup against the share of the roofline it reached (floor / measured time),
+    the latest ``limit`` of them (their fractions kept as ``RooflinePoint``)."""
+    points = (
+        RooflinePoint.objects.filter(
             chip=chip,
-            status=RunStatus.PASSED,
-            speedup__isnull=False,
             kernel__operator__in=operator_set.operators.all(),
             kernel__submission__visibility=Visibility.PUBLIC,
             kernel__submission__method__public=True,
         )
         .filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=chip))
-        .order_by("-id")
+        .order_by("-run_id")
         .values_list(
             "speedup",
-            "case_results",
+            "fraction",
             "kernel__operator__operator_id",
             "kernel__submission__method__scaffold",
             "kernel__submission__method__model",
         )[:limit]
     )
     by_method: dict[str, tuple[list, list, list]] = {}
-    for speedup, cases, operator_id, scaffold, model in runs:
-        fractions = [
-            case["roofline_floor_ms"] / case["candidate_ms"]
-            for case in cases or []
-            if isinstance(case, dict) and case.get("roofline_floor_ms") and case.get("candidate_ms")
-        ]
-        fraction = geomean(fractions)
-        if fraction is None or not math.isfinite(fraction):
+    for speedup, fraction, operator_id, scaffold, model in points:
+        if fraction is None:
             continue
         xs, ys, texts = by_method.setdefault(f"{scaffold} + {model}" if model else scaffold, ([], [], []))
         xs.append(fraction)

@@ -1,4 +1,4 @@
-"""Fill the best-verdict summary from the runs already judged, with the code that rebuilds it later."""
+"""Fill the best-verdict summary and the roofline points from the runs already judged, with the code that rebuilds it later."""
 
 from django.db import migrations
 
