@@ -13,8 +13,8 @@ Nothing else needs to: a queued run (an upload, a re-run) has no verdict yet, op
 applied when a board reads, and whether a verdict is stale (an operator's version bumped by the catalog
 loader, a newer judge deployed) is decided when read, from the versions each row keeps.
 
-Each passed run's roofline point (``RooflinePoint``) is added by ``runs_changed`` too; a verdict never changes
-and deleting a run deletes its point, so nothing else touches them.
+The roofline plot's points (``RooflinePoint``: counted native passes with a speedup) are kept with the rows,
+group by group.
 
 ``rebuild`` recomputes every row and point from the runs (``manage.py rebuild_best_verdicts``, the data migration);
 ``differences`` compares the stored rows with a rebuild without writing (``--check``).
@@ -204,17 +204,53 @@ def counted_verdicts(
     return verdicts
 
 
-def computed_rows(models: _Models, **scope: Any) -> list:
-    """Unsaved rows of every group with counted runs within ``scope`` (``counted_verdicts``'s arguments)."""
-    groups: dict[tuple[int, int, int, bool], list[RunVerdict]] = defaultdict(list)
-    for verdict in counted_verdicts(models, **scope):
-        groups[verdict.group].append(verdict)
+def roofline_fraction(case_results: Any) -> float | None:
+    """The geometric mean over a run's cases of roofline floor / measured time; None when no case gives both
+    (or the mean is not finite)."""
+    fraction = geomean(
+        case["roofline_floor_ms"] / case["candidate_ms"]
+        for case in case_results or []
+        if isinstance(case, dict) and case.get("roofline_floor_ms") and case.get("candidate_ms")
+    )
+    return fraction if fraction is not None and math.isfinite(fraction) else None
+
+
+def roofline_points(models: _Models, verdicts: Sequence[RunVerdict], *, fractions: dict[int, Any]) -> list:
+    """Unsaved roofline points of the counted ``verdicts`` the plot may draw: native passes with a known
+    speedup. ``fractions`` (run id -> fraction) are those known already; the others are read from the runs."""
+    drawn = [v for v in verdicts if v.status == PASSED and v.speedup is not None and v.native]
+    unknown = [v.run_id for v in drawn if v.run_id not in fractions]
+    fractions = dict(fractions)
+    for start in range(0, len(unknown), KERNELS_PER_QUERY):
+        runs = models.Run.objects.filter(pk__in=unknown[start : start + KERNELS_PER_QUERY]).order_by()
+        fractions.update((run_id, roofline_fraction(cases)) for run_id, cases in runs.values_list("id", "case_results"))
     return [
+        models.RooflinePoint(
+            run_id=v.run_id,
+            chip_id=v.chip_id,
+            method_id=v.method_id,
+            operator_id=v.operator_id,
+            speedup=v.speedup,
+            fraction=fractions[v.run_id],
+        )
+        for v in drawn
+    ]
+
+
+def computed_rows(models: _Models, *, fractions: dict[int, Any], **scope: Any) -> tuple[list, list]:
+    """Unsaved rows of every group with counted runs within ``scope`` (``counted_verdicts``'s arguments),
+    and the roofline points of those runs (``fractions`` as for ``roofline_points``)."""
+    verdicts = counted_verdicts(models, **scope)
+    groups: dict[tuple[int, int, int, bool], list[RunVerdict]] = defaultdict(list)
+    for verdict in verdicts:
+        groups[verdict.group].append(verdict)
+    rows = [
         models.BestVerdict(
             method_id=method_id, operator_id=operator_id, chip_id=chip_id, native=native, **group_fields(runs)
         )
         for (method_id, operator_id, chip_id, native), runs in groups.items()
     ]
+    return rows, roofline_points(models, verdicts, fractions=fractions)
 
 
 def _lock_method(method_id: int) -> None:
@@ -229,8 +265,11 @@ def _lock_method(method_id: int) -> None:
 Key = tuple[int, int, int]  # (method id, operator pk, chip id)
 
 
-def refresh(keys: Iterable[Key] = (), *, methods: Iterable[int] = (), apps: Any = None) -> None:
-    """Recompute the rows of the groups ``keys`` (both nativenesses) and of every group of ``methods``."""
+def refresh(
+    keys: Iterable[Key] = (), *, methods: Iterable[int] = (), apps: Any = None, reread_fractions: bool = False
+) -> None:
+    """Recompute the rows and roofline points of the groups ``keys`` (both nativenesses) and of every group of
+    ``methods``. A run's cases never change, so a point's fraction is carried over unless ``reread_fractions``."""
     models = _Models(apps)
     scopes: dict[int, tuple[set[int], set[int]] | None] = {method_id: None for method_id in methods}
     for method_id, operator_id, chip_id in keys:
@@ -243,15 +282,21 @@ def refresh(keys: Iterable[Key] = (), *, methods: Iterable[int] = (), apps: Any 
         for method_id in sorted(scopes):  # one order for every writer: no two wait on each other's locks
             _lock_method(method_id)
             rows = models.BestVerdict.objects.filter(method_id=method_id)
+            points = models.RooflinePoint.objects.filter(method_id=method_id)
             narrowed = scopes[method_id]
             operators = chips = None
             if narrowed is not None:  # the cross product of the operators and chips: every group in it is redone
                 operators, chips = sorted(narrowed[0]), sorted(narrowed[1])
                 rows = rows.filter(operator_id__in=operators, chip_id__in=chips)
+                points = points.filter(operator_id__in=operators, chip_id__in=chips)
+            known = {} if reread_fractions else dict(points.values_list("run_id", "fraction"))
             rows.delete()
-            models.BestVerdict.objects.bulk_create(
-                computed_rows(models, method_id=method_id, operator_ids=operators, chip_ids=chips), batch_size=500
+            points.delete()
+            new_rows, new_points = computed_rows(
+                models, fractions=known, method_id=method_id, operator_ids=operators, chip_ids=chips
             )
+            models.BestVerdict.objects.bulk_create(new_rows, batch_size=500)
+            models.RooflinePoint.objects.bulk_create(new_points, batch_size=500)
 
 
 def _keys(models: _Models, runs: Q) -> set[Key]:
@@ -265,54 +310,9 @@ def _keys(models: _Models, runs: Q) -> set[Key]:
 
 
 def runs_changed(*, run_ids: Iterable[int]) -> None:
-    """These runs were finished (or changed behind the services' back): refresh their groups, and add the
-    roofline points of those that passed with a known speedup."""
+    """These runs were finished (or changed behind the services' back): refresh their groups."""
     models = _Models()
-    run_ids = list(run_ids)
-    with transaction.atomic():
-        refresh(_keys(models, Q(pk__in=run_ids)))
-        models.RooflinePoint.objects.bulk_create(
-            roofline_points(models, Q(pk__in=run_ids)), batch_size=500, ignore_conflicts=True
-        )
-
-
-def roofline_fraction(case_results: Any) -> float | None:
-    """The geometric mean over a run's cases of roofline floor / measured time; None when no case gives both
-    (or the mean is not finite)."""
-    fraction = geomean(
-        case["roofline_floor_ms"] / case["candidate_ms"]
-        for case in case_results or []
-        if isinstance(case, dict) and case.get("roofline_floor_ms") and case.get("candidate_ms")
-    )
-    return fraction if fraction is not None and math.isfinite(fraction) else None
-
-
-def roofline_points(models: _Models, scope: Q) -> list:
-    """Unsaved points of the runs within ``scope`` that passed with a known speedup."""
-    runs = models.Run.objects.filter(scope, status=PASSED, speedup__isnull=False).order_by("id")
-    return [
-        models.RooflinePoint(
-            run_id=run_id, chip_id=chip_id, kernel_id=kernel_id, speedup=speedup, fraction=roofline_fraction(cases)
-        )
-        for run_id, chip_id, kernel_id, speedup, cases in runs.values_list(
-            "id", "chip_id", "kernel_id", "speedup", "case_results"
-        ).iterator(chunk_size=2000)
-    ]
-
-
-def _point_batches(models: _Models, *, batch: int = 5000) -> Iterator[list]:
-    """Every run's roofline point, a batch of runs at a time (a rebuild reads each passed run's cases once)."""
-    last = 0
-    while True:
-        ids = list(
-            models.Run.objects.filter(pk__gt=last, status=PASSED, speedup__isnull=False)
-            .order_by("pk")
-            .values_list("pk", flat=True)[:batch]
-        )
-        if not ids:
-            return
-        last = ids[-1]
-        yield roofline_points(models, Q(pk__in=ids))
+    refresh(_keys(models, Q(pk__in=list(run_ids))))
 
 
 @contextmanager
@@ -338,26 +338,22 @@ def kept(
 
 
 def rebuild(*, apps: Any = None) -> int:
-    """Recompute every row from the runs, one method per transaction, then every roofline point; returns how
-    many summary rows there are now."""
+    """Recompute every row and roofline point from the runs, one method per transaction (fractions read
+    from the runs' cases again); returns how many summary rows there are now."""
     models = _Models(apps)
     for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True).iterator():
-        refresh(methods=[method_id], apps=apps)
-    with transaction.atomic():
-        models.RooflinePoint.objects.all().delete()
-        for points in _point_batches(models):
-            models.RooflinePoint.objects.bulk_create(points, batch_size=1000)
+        refresh(methods=[method_id], apps=apps, reread_fractions=True)
     return models.BestVerdict.objects.count()
 
 
 @dataclass
 class Differences:
-    """Stored rows against a rebuild: groups only stored, only rebuilt, and stored with other values."""
+    """Stored rows and points against a rebuild: those only stored, only rebuilt, and stored otherwise."""
 
-    missing: list[tuple] = field(default_factory=list)  # a rebuild would add these groups (or points, by run)
+    missing: list[tuple] = field(default_factory=list)  # a rebuild would add these
     unexpected: list[tuple] = field(default_factory=list)  # a rebuild would remove these
-    changed: list[tuple[tuple, dict[str, tuple[Any, Any]]]] = field(default_factory=list)  # (group, field -> values)
-    rows: int = 0  # rows a rebuild gives
+    changed: list[tuple[tuple, dict[str, tuple[Any, Any]]]] = field(default_factory=list)  # (key, field -> values)
+    rows: int = 0  # summary rows a rebuild gives
     points: int = 0  # roofline points a rebuild gives
 
     def __bool__(self) -> bool:
@@ -366,70 +362,54 @@ class Differences:
     def summary(self, *, examples: int = 5) -> str:
         lines = [
             f"{len(self.missing)} missing, {len(self.unexpected)} unexpected, {len(self.changed)} changed "
-            f"(of {self.rows} rows and {self.points} roofline points a rebuild gives); group = (method, operator, "
-            "chip, native), point = ('point', run id)"
+            f"(of {self.rows} rows and {self.points} roofline points a rebuild gives); a row is named by "
+            "(method, operator, chip, native), a point by ('point', run id)"
         ]
-        lines += [f"  missing {group}" for group in self.missing[:examples]]
-        lines += [f"  unexpected {group}" for group in self.unexpected[:examples]]
-        for group, fields in self.changed[:examples]:
+        lines += [f"  missing {key}" for key in self.missing[:examples]]
+        lines += [f"  unexpected {key}" for key in self.unexpected[:examples]]
+        for key, fields in self.changed[:examples]:
             told = ", ".join(
                 f"{name}: stored {stored!r}, rebuilt {rebuilt!r}" for name, (stored, rebuilt) in fields.items()
             )
-            lines.append(f"  changed {group}: {told}")
+            lines.append(f"  changed {key}: {told}")
         return "\n".join(lines)
 
 
-def _group_key(row: Any) -> tuple[int, int, int, bool]:
-    return (row.method_id, row.operator_id, row.chip_id, row.native)
+POINT_FIELDS = ("chip_id", "method_id", "operator_id", "speedup", "fraction")
+
+
+def _compare(found: Differences, key: tuple, stored: dict[tuple, dict], values: dict[str, Any]) -> None:
+    kept = stored.pop(key, None)
+    if kept is None:
+        found.missing.append(key)
+    elif kept != values:
+        found.changed.append(
+            (key, {name: (kept[name], value) for name, value in values.items() if kept[name] != value})
+        )
 
 
 def differences(*, apps: Any = None) -> Differences:
-    """Compare the stored rows with what a rebuild would write, writing nothing."""
+    """Compare the stored rows and points with what a rebuild would write, writing nothing."""
     models = _Models(apps)
-    stored = {
-        _group_key(row): {name: getattr(row, name) for name in ROW_FIELDS}
-        for row in models.BestVerdict.objects.order_by().iterator()
+    stored: dict[tuple, dict] = {
+        (row.method_id, row.operator_id, row.chip_id, row.native): {name: getattr(row, name) for name in ROW_FIELDS}
+        for row in models.BestVerdict.objects.order_by().iterator(chunk_size=5000)
     }
+    stored.update(
+        (("point", point["run_id"]), {name: point[name] for name in POINT_FIELDS})
+        for point in models.RooflinePoint.objects.order_by().values("run_id", *POINT_FIELDS).iterator(chunk_size=5000)
+    )
     found = Differences()
-    seen: set[tuple] = set()
     for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True).iterator():
-        for row in computed_rows(models, method_id=method_id):
-            key = _group_key(row)
-            seen.add(key)
+        rows, points = computed_rows(models, fractions={}, method_id=method_id)
+        for row in rows:
             found.rows += 1
-            values = {name: getattr(row, name) for name in ROW_FIELDS}
-            if key not in stored:
-                found.missing.append(key)
-            elif stored[key] != values:
-                found.changed.append(
-                    (
-                        key,
-                        {
-                            name: (stored[key][name], value)
-                            for name, value in values.items()
-                            if stored[key][name] != value
-                        },
-                    )
-                )
-    found.unexpected = sorted(key for key in stored if key not in seen)
-    stored_points = {
-        run_id: (chip_id, kernel_id, speedup, fraction)
-        for run_id, chip_id, kernel_id, speedup, fraction in models.RooflinePoint.objects.values_list(
-            "run_id", "chip_id", "kernel_id", "speedup", "fraction"
-        ).iterator(chunk_size=5000)
-    }
-    for points in _point_batches(models):
+            key = (row.method_id, row.operator_id, row.chip_id, row.native)
+            _compare(found, key, stored, {name: getattr(row, name) for name in ROW_FIELDS})
         for point in points:
             found.points += 1
-            values = (point.chip_id, point.kernel_id, point.speedup, point.fraction)
-            kept = stored_points.pop(point.run_id, None)
-            if kept is None:
-                found.missing.append(("point", point.run_id))
-            elif kept != values:
-                names = ("chip_id", "kernel_id", "speedup", "fraction")
-                changed = {name: (a, b) for name, a, b in zip(names, kept, values, strict=True) if a != b}
-                found.changed.append((("point", point.run_id), changed))
-    found.unexpected += [("point", run_id) for run_id in sorted(stored_points)]
+            _compare(found, ("point", point.run_id), stored, {name: getattr(point, name) for name in POINT_FIELDS})
+    found.unexpected = sorted(stored, key=repr)
     found.missing.sort(key=repr)
     found.changed.sort(key=lambda item: repr(item[0]))
     return found

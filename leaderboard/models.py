@@ -269,15 +269,16 @@ class BestVerdict(models.Model):
 
 
 class RooflinePoint(models.Model):
-    """A passed run with a known speedup and the share of the roofline it reached (the geometric mean over its
-    timed cases of floor time / measured time; null when no case says): what the roofline plot draws, so it
-    reads two numbers per point rather than every run's per-case results. A verdict never changes, so
-    neither does its point; ``leaderboard.best_verdicts`` adds it when the verdict lands. Which points a plot
-    shows (public work, kernels written for the chip) is decided when it reads them."""
+    """A point the roofline plot may draw: a counted run (public work, a kernel written for its chip or for
+    none) that passed with a known speedup, and the share of the roofline it reached (the geometric mean over
+    its timed cases of floor time / measured time; null when no case says). The plot reads two numbers per
+    point instead of every run's per-case results. Kept with the best verdicts, group by group, by
+    ``leaderboard.best_verdicts``; deleting the run deletes its point."""
 
     run = models.OneToOneField("evaluation.Run", primary_key=True, on_delete=models.CASCADE, related_name="+")
     chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, db_index=False, related_name="+")
-    kernel = models.ForeignKey(Kernel, on_delete=models.CASCADE, related_name="+")
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, related_name="+")
+    operator = models.ForeignKey(Operator, on_delete=models.CASCADE, db_index=False, related_name="+")
     speedup = models.FloatField()
     fraction = models.FloatField(null=True)
 

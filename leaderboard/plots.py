@@ -8,11 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q
-
 from evaluation.models import Chip
 from leaderboard.metrics import pareto_front
-from leaderboard.models import OperatorSet, RooflinePoint, Visibility
+from leaderboard.models import Method, OperatorSet, RooflinePoint
 from leaderboard.selectors import ChipRow, LeaderboardRow
 
 SOURCE_LABELS = {"overall": "Overall", "aten": "ATen", "vllm": "vLLM", "cublas": "cuBLAS"}
@@ -178,33 +176,23 @@ def speedup_distribution(rows: list[LeaderboardRow], chip: Chip) -> dict[str, An
 
 
 def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 1500) -> dict[str, Any]:
-    """Each passed public run's speedup against the share of the roofline it reached (floor / measured time),
-    the latest ``limit`` of them (their fractions kept as ``RooflinePoint``)."""
-    points = (
-        RooflinePoint.objects.filter(
-            chip=chip,
-            kernel__operator__in=operator_set.operators.all(),
-            kernel__submission__visibility=Visibility.PUBLIC,
-            kernel__submission__method__public=True,
-        )
-        .filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=chip))
+    """The latest ``limit`` passed public runs' speedups against the share of the roofline each reached (floor /
+    measured time), of kernels written for the chip or for none; their fractions kept as ``RooflinePoint``."""
+    points = list(
+        RooflinePoint.objects.filter(chip=chip, operator__in=operator_set.operators.all())
         .order_by("-run_id")
-        .values_list(
-            "speedup",
-            "fraction",
-            "kernel__operator__operator_id",
-            "kernel__submission__method__scaffold",
-            "kernel__submission__method__model",
-        )[:limit]
+        .values_list("speedup", "fraction", "operator_id", "method_id")[:limit]
     )
+    operators = dict(operator_set.operators.values_list("pk", "operator_id"))
+    methods = Method.objects.in_bulk({method_id for _, _, _, method_id in points})
     by_method: dict[str, tuple[list, list, list]] = {}
-    for speedup, fraction, operator_id, scaffold, model in points:
+    for speedup, fraction, operator_pk, method_id in points:
         if fraction is None:
             continue
-        xs, ys, texts = by_method.setdefault(f"{scaffold} + {model}" if model else scaffold, ([], [], []))
+        xs, ys, texts = by_method.setdefault(str(methods[method_id]), ([], [], []))
         xs.append(fraction)
         ys.append(speedup)
-        texts.append(operator_id)
+        texts.append(operators[operator_pk])
     data = [
         {
             "type": "scatter",
