@@ -98,6 +98,7 @@ class OperatorAdmin(admin.ModelAdmin):
         if page:
             return page
         data["operator_set"].operators.add(*queryset)
+        best_verdicts.sets_changed(set_ids=[data["operator_set"].pk])
         self.message_user(request, f"{queryset.count()} operators added to {data['operator_set']}.")
         return None
 
@@ -113,6 +114,21 @@ class OperatorSetAdmin(admin.ModelAdmin):
     @admin.display(description="Operators")
     def operator_count(self, obj: OperatorSet) -> int:
         return obj.operators.count()
+
+    # A set's members change the boards' totals over it (the members are saved with the related objects).
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        best_verdicts.sets_changed(set_ids=[form.instance.pk])
+
+    def delete_model(self, request: HttpRequest, obj: OperatorSet) -> None:
+        pk = obj.pk
+        super().delete_model(request, obj)
+        best_verdicts.sets_changed(set_ids=[pk])
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        pks = list(queryset.values_list("pk", flat=True))
+        super().delete_queryset(request, queryset)
+        best_verdicts.sets_changed(set_ids=pks)
 
 
 @admin.register(Method)

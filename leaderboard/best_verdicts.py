@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from django.apps import apps as global_apps
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 
 from leaderboard.metrics import geomean
 
@@ -40,8 +40,6 @@ from leaderboard.metrics import geomean
 PASSED = "passed"
 FINISHED = ("passed", "failed_compile", "failed_correctness", "failed_runtime", "timeout", "rejected", "error")
 PUBLIC = "public"
-# PostgreSQL advisory lock class of this table's groups (any constant; "KB"): one lock per method.
-LOCK_CLASS = 0x4B42
 
 # The fields of a row that a rebuild must reproduce (all but the id).
 ROW_FIELDS = (
@@ -150,6 +148,11 @@ class _Models:
         self.Method = apps.get_model("leaderboard", "Method")
         self.BestVerdict = apps.get_model("leaderboard", "BestVerdict")
         self.RooflinePoint = apps.get_model("leaderboard", "RooflinePoint")
+        self.BoardTotal = apps.get_model("leaderboard", "BoardTotal")
+        self.BoardGeneration = apps.get_model("leaderboard", "BoardGeneration")
+        self.Operator = apps.get_model("leaderboard", "Operator")
+        self.OperatorSet = apps.get_model("leaderboard", "OperatorSet")
+        self.SetMember = self.OperatorSet._meta.get_field("operators").remote_field.through
 
 
 KERNELS_PER_QUERY = 2000
@@ -253,13 +256,159 @@ def computed_rows(models: _Models, *, fractions: dict[int, Any], **scope: Any) -
     return rows, roofline_points(models, verdicts, fractions=fractions)
 
 
-def _lock_method(method_id: int) -> None:
-    """Serialise refreshes of one method's groups until the transaction ends. Two verdicts of one group
-    recorded at once would otherwise each recompute it without the other's run. SQLite needs nothing: its
-    writers hold the database's lock (IMMEDIATE transactions)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_CLASS, method_id % 2**31])
+def _bump(models: _Models, key: str) -> None:
+    """Count a write to ``key`` ("method:<id>", "set:<id>"): the boards' memo key moves on, and this
+    transaction holds the key's row until it ends, so two writers of one key never interleave (two verdicts
+    of one group recorded at once would otherwise each recompute it without the other's run)."""
+    generations = models.BoardGeneration.objects.filter(key=key)
+    if generations.update(generation=F("generation") + 1):
+        return
+    try:
+        with transaction.atomic():
+            models.BoardGeneration.objects.create(key=key, generation=1)
+    except IntegrityError:  # another writer created it first: wait for its row like any writer
+        generations.update(generation=F("generation") + 1)
+
+
+# The totals a BoardTotal row keeps, in OutcomeTotals' terms.
+TOTAL_FIELDS = (
+    "outcomes",
+    "solved",
+    "covered",
+    "logged",
+    "log_sum",
+    "faster_than_0_8",
+    "faster_than_1",
+    "faster_than_1_5",
+    "tokens",
+    "solve_seconds",
+    "stale_by_operator",
+    "solved_by_judge",
+)
+FAST_FIELDS = (("faster_than_0_8", 0.8), ("faster_than_1", 1.0), ("faster_than_1_5", 1.5))
+
+
+class _Row(NamedTuple):
+    """What a set's totals need of one best-verdict row."""
+
+    method_id: int
+    operator_id: int
+    chip_id: int
+    native: bool
+    solved: bool
+    flagged: bool
+    speedup: float | None
+    log_speedup: float | None
+    tokens: int
+    solve_seconds: float
+    operator_version: int | None
+    judge_version: int | None
+
+
+def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators: dict[int, tuple[str, int]]) -> list:
+    """(set, method, chip, native, source) -> the fields of its BoardTotal row, summed over ``rows`` of the
+    sets' ``members`` in operator order; ``operators``: pk -> (source, current version)."""
+    sets_of: dict[int, list[int]] = defaultdict(list)
+    for set_id, operator_ids in members.items():
+        for operator_id in operator_ids:
+            sets_of[operator_id].append(set_id)
+    totals: dict[tuple, dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda row: (row.operator_id, row.method_id, row.chip_id, row.native)):
+        source, version = operators[row.operator_id]
+        clean = row.solved and not row.flagged
+        for set_id in sets_of.get(row.operator_id, ()):
+            key = (set_id, row.method_id, row.chip_id, row.native, source)
+            total = totals.get(key)
+            if total is None:
+                total = totals[key] = dict.fromkeys(TOTAL_FIELDS, 0)
+                total.update(log_sum=0.0, solve_seconds=0.0, solved_by_judge={})
+            total["outcomes"] += 1
+            total["tokens"] += row.tokens
+            total["solve_seconds"] += row.solve_seconds
+            if clean:
+                total["solved"] += 1
+                if row.speedup is not None:
+                    total["covered"] += 1
+                    for name, threshold in FAST_FIELDS:
+                        total[name] += row.speedup > threshold
+                if row.log_speedup is not None:
+                    total["logged"] += 1
+                    total["log_sum"] += row.log_speedup
+            if row.solved:
+                if row.operator_version < version:
+                    total["stale_by_operator"] += 1
+                else:
+                    judged = "" if row.judge_version is None else str(row.judge_version)
+                    total["solved_by_judge"][judged] = total["solved_by_judge"].get(judged, 0) + 1
+    return [
+        {"operator_set_id": k[0], "method_id": k[1], "chip_id": k[2], "native": k[3], "source": k[4], **fields}
+        for k, fields in totals.items()
+    ]
+
+
+ROW_COLUMNS = _Row._fields
+TOTAL_KEY = ("operator_set_id", "method_id", "chip_id", "native", "source")
+
+
+def _memberships(models: _Models, *, set_ids: Iterable[int] | None = None, operator_ids: Iterable[int] | None = None):
+    """Set id -> its operator pks, for the given sets or the sets holding the given operators (None: all)."""
+    through = models.SetMember.objects.order_by()
+    if operator_ids is not None:
+        set_ids = set(through.filter(operator_id__in=list(operator_ids)).values_list("operatorset_id", flat=True))
+    if set_ids is not None:
+        through = through.filter(operatorset_id__in=list(set_ids))
+    members: dict[int, set[int]] = {set_id: set() for set_id in (set_ids or ())}
+    for set_id, operator_id in through.values_list("operatorset_id", "operator_id"):
+        members.setdefault(set_id, set()).add(operator_id)
+    return members
+
+
+def _operator_facts(models: _Models, members: dict[int, set[int]]) -> dict[int, tuple[str, int]]:
+    wanted = set().union(*members.values()) if members else set()
+    return {
+        pk: (source, version)
+        for pk, source, version in models.Operator.objects.filter(pk__in=wanted).values_list("pk", "source", "version")
+    }
+
+
+def _write_totals(models: _Models, *, members: dict[int, set[int]], method_id: int | None, chip_ids) -> None:
+    """Recompute the totals of these sets (for one method, on these chips; None: all) from the stored rows."""
+    if not members:
+        return
+    totals = models.BoardTotal.objects.filter(operator_set_id__in=list(members))
+    rows = models.BestVerdict.objects.filter(operator_id__in=list(set().union(*members.values())))
+    if method_id is not None:
+        totals, rows = totals.filter(method_id=method_id), rows.filter(method_id=method_id)
+    if chip_ids is not None:
+        totals, rows = totals.filter(chip_id__in=chip_ids), rows.filter(chip_id__in=chip_ids)
+    totals.delete()
+    found = set_totals(
+        (_Row._make(row) for row in rows.order_by().values_list(*ROW_COLUMNS).iterator(chunk_size=5000)),
+        members=members,
+        operators=_operator_facts(models, members),
+    )
+    models.BoardTotal.objects.bulk_create([models.BoardTotal(**fields) for fields in found], batch_size=1000)
+
+
+def sets_changed(*, set_ids: Iterable[int], apps: Any = None) -> None:
+    """These sets' members changed (or were deleted): recompute their totals."""
+    models = _Models(apps)
+    set_ids = sorted(set(set_ids))
+    if not set_ids:
+        return
+    with transaction.atomic():
+        for set_id in set_ids:
+            _bump(models, f"set:{set_id}")
+        # Every method's totals in these sets are rewritten: no method's refresh may interleave.
+        for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True):
+            _bump(models, f"method:{method_id}")
+        _write_totals(models, members=_memberships(models, set_ids=set_ids), method_id=None, chip_ids=None)
+
+
+def operators_changed(*, operator_ids: Iterable[int]) -> None:
+    """These operators' versions changed: which of their verdicts are stale did, in every set holding them."""
+    models = _Models()
+    sets_changed(set_ids=_memberships(models, operator_ids=list(operator_ids)))
 
 
 Key = tuple[int, int, int]  # (method id, operator pk, chip id)
@@ -278,9 +427,10 @@ def refresh(
         operators, chips = scopes.setdefault(method_id, (set(), set()))
         operators.add(operator_id)
         chips.add(chip_id)
+    all_members = _memberships(models) if any(scope is None for scope in scopes.values()) else {}
     with transaction.atomic():
-        for method_id in sorted(scopes):  # one order for every writer: no two wait on each other's locks
-            _lock_method(method_id)
+        for method_id in sorted(scopes):  # one order for every writer: no two wait on each other's rows
+            _bump(models, f"method:{method_id}")
             rows = models.BestVerdict.objects.filter(method_id=method_id)
             points = models.RooflinePoint.objects.filter(method_id=method_id)
             narrowed = scopes[method_id]
@@ -297,6 +447,8 @@ def refresh(
             )
             models.BestVerdict.objects.bulk_create(new_rows, batch_size=500)
             models.RooflinePoint.objects.bulk_create(new_points, batch_size=500)
+            members = _memberships(models, operator_ids=operators) if operators is not None else all_members
+            _write_totals(models, members=members, method_id=method_id, chip_ids=chips)
 
 
 def _keys(models: _Models, runs: Q) -> set[Key]:
@@ -355,6 +507,7 @@ class Differences:
     changed: list[tuple[tuple, dict[str, tuple[Any, Any]]]] = field(default_factory=list)  # (key, field -> values)
     rows: int = 0  # summary rows a rebuild gives
     points: int = 0  # roofline points a rebuild gives
+    totals: int = 0  # set totals a rebuild gives
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.unexpected or self.changed)
@@ -362,8 +515,9 @@ class Differences:
     def summary(self, *, examples: int = 5) -> str:
         lines = [
             f"{len(self.missing)} missing, {len(self.unexpected)} unexpected, {len(self.changed)} changed "
-            f"(of {self.rows} rows and {self.points} roofline points a rebuild gives); a row is named by "
-            "(method, operator, chip, native), a point by ('point', run id)"
+            f"(of {self.rows} rows, {self.points} roofline points and {self.totals} set totals a rebuild gives); "
+            "a row is named by (method, operator, chip, native), a point by ('point', run id), totals by "
+            "('totals', set, method, chip, native, source)"
         ]
         lines += [f"  missing {key}" for key in self.missing[:examples]]
         lines += [f"  unexpected {key}" for key in self.unexpected[:examples]]
@@ -399,6 +553,12 @@ def differences(*, apps: Any = None) -> Differences:
         (("point", point["run_id"]), {name: point[name] for name in POINT_FIELDS})
         for point in models.RooflinePoint.objects.order_by().values("run_id", *POINT_FIELDS).iterator(chunk_size=5000)
     )
+    stored.update(
+        (("totals", *(total[name] for name in TOTAL_KEY)), {name: total[name] for name in TOTAL_FIELDS})
+        for total in models.BoardTotal.objects.order_by().values(*TOTAL_KEY, *TOTAL_FIELDS).iterator(chunk_size=5000)
+    )
+    members = _memberships(models)
+    operators = _operator_facts(models, members)
     found = Differences()
     for method_id in models.Method.objects.order_by("pk").values_list("pk", flat=True).iterator():
         rows, points = computed_rows(models, fractions={}, method_id=method_id)
@@ -406,6 +566,11 @@ def differences(*, apps: Any = None) -> Differences:
             found.rows += 1
             key = (row.method_id, row.operator_id, row.chip_id, row.native)
             _compare(found, key, stored, {name: getattr(row, name) for name in ROW_FIELDS})
+        rows_for_totals = [_Row(*(getattr(row, name) for name in ROW_COLUMNS)) for row in rows]
+        for total in set_totals(rows_for_totals, members=members, operators=operators):
+            found.totals += 1
+            key = ("totals", *(total[name] for name in TOTAL_KEY))
+            _compare(found, key, stored, {name: total[name] for name in TOTAL_FIELDS})
         for point in points:
             found.points += 1
             _compare(found, ("point", point.run_id), stored, {name: getattr(point, name) for name in POINT_FIELDS})

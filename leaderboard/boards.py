@@ -13,7 +13,7 @@ from django.http import HttpRequest, QueryDict
 
 from evaluation.models import Chip
 from leaderboard import selectors
-from leaderboard.models import BestVerdict, MethodKind, OperatorSet
+from leaderboard.models import BoardTotal, MethodKind, OperatorSet
 
 # Parameters a view change keeps (the board-specific ones, sort and method, stay on their own board).
 CARRIED_PARAMETERS = ("chip", "set", "kind", "model", "chips", "paper")
@@ -126,16 +126,16 @@ def _default_set(sets: list[OperatorSet], slug: str, data_by_set: dict[int, set[
 def verified_chip_ids_by_set() -> dict[int, set[int]]:
     """Operator set id -> ids of the chips with at least one finished public verdict on one of its operators.
 
-    One query: per chip, which sets have a best-verdict row on one of their operators (an index probe each).
+    Two small queries: the chips, then per set whether it has totals on each (an index probe each).
     """
     chip_ids = list(Chip.objects.order_by("pk").values_list("pk", flat=True))
+    if not chip_ids:
+        return {}
     has_rows = {
-        f"chip_{chip_id}": Exists(BestVerdict.objects.filter(chip_id=chip_id, operator__sets=OuterRef("pk")))
+        f"chip_{chip_id}": Exists(BoardTotal.objects.filter(operator_set=OuterRef("pk"), chip_id=chip_id))
         for chip_id in chip_ids
     }
     result: dict[int, set[int]] = {}
-    if not chip_ids:
-        return result
     for set_id, *flags in OperatorSet.objects.order_by().annotate(**has_rows).values_list("pk", *has_rows):
         chips = {chip_id for chip_id, flag in zip(chip_ids, flags, strict=True) if flag}
         if chips:

@@ -287,3 +287,57 @@ class RooflinePoint(models.Model):
 
     def __str__(self) -> str:
         return f"roofline point of run {self.run_id}"
+
+
+class BoardTotal(models.Model):
+    """A board's figures before their last division: per operator set, method, chip, nativeness and operator
+    source, the counts and sums of the best-verdict rows of the set's operators (``metrics.OutcomeTotals``).
+    A board reads a few of these per method instead of a row per operator. Kept by ``leaderboard.
+    best_verdicts`` with the rows they sum, and whenever a set's members or an operator's version change.
+
+    Staleness is kept in two parts: verdicts against an older version of their operator than it had when
+    these were written (``stale_by_operator``), and the other solved rows counted by the judge version that
+    made them (``solved_by_judge``), so a newer judge makes them stale when read, with no write.
+    """
+
+    operator_set = models.ForeignKey(OperatorSet, on_delete=models.CASCADE, related_name="+")
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, db_index=False, related_name="+")
+    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, db_index=False, related_name="+")
+    native = models.BooleanField()
+    source = models.CharField(max_length=16, choices=Source.choices)
+    outcomes = models.PositiveIntegerField()
+    solved = models.PositiveIntegerField(help_text="Passed cleanly (not flagged)")
+    covered = models.PositiveIntegerField(help_text="Of those, with a known speedup")
+    logged = models.PositiveIntegerField(help_text="Of those, with a positive speedup")
+    log_sum = models.FloatField(help_text="Their speedups' natural logarithms, summed")
+    faster_than_0_8 = models.PositiveIntegerField()
+    faster_than_1 = models.PositiveIntegerField()
+    faster_than_1_5 = models.PositiveIntegerField()
+    tokens = models.BigIntegerField()
+    solve_seconds = models.FloatField()
+    stale_by_operator = models.PositiveIntegerField()
+    solved_by_judge = models.JSONField(default=dict, help_text='{"<judge version>": solved rows not stale by operator}')
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["operator_set", "method", "chip", "native", "source"], name="board_total_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["operator_set", "chip"], name="board_total_set_chip")]
+
+    def __str__(self) -> str:
+        return f"totals of method {self.method_id} on set {self.operator_set_id} / chip {self.chip_id}"
+
+
+class BoardGeneration(models.Model):
+    """A counter per thing the boards' figures are made from ("method:<id>": its best verdicts, "set:<id>": a
+    set's totals), bumped in the transaction of every write to it. Writers of one thing queue on its row (an
+    UPDATE's lock, on every database), and the boards' memo is keyed on the sum, which only grows (rows are
+    never deleted)."""
+
+    key = models.CharField(max_length=40, unique=True)
+    generation = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.key} at {self.generation}"

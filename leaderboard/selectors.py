@@ -15,12 +15,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 
 from evaluation.judge.version import JUDGE_VERSION
 from evaluation.models import Chip, Run, RunStatus, Worker, run_is_stale
 from leaderboard.metrics import (
-    FAST_P_THRESHOLDS,
     MatchedSpeedup,
     OperatorOutcome,
     OutcomeTotals,
@@ -31,6 +30,8 @@ from leaderboard.metrics import (
 )
 from leaderboard.models import (
     BestVerdict,
+    BoardGeneration,
+    BoardTotal,
     Method,
     Operator,
     OperatorSet,
@@ -150,10 +151,9 @@ BOARD_CACHE_SECONDS = 60
 
 
 def board_data_stamp() -> str:
-    """Changes whenever a row of the summary does: every refresh writes its groups' rows anew (ids only grow)
-    or only deletes some (the count drops). Operator versions and set members are in the memo keys."""
-    stamp = BestVerdict.objects.aggregate(last=Max("id"), count=Count("id"))
-    return f"{stamp['last']}|{stamp['count']}"
+    """Changes whenever the boards' figures may have: every write to the summary bumps a generation in its
+    transaction, and their sum only grows (one tiny table, read in one aggregate)."""
+    return str(BoardGeneration.objects.aggregate(total=Sum("generation"))["total"])
 
 
 # Memo of board figures in this process: small and short-lived; every web worker keeps its own.
@@ -180,48 +180,44 @@ def _memoised(parts: tuple, compute):
     return value
 
 
-def _operators_key(operators: dict[int, SetOperator]) -> str:
-    return hashlib.sha1(
-        ",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(), key=lambda op: op.pk)).encode()
-    ).hexdigest()
-
-
-# (native, method id, chip id) -> operator source -> totals over that source's operators
+# (native, method id, chip id) -> operator source -> totals over that source's operators of the set
 BoardTotals = dict[tuple[bool, int, int], dict[str, OutcomeTotals]]
 
 
-def board_totals(*, chip_ids: list[int], operators: dict[int, SetOperator], ported: bool = False) -> BoardTotals:
-    """Per method and chip, per operator source: the counts and sums its figures are made of, from one grouped
-    query over the summary (memoised). Kernels written for the chip only, or with ``ported`` those written for
+def board_totals(*, chip_ids: list[int], operator_set: OperatorSet, ported: bool = False) -> BoardTotals:
+    """Per method and chip, per operator source: the counts and sums its figures are made of, as kept for the
+    set (``BoardTotal``), memoised. Kernels written for the chip only, or with ``ported`` those written for
     another chip too (keyed by nativeness)."""
     natives = (True, False) if ported else (True,)
     return _memoised(
-        ("totals", tuple(sorted(chip_ids)), _operators_key(operators), natives),
-        lambda: _query_totals(chip_ids=chip_ids, operators=operators, natives=natives),
+        ("totals", operator_set.pk, tuple(sorted(chip_ids)), natives),
+        lambda: _read_totals(chip_ids=chip_ids, operator_set=operator_set, natives=natives),
     )
 
 
-def _query_totals(*, chip_ids: list[int], operators: dict[int, SetOperator], natives: tuple[bool, ...]) -> BoardTotals:
-    clean = Q(solved=True, flagged=False)
-    stale = Q(solved=True) & (Q(operator_version__lt=F("operator__version")) | Q(judge_version__lt=JUDGE_VERSION))
-    fast = {f"fast_{index}": Count("pk", filter=clean & Q(speedup__gt=t)) for index, t in enumerate(FAST_P_THRESHOLDS)}
-    groups = (
-        BestVerdict.objects.filter(chip_id__in=chip_ids, operator_id__in=list(operators), native__in=natives)
-        .order_by()
-        .values_list("native", "method_id", "chip_id", "operator__source")
-        .annotate(
-            n_outcomes=Count("pk"),
-            n_solved=Count("pk", filter=clean),
-            n_covered=Count("pk", filter=clean & Q(speedup__isnull=False)),
-            n_logged=Count("pk", filter=clean & Q(log_speedup__isnull=False)),
-            log_total=Sum("log_speedup", filter=clean),
-            tokens_total=Sum("tokens"),
-            seconds_total=Sum("solve_seconds"),
-            n_stale=Count("pk", filter=stale),
-            **fast,
-        )
-    )
+TOTAL_COLUMNS = (
+    "native",
+    "method_id",
+    "chip_id",
+    "source",
+    "outcomes",
+    "solved",
+    "covered",
+    "logged",
+    "log_sum",
+    "faster_than_0_8",
+    "faster_than_1",
+    "faster_than_1_5",
+    "tokens",
+    "solve_seconds",
+    "stale_by_operator",
+    "solved_by_judge",
+)
+
+
+def _read_totals(*, chip_ids: list[int], operator_set: OperatorSet, natives: tuple[bool, ...]) -> BoardTotals:
     totals: BoardTotals = defaultdict(dict)
+    rows = BoardTotal.objects.filter(operator_set=operator_set, chip_id__in=chip_ids, native__in=natives).order_by()
     for (
         native,
         method_id,
@@ -231,22 +227,29 @@ def _query_totals(*, chip_ids: list[int], operators: dict[int, SetOperator], nat
         solved,
         covered,
         logged,
-        logs,
+        log_sum,
+        fast_0_8,
+        fast_1,
+        fast_1_5,
         tokens,
         seconds,
-        stale_count,
-        *fasts,
-    ) in groups:
+        stale_by_operator,
+        solved_by_judge,
+    ) in rows.values_list(*TOTAL_COLUMNS):
+        # Verdicts of an older judge are stale now, whatever they were when the totals were written.
+        stale_by_judge = sum(
+            count for judged, count in solved_by_judge.items() if judged and int(judged) < JUDGE_VERSION
+        )
         totals[(native, method_id, chip_id)][source] = OutcomeTotals(
             outcomes=outcomes,
             solved=solved,
             covered=covered,
             logged=logged,
-            log_sum=logs or 0.0,
-            fast=tuple(fasts),
-            tokens=tokens or 0,
-            solve_seconds=seconds or 0.0,
-            stale=stale_count,
+            log_sum=log_sum,
+            fast=(fast_0_8, fast_1, fast_1_5),
+            tokens=tokens,
+            solve_seconds=seconds,
+            stale=stale_by_operator + stale_by_judge,
         )
     return dict(totals)
 
@@ -335,7 +338,7 @@ def leaderboard_rows(
     """
     operators = set_operators(operator_set=operator_set)
     totals = _view_totals(operators)
-    board = board_totals(chip_ids=[chip.pk], operators=operators)
+    board = board_totals(chip_ids=[chip.pk], operator_set=operator_set)
     methods = _admitted_methods({method_id for _, method_id, _ in board}, method_filter)
     rows = [
         LeaderboardRow(method=methods[method_id], summaries=_summaries(by_source, totals))
@@ -385,7 +388,7 @@ def multi_chip_rows(
     against ``reference_chip`` and figures of kernels written for other chips feed portability."""
     operators = set_operators(operator_set=operator_set)
     total = len(operators)
-    board = board_totals(chip_ids=[chip.pk for chip in chips], operators=operators, ported=True)
+    board = board_totals(chip_ids=[chip.pk for chip in chips], operator_set=operator_set, ported=True)
     overall_only = {view: (total if view == "overall" else 0) for view in SOURCE_VIEWS}
     methods = _admitted_methods({method_id for _, method_id, _ in board}, method_filter)
     rows: dict[int, ChipRow] = {}

@@ -1,4 +1,5 @@
-"""Fill the best-verdict summary and the roofline points from the runs already judged, with the code that rebuilds it later."""
+"""Fill the best-verdict summary, its set totals and the roofline points from the runs already judged, with the
+code that rebuilds them later."""
 
 from django.db import migrations
 

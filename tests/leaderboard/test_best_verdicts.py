@@ -20,7 +20,17 @@ from evaluation.judge.version import JUDGE_VERSION
 from evaluation.models import Run, RunStatus
 from evaluation.services import chip_ensure, run_claim, run_record_result, run_rerun, runs_requeue_stale
 from leaderboard import best_verdicts, catalog_loader, selectors
-from leaderboard.models import BestVerdict, Kernel, RooflinePoint, Submission, Visibility
+from leaderboard.metrics import FAST_P_THRESHOLDS
+from leaderboard.models import (
+    BestVerdict,
+    BoardTotal,
+    Kernel,
+    Operator,
+    OperatorSet,
+    RooflinePoint,
+    Submission,
+    Visibility,
+)
 from leaderboard.services import KernelUpload, method_get_or_create, submission_create
 
 fill_migration = importlib.import_module("leaderboard.migrations.0004_fill_best_verdicts")
@@ -215,6 +225,20 @@ def test_maintained_rows_equal_a_rebuild_through_a_realistic_history(
     assert stale_on_h200() > stale_before
     consistent()
 
+    # A curated set gets members and loses one, through the admin: its board's totals follow.
+    curated = OperatorSet.objects.create(slug="trig", title="Trigonometry")
+    operators = list(Operator.objects.filter(operator_id__in=["aten::cos", "aten::sin"]).values_list("pk", flat=True))
+    staff_client.post(
+        reverse("admin:leaderboard_operator_changelist"),
+        {"action": "add_to_set", "_selected_action": operators, "apply": "1", "operator_set": curated.pk},
+    )
+    assert BoardTotal.objects.filter(operator_set=curated).exists()
+    consistent()
+    admin_change(staff_client, "leaderboard_operatorset", curated, operators=operators[:1])
+    consistent()
+    admin_delete(staff_client, "leaderboard_operatorset", [curated.pk])
+    consistent()
+
     # Deletions: runs, a submission, an account (its submissions go with it).
     admin_delete(staff_client, "evaluation_run", list(runs_of(rounds, "aten::sin").values_list("pk", flat=True)))
     consistent()
@@ -256,8 +280,9 @@ def test_check_finds_writes_made_past_the_services_and_a_rebuild_repairs_them(ch
     with pytest.raises(CommandError) as failure:
         call_command("rebuild_best_verdicts", "--check")
     message = str(failure.value)
-    # cos's group is gone from the runs (its point went with the run); sin's now passed, with a point to add.
-    assert "1 missing, 1 unexpected, 1 changed" in message
+    # cos's group is gone from the runs (its point went with the run); sin's now passed, with a point to add,
+    # and the method's totals on the H200 changed in the three sets holding both (MS, MC, ATen).
+    assert "1 missing, 1 unexpected, 4 changed" in message
     assert f"missing ('point', {sin.pk})" in message and "solved: stored False, rebuilt True" in message
 
     call_command("rebuild_best_verdicts")
@@ -307,6 +332,8 @@ def test_a_group_row_follows_the_boards_rules():
     # Kernel 12 (1.2, flagged) decides over kernel 13 (also 1.2): the earlier kernel wins a tie.
     assert (row["solved"], row["speedup"], row["flagged"]) == (True, 1.2, True)
     assert row["log_speedup"] == pytest.approx(0.1823215568)
+    # The set totals count clean speedups above the boards' fast_p thresholds.
+    assert tuple(threshold for _, threshold in best_verdicts.FAST_FIELDS) == FAST_P_THRESHOLDS
     # The pass matrix links the fastest pass of every run; the operator page the best clean pass.
     assert (row["link_run_id"], row["link_passed"], row["standing_run_id"], row["standing_passed"]) == (
         1,
