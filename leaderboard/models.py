@@ -222,9 +222,10 @@ class BestVerdict(models.Model):
     decided when read, from its versions: operator and judge versions move without touching this table.
     """
 
-    method = models.ForeignKey(Method, on_delete=models.CASCADE, related_name="+")
-    operator = models.ForeignKey(Operator, on_delete=models.CASCADE, related_name="+")
-    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, related_name="+")
+    # Indexed by the unique constraint (method first) and the (chip, operator) index.
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, db_index=False, related_name="+")
+    operator = models.ForeignKey(Operator, on_delete=models.CASCADE, db_index=False, related_name="+")
+    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, db_index=False, related_name="+")
     native = models.BooleanField()
     # Over each kernel's latest finished run here:
     attempts = models.PositiveIntegerField(help_text="Kernels with a finished verdict here")
