@@ -8,11 +8,12 @@ from django.http import HttpRequest, HttpResponse
 
 from evaluation.models import Chip, Run, Worker
 from evaluation.services import run_rerun
-from leaderboard.admin import ChipChoiceForm, ask_for_object
+from leaderboard.admin import ChipChoiceForm, KeepsBestVerdicts, ask_for_object
+from leaderboard.models import Submission
 
 
 @admin.register(Chip)
-class ChipAdmin(admin.ModelAdmin):
+class ChipAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = (
         "slug",
         "display_name",
@@ -27,6 +28,11 @@ class ChipAdmin(admin.ModelAdmin):
     list_filter = ("device_type", "vendor", "active", "timings_meaningful")
     search_fields = ("slug", "display_name", "vendor", "public_alias")
     readonly_fields = ("last_heartbeat_at", "last_worker_host", "software")
+    refresh_on_save = False  # what counts where does not depend on a chip's fields
+
+    def verdict_scope(self, pks: list) -> dict[str, list]:
+        # A deleted chip's targeted submissions then target no chip: their kernels count as native everywhere.
+        return {"submissions": list(Submission.objects.filter(target_chip_id__in=pks).values_list("pk", flat=True))}
 
 
 @admin.register(Worker)
@@ -38,7 +44,7 @@ class WorkerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = (
         "id",
         "operator",
@@ -57,6 +63,9 @@ class RunAdmin(admin.ModelAdmin):
     actions = ("rerun_same_chip", "rerun_on_chip")
     # A verdict is evidence: nothing on a run is edited by hand. Re-runs create new runs.
     readonly_fields = [field.name for field in Run._meta.fields]
+
+    def verdict_scope(self, pks: list) -> dict[str, list]:
+        return {"runs": pks}
 
     @admin.display(description="Operator", ordering="kernel__operator__operator_id")
     def operator(self, obj: Run) -> str:

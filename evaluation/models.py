@@ -6,6 +6,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+# At module level, not inside run_is_stale: boards call that for every verdict they show.
+from evaluation.judge.version import JUDGE_VERSION
+
 
 class DeviceType(models.TextChoices):
     CUDA = "cuda", "CUDA (NVIDIA and CUDA-compatible stacks)"
@@ -190,6 +193,4 @@ class Run(models.Model):
 def run_is_stale(*, operator_version: int, current_operator_version: int, judge_version: int | None) -> bool:
     """A verdict made against an older operator record or by an older judge no longer stands for today's
     rules (a queued or running run, with no judge version yet, is stale only by its operator version)."""
-    from evaluation.judge.version import JUDGE_VERSION
-
     return operator_version < current_operator_version or (judge_version is not None and judge_version < JUDGE_VERSION)

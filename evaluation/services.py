@@ -59,11 +59,21 @@ def run_transition(*, run: Run, to_status: str, expected_lease: str | None = Non
     conditions: dict[str, Any] = {"pk": run.pk, "status": run.status}
     if expected_lease is not None:
         conditions["lease"] = expected_lease
-    updated = Run.objects.filter(**conditions).update(status=to_status, **fields)
-    if updated != 1:
-        raise IllegalRunTransition(f"run {run.pk} changed under us (expected status {run.status})")
+    with transaction.atomic():
+        updated = Run.objects.filter(**conditions).update(status=to_status, **fields)
+        if updated != 1:
+            raise IllegalRunTransition(f"run {run.pk} changed under us (expected status {run.status})")
+        if to_status in FINISHED_STATUSES:
+            _verdict_landed(run_id=run.pk)
     run.refresh_from_db()
     return run
+
+
+def _verdict_landed(*, run_id: int) -> None:
+    """A verdict changes what the boards show: their best-verdict summary is refreshed in its transaction."""
+    from leaderboard.best_verdicts import runs_changed  # leaderboard imports these services: import here
+
+    runs_changed(run_ids=[run_id])
 
 
 # --- Queueing -----------------------------------------------------------------------------------------

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from evaluation.models import Chip
 from evaluation.services import runs_create_for_kernels
+from leaderboard import best_verdicts
 from leaderboard.models import Kernel, Method, Operator, OperatorSet, PaperCost, PaperResult, Submission
 
 
@@ -43,6 +48,34 @@ def ask_for_object(modeladmin, request: HttpRequest, queryset: QuerySet, form_cl
     )
 
 
+class KeepsBestVerdicts:
+    """An admin whose edits (``refresh_on_save``) and deletions change which runs count where: each write is
+    wrapped in ``best_verdicts.kept``, so the boards' summary follows in the same transaction."""
+
+    refresh_on_save = True
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        raise NotImplementedError
+
+    def _kept(self, pks: list[Any]):
+        return best_verdicts.kept(**self.verdict_scope(pks))
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if not (change and self.refresh_on_save):  # a new object has no runs yet
+            super().save_model(request, obj, form, change)
+            return
+        with self._kept([obj.pk]):
+            super().save_model(request, obj, form, change)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with self._kept([obj.pk]):
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        with self._kept(list(queryset.values_list("pk", flat=True))):
+            super().delete_queryset(request, queryset)
+
+
 @admin.register(Operator)
 class OperatorAdmin(admin.ModelAdmin):
     list_display = ("operator_id", "source", "version", "active", "in_mc", "judgement", "updated_at")
@@ -65,6 +98,7 @@ class OperatorAdmin(admin.ModelAdmin):
         if page:
             return page
         data["operator_set"].operators.add(*queryset)
+        best_verdicts.sets_changed(set_ids=[data["operator_set"].pk])
         self.message_user(request, f"{queryset.count()} operators added to {data['operator_set']}.")
         return None
 
@@ -81,12 +115,30 @@ class OperatorSetAdmin(admin.ModelAdmin):
     def operator_count(self, obj: OperatorSet) -> int:
         return obj.operators.count()
 
+    # A set's members change the boards' totals over it (the members are saved with the related objects).
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        best_verdicts.sets_changed(set_ids=[form.instance.pk])
+
+    def delete_model(self, request: HttpRequest, obj: OperatorSet) -> None:
+        pk = obj.pk
+        super().delete_model(request, obj)
+        best_verdicts.sets_changed(set_ids=[pk])
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        pks = list(queryset.values_list("pk", flat=True))
+        super().delete_queryset(request, queryset)
+        best_verdicts.sets_changed(set_ids=pks)
+
 
 @admin.register(Method)
-class MethodAdmin(admin.ModelAdmin):
+class MethodAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = ("scaffold", "model", "kind", "owner", "public", "created_at")
     list_filter = ("kind", "public")
     search_fields = ("scaffold", "model", "owner__username")
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"methods": pks}
 
 
 class KernelInline(admin.TabularInline):
@@ -98,12 +150,15 @@ class KernelInline(admin.TabularInline):
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = ("id", "method", "owner", "visibility", "target_chip", "kernel_count", "created_at")
     list_filter = ("visibility", "target_chip", "method__kind")
     search_fields = ("method__scaffold", "method__model", "owner__username", "notes")
     inlines = (KernelInline,)
     actions = ("rerun_on_chip",)
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"submissions": pks}
 
     @admin.display(description="Kernels")
     def kernel_count(self, obj: Submission) -> int:
@@ -120,11 +175,14 @@ class SubmissionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Kernel)
-class KernelAdmin(admin.ModelAdmin):
+class KernelAdmin(KeepsBestVerdicts, admin.ModelAdmin):
     list_display = ("id", "operator", "submission", "round", "total_tokens", "solve_seconds", "created_at")
     list_filter = ("operator__source",)
     search_fields = ("operator__operator_id", "sha256", "filename")
     readonly_fields = ("sha256",)
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"kernels": pks}
 
 
 @admin.register(PaperResult)
@@ -145,3 +203,17 @@ class PaperCostAdmin(admin.ModelAdmin):
         "tokens_per_passed_operator_millions",
         "total_hours",
     )
+
+
+# Deleting an account deletes its submissions, and with them their runs.
+User = get_user_model()
+if admin.site.is_registered(User):
+    admin.site.unregister(User)
+
+
+@admin.register(User)
+class AccountAdmin(KeepsBestVerdicts, UserAdmin):
+    refresh_on_save = False
+
+    def verdict_scope(self, pks: list[Any]) -> dict[str, list[Any]]:
+        return {"owners": pks}

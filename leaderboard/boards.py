@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import Exists, OuterRef
 from django.http import HttpRequest, QueryDict
 
-from evaluation.models import FINISHED_STATUSES, Chip, Run
+from evaluation.models import Chip
 from leaderboard import selectors
-from leaderboard.models import MethodKind, OperatorSet, Visibility
+from leaderboard.models import BoardTotal, MethodKind, OperatorSet
 
 # Parameters a view change keeps (the board-specific ones, sort and method, stay on their own board).
 CARRIED_PARAMETERS = ("chip", "set", "kind", "model", "chips", "paper")
@@ -125,20 +126,18 @@ def _default_set(sets: list[OperatorSet], slug: str, data_by_set: dict[int, set[
 def verified_chip_ids_by_set() -> dict[int, set[int]]:
     """Operator set id -> ids of the chips with at least one finished public verdict on one of its operators.
 
-    One grouped query over the (chip, status) index; small next to a board's own reads.
+    Two small queries: the chips, then per set whether it has totals on each (an index probe each).
     """
-    pairs = (
-        Run.objects.filter(
-            status__in=FINISHED_STATUSES,
-            kernel__submission__visibility=Visibility.PUBLIC,
-            kernel__submission__method__public=True,
-        )
-        .values_list("kernel__operator__sets", "chip_id")
-        .distinct()
-        .order_by()
-    )
+    chip_ids = list(Chip.objects.order_by("pk").values_list("pk", flat=True))
+    if not chip_ids:
+        return {}
+    has_rows = {
+        f"chip_{chip_id}": Exists(BoardTotal.objects.filter(operator_set=OuterRef("pk"), chip_id=chip_id))
+        for chip_id in chip_ids
+    }
     result: dict[int, set[int]] = {}
-    for set_id, chip_id in pairs:
-        if set_id is not None:
-            result.setdefault(set_id, set()).add(chip_id)
+    for set_id, *flags in OperatorSet.objects.order_by().annotate(**has_rows).values_list("pk", *has_rows):
+        chips = {chip_id for chip_id, flag in zip(chip_ids, flags, strict=True) if flag}
+        if chips:
+            result[set_id] = chips
     return result

@@ -1,7 +1,8 @@
 """Mirror the declarative operator records (evaluation.catalog) and the paper's numbers into the database.
 
 Idempotent: running it twice changes nothing; an operator whose record changed gets its version bumped, so
-runs judged against the older definition show as stale.
+runs judged against the older definition show as stale (the boards' totals of its sets are recomputed, as
+are those of a built-in set whose members changed).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.db import transaction
 
 from evaluation.catalog.registry import all_operators
 from evaluation.catalog.spec import OperatorSpec
+from leaderboard import best_verdicts
 from leaderboard.models import Operator, OperatorSet, PaperCost, PaperResult
 
 # The built-in sets: slug -> (title, description, which operators, display position).
@@ -101,6 +103,7 @@ def catalog_load(*, operator_list: list[CatalogRow] | None = None) -> dict[str, 
     specs = all_operators()
     counts = {"created": 0, "updated": 0, "unchanged": 0, "without_record": 0}
     by_id: dict[str, Operator] = {}
+    bumped: list[int] = []  # operators whose version moved: their older verdicts are stale now
     for row in rows:
         spec = specs.get(row.operator_id)
         if spec is None:
@@ -122,6 +125,7 @@ def catalog_load(*, operator_list: list[CatalogRow] | None = None) -> dict[str, 
         elif _differs(operator, fields):
             if fields["definition_hash"] != operator.definition_hash and operator.definition_hash:
                 operator.version += 1
+                bumped.append(operator.pk)
             for name, value in fields.items():
                 setattr(operator, name, value)
             operator.save()
@@ -129,6 +133,7 @@ def catalog_load(*, operator_list: list[CatalogRow] | None = None) -> dict[str, 
         else:
             counts["unchanged"] += 1
         by_id[row.operator_id] = operator
+    regrouped: list[int] = []  # sets whose members changed
     for slug, (title, description, members, position) in BUILTIN_SETS.items():
         operator_set, _ = OperatorSet.objects.update_or_create(
             slug=slug,
@@ -141,7 +146,12 @@ def catalog_load(*, operator_list: list[CatalogRow] | None = None) -> dict[str, 
             },
         )
         wanted = [by_id[row.operator_id] for row in rows if _in_set(row, members)]
-        operator_set.operators.set(wanted)
+        if set(operator_set.operators.values_list("pk", flat=True)) != {op.pk for op in wanted}:
+            operator_set.operators.set(wanted)
+            regrouped.append(operator_set.pk)
+    # The boards' totals per set follow, in this transaction.
+    best_verdicts.sets_changed(set_ids=regrouped)
+    best_verdicts.operators_changed(operator_ids=bumped)
     return counts
 
 

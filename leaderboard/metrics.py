@@ -6,6 +6,9 @@ import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (0.8, 1.0, 1.5)
 
@@ -19,16 +22,50 @@ def geomean(values: Iterable[float]) -> float | None:
 def bootstrap_geomean_ci(
     values: Sequence[float], *, resamples: int = 2000, seed: int = 0, level: float = 0.95
 ) -> tuple[float, float] | None:
-    """Percentile bootstrap interval of the geometric mean (deterministic for a given seed)."""
+    """Percentile bootstrap interval of the geometric mean (deterministic for a given seed).
+
+    Each resample draws len(values) logs with ``random.Random(seed).choice``, in order, and averages them
+    left to right; computed with NumPy on the same Mersenne Twister stream, to the same bits.
+    """
     logs = [math.log(value) for value in values if value is not None and value > 0]
     if len(logs) < 2:
         return None
-    rng = random.Random(seed)
     count = len(logs)
-    means = sorted(sum(rng.choice(logs) for _ in range(count)) / count for _ in range(resamples))
+    picks = np.asarray(logs)[_bootstrap_picks(count, resamples, seed)]
+    sums = picks[:, 0].copy()
+    for column in range(1, count):  # one column at a time: the additions of a left-to-right sum, in its order
+        sums += picks[:, column]
+    means = np.sort(sums / count)
     low_index = int((1 - level) / 2 * resamples)
     high_index = min(resamples - 1, int((1 + level) / 2 * resamples))
     return math.exp(means[low_index]), math.exp(means[high_index])
+
+
+@lru_cache(maxsize=32)
+def _bootstrap_picks(count: int, resamples: int, seed: int) -> np.ndarray:
+    """The indices ``random.Random(seed).choice`` draws from ``count`` items, ``resamples`` rows of ``count``.
+
+    ``choice`` takes ``getrandbits(k)`` (k = count's bit length: the top k bits of one 32-bit Mersenne Twister
+    output) until one is below ``count``; NumPy's MT19937, given the same state, yields the same outputs.
+    """
+    state = random.Random(seed).getstate()[1]
+    generator = np.random.MT19937()
+    generator.state = {
+        "bit_generator": "MT19937",
+        "state": {"key": np.array(state[:-1], dtype=np.uint32), "pos": state[-1]},
+    }
+    shift = 32 - count.bit_length()
+    needed = count * resamples
+    accepted: list[np.ndarray] = []
+    have = 0
+    while have < needed:
+        draws = (generator.random_raw(2 * (needed - have) + 64) >> shift).astype(np.int64)
+        kept = draws[draws < count]
+        accepted.append(kept)
+        have += len(kept)
+    picks = np.concatenate(accepted)[:needed].reshape(resamples, count)
+    picks.flags.writeable = False
+    return picks
 
 
 @dataclass
@@ -62,27 +99,73 @@ class Summary:
     stale: int = 0
 
 
-def summarize(outcomes: Sequence[OperatorOutcome], operators_total: int) -> Summary:
-    """PROTOCOL 6-7: accuracy over all operators of the group; speedup over solved ones only."""
+@dataclass
+class OutcomeTotals:
+    """What a Summary is computed from: counts and sums over a group's outcomes (a query can give these)."""
+
+    outcomes: int = 0
+    solved: int = 0  # passed cleanly (not flagged)
+    covered: int = 0  # of those, with a known speedup
+    logged: int = 0  # of those, with a positive speedup: the geomean's
+    log_sum: float = 0.0  # their speedups' natural logarithms, summed
+    fast: tuple[int, ...] = (0,) * len(FAST_P_THRESHOLDS)  # clean speedups above each threshold
+    tokens: int = 0
+    solve_seconds: float = 0.0
+    stale: int = 0
+
+    def __add__(self, other: OutcomeTotals) -> OutcomeTotals:
+        return OutcomeTotals(
+            outcomes=self.outcomes + other.outcomes,
+            solved=self.solved + other.solved,
+            covered=self.covered + other.covered,
+            logged=self.logged + other.logged,
+            log_sum=self.log_sum + other.log_sum,
+            fast=tuple(a + b for a, b in zip(self.fast, other.fast, strict=True)),
+            tokens=self.tokens + other.tokens,
+            solve_seconds=self.solve_seconds + other.solve_seconds,
+            stale=self.stale + other.stale,
+        )
+
+
+def outcome_totals(outcomes: Sequence[OperatorOutcome]) -> OutcomeTotals:
     solved = [outcome for outcome in outcomes if outcome.solved and not outcome.flagged]
     speedups = [outcome.speedup for outcome in solved if outcome.speedup is not None]
-    tokens_total = sum(outcome.tokens for outcome in outcomes)
-    fast_p = {
-        f"{threshold:g}": (sum(1 for s in speedups if s > threshold) / operators_total if operators_total else 0.0)
-        for threshold in FAST_P_THRESHOLDS
-    }
-    return Summary(
-        operators_total=operators_total,
+    logs = [math.log(value) for value in speedups if value > 0]
+    return OutcomeTotals(
+        outcomes=len(outcomes),
         solved=len(solved),
-        accuracy_pct=100.0 * len(solved) / operators_total if operators_total else 0.0,
-        speedup_geomean=geomean(speedups),
-        speedup_covered=len(speedups),
-        fast_p=fast_p,
-        tokens_total=tokens_total,
-        tokens_per_success=tokens_total / len(solved) if solved and tokens_total else None,
-        solve_hours=sum(outcome.solve_seconds for outcome in outcomes) / 3600.0,
+        covered=len(speedups),
+        logged=len(logs),
+        log_sum=sum(logs),
+        fast=tuple(sum(1 for s in speedups if s > threshold) for threshold in FAST_P_THRESHOLDS),
+        tokens=sum(outcome.tokens for outcome in outcomes),
+        solve_seconds=sum(outcome.solve_seconds for outcome in outcomes),
         stale=sum(1 for outcome in outcomes if outcome.stale),
     )
+
+
+def summarize_totals(totals: OutcomeTotals, operators_total: int) -> Summary:
+    """PROTOCOL 6-7: accuracy over all operators of the group; speedup over solved ones only."""
+    return Summary(
+        operators_total=operators_total,
+        solved=totals.solved,
+        accuracy_pct=100.0 * totals.solved / operators_total if operators_total else 0.0,
+        speedup_geomean=math.exp(totals.log_sum / totals.logged) if totals.logged else None,
+        speedup_covered=totals.covered,
+        fast_p={
+            f"{threshold:g}": (count / operators_total if operators_total else 0.0)
+            for threshold, count in zip(FAST_P_THRESHOLDS, totals.fast, strict=True)
+        },
+        tokens_total=totals.tokens,
+        tokens_per_success=totals.tokens / totals.solved if totals.solved and totals.tokens else None,
+        solve_hours=totals.solve_seconds / 3600.0,
+        stale=totals.stale,
+    )
+
+
+def summarize(outcomes: Sequence[OperatorOutcome], operators_total: int) -> Summary:
+    """PROTOCOL 6-7: accuracy over all operators of the group; speedup over solved ones only."""
+    return summarize_totals(outcome_totals(outcomes), operators_total)
 
 
 def matched_set_speedups(per_method: Mapping[str, Mapping[str, OperatorOutcome]]) -> tuple[set[str], dict]:

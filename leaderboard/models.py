@@ -208,3 +208,137 @@ class PaperCost(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["method", "model", "platform", "operator_set"], name="paper_cost_unique"),
         ]
+
+
+class BestVerdict(models.Model):
+    """What the boards read instead of scanning runs: one row per (method, operator, chip, native) that has a
+    finished public verdict, kept by ``leaderboard.best_verdicts`` in the transaction of every write that
+    changes it (a verdict recorded, visibility or ownership edited, runs deleted) and rebuilt from the runs by
+    ``manage.py rebuild_best_verdicts``.
+
+    A run counts if its submission is public and its method public (PROTOCOL 7). ``native``: the kernels were
+    written for this chip or for no chip in particular (ranked here); the others were ported (portability).
+    Per kernel only its latest finished run counts, as on the boards. Whether the deciding verdict is stale is
+    decided when read, from its versions: operator and judge versions move without touching this table.
+    """
+
+    # Indexed by the unique constraint (method first) and the (chip, operator) index.
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, db_index=False, related_name="+")
+    operator = models.ForeignKey(Operator, on_delete=models.CASCADE, db_index=False, related_name="+")
+    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, db_index=False, related_name="+")
+    native = models.BooleanField()
+    # Over each kernel's latest finished run here:
+    attempts = models.PositiveIntegerField(help_text="Kernels with a finished verdict here")
+    tokens = models.BigIntegerField(help_text="Their tokens, failed attempts included")
+    solve_seconds = models.FloatField()
+    solved = models.BooleanField(help_text="Some kernel's latest verdict passed")
+    speedup = models.FloatField(null=True, help_text="The deciding (best passing) kernel's; null = unknown")
+    log_speedup = models.FloatField(null=True, help_text="ln(speedup) where positive: boards sum it for geomeans")
+    flagged = models.BooleanField()
+    operator_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
+    judge_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
+    # Over every finished run here, re-judgements included:
+    runs = models.PositiveIntegerField()
+    standing_run = models.ForeignKey(
+        "evaluation.Run",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+        help_text="The operator page's run: the best clean pass, else the latest failure",
+    )
+    standing_passed = models.BooleanField()
+    link_run = models.ForeignKey(
+        "evaluation.Run",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        related_name="+",
+        help_text="The pass matrix's run: the fastest pass, else the latest verdict",
+    )
+    link_passed = models.BooleanField()
+    link_speedup = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["method", "operator", "chip", "native"], name="best_verdict_unique"),
+        ]
+        indexes = [models.Index(fields=["chip", "operator"], name="best_verdict_chip_operator")]
+
+    def __str__(self) -> str:
+        return f"best verdict of method {self.method_id} on {self.operator_id} / chip {self.chip_id}"
+
+
+class RooflinePoint(models.Model):
+    """A point the roofline plot may draw: a counted run (public work, a kernel written for its chip or for
+    none) that passed with a known speedup, and the share of the roofline it reached (the geometric mean over
+    its timed cases of floor time / measured time; null when no case says). The plot reads two numbers per
+    point instead of every run's per-case results. Kept with the best verdicts, group by group, by
+    ``leaderboard.best_verdicts``; deleting the run deletes its point."""
+
+    run = models.OneToOneField("evaluation.Run", primary_key=True, on_delete=models.CASCADE, related_name="+")
+    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, db_index=False, related_name="+")
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, related_name="+")
+    operator = models.ForeignKey(Operator, on_delete=models.CASCADE, db_index=False, related_name="+")
+    speedup = models.FloatField()
+    fraction = models.FloatField(null=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["chip", "-run"], name="roofline_point_chip_run")]
+
+    def __str__(self) -> str:
+        return f"roofline point of run {self.run_id}"
+
+
+class BoardTotal(models.Model):
+    """A board's figures before their last division: per operator set, method, chip, nativeness and operator
+    source, the counts and sums of the best-verdict rows of the set's operators (``metrics.OutcomeTotals``).
+    A board reads a few of these per method instead of a row per operator. Kept by ``leaderboard.
+    best_verdicts`` with the rows they sum, and whenever a set's members or an operator's version change.
+
+    Staleness is kept in two parts: verdicts against an older version of their operator than it had when
+    these were written (``stale_by_operator``), and the other solved rows counted by the judge version that
+    made them (``solved_by_judge``), so a newer judge makes them stale when read, with no write.
+    """
+
+    operator_set = models.ForeignKey(OperatorSet, on_delete=models.CASCADE, related_name="+")
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, db_index=False, related_name="+")
+    chip = models.ForeignKey("evaluation.Chip", on_delete=models.CASCADE, db_index=False, related_name="+")
+    native = models.BooleanField()
+    source = models.CharField(max_length=16, choices=Source.choices)
+    outcomes = models.PositiveIntegerField()
+    solved = models.PositiveIntegerField(help_text="Passed cleanly (not flagged)")
+    covered = models.PositiveIntegerField(help_text="Of those, with a known speedup")
+    logged = models.PositiveIntegerField(help_text="Of those, with a positive speedup")
+    log_sum = models.FloatField(help_text="Their speedups' natural logarithms, summed")
+    faster_than_0_8 = models.PositiveIntegerField()
+    faster_than_1 = models.PositiveIntegerField()
+    faster_than_1_5 = models.PositiveIntegerField()
+    tokens = models.BigIntegerField()
+    solve_seconds = models.FloatField()
+    stale_by_operator = models.PositiveIntegerField()
+    solved_by_judge = models.JSONField(default=dict, help_text='{"<judge version>": solved rows not stale by operator}')
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["operator_set", "method", "chip", "native", "source"], name="board_total_unique"
+            ),
+        ]
+        indexes = [models.Index(fields=["operator_set", "chip"], name="board_total_set_chip")]
+
+    def __str__(self) -> str:
+        return f"totals of method {self.method_id} on set {self.operator_set_id} / chip {self.chip_id}"
+
+
+class BoardGeneration(models.Model):
+    """A counter per thing the boards' figures are made from ("method:<id>": its best verdicts, "set:<id>": a
+    set's totals), bumped in the transaction of every write to it. Writers of one thing queue on its row (an
+    UPDATE's lock, on every database), and the boards' memo is keyed on the sum, which only grows (rows are
+    never deleted)."""
+
+    key = models.CharField(max_length=40, unique=True)
+    generation = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.key} at {self.generation}"

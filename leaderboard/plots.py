@@ -6,14 +6,11 @@ chose can never become markup.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from django.db.models import Q
-
-from evaluation.models import Chip, Run, RunStatus
-from leaderboard.metrics import geomean, pareto_front
-from leaderboard.models import OperatorSet, Visibility
+from evaluation.models import Chip
+from leaderboard.metrics import pareto_front
+from leaderboard.models import Method, OperatorSet, RooflinePoint
 from leaderboard.selectors import ChipRow, LeaderboardRow
 
 SOURCE_LABELS = {"overall": "Overall", "aten": "ATen", "vllm": "vLLM", "cublas": "cuBLAS"}
@@ -179,40 +176,23 @@ def speedup_distribution(rows: list[LeaderboardRow], chip: Chip) -> dict[str, An
 
 
 def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 1500) -> dict[str, Any]:
-    """Each passed public run's speedup against the share of the roofline it reached (floor / measured time)."""
-    runs = (
-        Run.objects.filter(
-            chip=chip,
-            status=RunStatus.PASSED,
-            speedup__isnull=False,
-            kernel__operator__in=operator_set.operators.all(),
-            kernel__submission__visibility=Visibility.PUBLIC,
-            kernel__submission__method__public=True,
-        )
-        .filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=chip))
-        .order_by("-id")
-        .values_list(
-            "speedup",
-            "case_results",
-            "kernel__operator__operator_id",
-            "kernel__submission__method__scaffold",
-            "kernel__submission__method__model",
-        )[:limit]
+    """The latest ``limit`` passed public runs' speedups against the share of the roofline each reached (floor /
+    measured time), of kernels written for the chip or for none; their fractions kept as ``RooflinePoint``."""
+    points = list(
+        RooflinePoint.objects.filter(chip=chip, operator__in=operator_set.operators.all())
+        .order_by("-run_id")
+        .values_list("speedup", "fraction", "operator_id", "method_id")[:limit]
     )
+    operators = dict(operator_set.operators.values_list("pk", "operator_id"))
+    methods = Method.objects.in_bulk({method_id for _, _, _, method_id in points})
     by_method: dict[str, tuple[list, list, list]] = {}
-    for speedup, cases, operator_id, scaffold, model in runs:
-        fractions = [
-            case["roofline_floor_ms"] / case["candidate_ms"]
-            for case in cases or []
-            if isinstance(case, dict) and case.get("roofline_floor_ms") and case.get("candidate_ms")
-        ]
-        fraction = geomean(fractions)
-        if fraction is None or not math.isfinite(fraction):
+    for speedup, fraction, operator_pk, method_id in points:
+        if fraction is None:
             continue
-        xs, ys, texts = by_method.setdefault(f"{scaffold} + {model}" if model else scaffold, ([], [], []))
+        xs, ys, texts = by_method.setdefault(str(methods[method_id]), ([], [], []))
         xs.append(fraction)
         ys.append(speedup)
-        texts.append(operator_id)
+        texts.append(operators[operator_pk])
     data = [
         {
             "type": "scatter",

@@ -1,5 +1,6 @@
 """Reads behind the pages people cite and come back to: listed methods, per-operator rankings, a method's
-runs per (operator, chip), an uploader's own submissions. Built on ``selectors``; ranking rules in ``ranking``.
+runs per (operator, chip), an uploader's own submissions. Rankings and links come from the best-verdict
+summary (``leaderboard.best_verdicts``); ranking rules are in ``ranking``.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from evaluation.models import FINISHED_STATUSES, Chip, Run, RunStatus
-from leaderboard import selectors
-from leaderboard.models import Method, Operator, OperatorSet, Submission, Visibility
+from leaderboard.models import BestVerdict, Method, Operator, OperatorSet, Submission, Visibility
 from leaderboard.ranking import Rank, overlap_ranks
 
 
@@ -42,31 +42,32 @@ class OperatorStanding:
 
 def operator_ranking(*, operator: Operator, chip: Chip) -> list[OperatorStanding]:
     """Every method with a public verdict on ``operator`` on ``chip`` (kernels written for that chip or for
-    none), passers first ranked by speedup (overlapping 95% intervals share a rank), then the rest."""
-    runs = (
-        selectors.counted_runs(chip=chip, operator_ids={operator.operator_id})
-        .select_related("kernel__submission__method")
-        .order_by("pk")
+    none), passers first ranked by speedup (overlapping 95% intervals share a rank), then the rest.
+
+    A method's standing is its best clean pass over every run there, else its latest failure (kept in the
+    best-verdict summary as ``standing_run``); its attempts are all those runs."""
+    standings = list(
+        BestVerdict.objects.filter(operator=operator, chip=chip, native=True).values_list(
+            "method_id", "standing_run_id", "standing_passed", "runs"
+        )
     )
-    by_method: dict[int, OperatorStanding] = {}
-    for run in runs[:5000]:
-        method = run.kernel.submission.method
-        passed = run.status == RunStatus.PASSED and not run.flagged
-        standing = by_method.get(method.pk)
-        if standing is None:
-            by_method[method.pk] = OperatorStanding(method, run, passed, 1)
-            continue
-        standing.attempts += 1
-        if passed and (not standing.passed or (run.speedup or 0) > (standing.run.speedup or 0)):
-            standing.run, standing.passed = run, True
-        elif not standing.passed and not passed:
-            standing.run = run  # the latest failure says most about where the method stands
-    passers = sorted((s for s in by_method.values() if s.passed), key=lambda s: (-(s.run.speedup or 0), str(s.method)))
+    methods = Method.objects.in_bulk([method_id for method_id, _, _, _ in standings])
+    runs = Run.objects.only(*STANDING_RUN_FIELDS).in_bulk([run_id for _, run_id, _, _ in standings])
+    by_method = [
+        OperatorStanding(methods[method_id], runs[run_id], passed, attempts)
+        for method_id, run_id, passed, attempts in standings
+        if method_id in methods and run_id in runs
+    ]
+    passers = sorted((s for s in by_method if s.passed), key=lambda s: (-(s.run.speedup or 0), str(s.method)))
     intervals = [_speedup_interval(s.run) for s in passers]
     for standing, rank in zip(passers, overlap_ranks(intervals), strict=True):
         standing.rank = rank
-    others = sorted((s for s in by_method.values() if not s.passed), key=lambda s: str(s.method))
+    others = sorted((s for s in by_method if not s.passed), key=lambda s: str(s.method))
     return passers + others
+
+
+# What the operator page shows of a standing's run.
+STANDING_RUN_FIELDS = ("id", "status", "flagged", "speedup", "speedup_ci_low", "speedup_ci_high", "operator_version")
 
 
 def _speedup_interval(run: Run) -> tuple[float, float]:
@@ -80,24 +81,16 @@ def _speedup_interval(run: Run) -> tuple[float, float]:
 
 
 def matrix_run_links(*, method: Method, operator_set: OperatorSet, chips: list[Chip]) -> dict[tuple[str, int], int]:
-    """(operator id, chip id) -> the run a pass-matrix cell stands for: the best public passing run of the
-    method there, else its latest public finished run."""
-    runs = (
-        Run.objects.filter(
-            kernel__submission__method=method,
-            chip__in=chips,
-            status__in=FINISHED_STATUSES,
-            kernel__submission__visibility=Visibility.PUBLIC,
-            kernel__operator__sets=operator_set,
-        )
-        .values_list("pk", "kernel__operator__operator_id", "chip_id", "status", "speedup")
-        .order_by("pk")
+    """(operator id, chip id) -> the run a pass-matrix cell stands for: the fastest public passing run of the
+    method there, else its latest public finished run (kernels written for the chip or ported alike)."""
+    links = BestVerdict.objects.filter(method=method, chip__in=chips, operator__sets=operator_set).values_list(
+        "operator__operator_id", "chip_id", "link_passed", "link_speedup", "link_run_id"
     )
     best: dict[tuple[str, int], tuple[bool, float, int]] = {}
-    for pk, operator_id, chip_id, status, speedup in runs:
-        candidate = (status == RunStatus.PASSED, speedup or 0.0, pk)
+    for operator_id, chip_id, passed, speedup, run_id in links:
+        candidate = (passed, speedup or 0.0, run_id)
         key = (operator_id, chip_id)
-        if key not in best or candidate[:2] >= best[key][:2]:
+        if key not in best or candidate > best[key]:
             best[key] = candidate
     return {key: value[2] for key, value in best.items()}
 

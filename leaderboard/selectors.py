@@ -1,4 +1,10 @@
-"""Reads that build pages and API answers: leaderboards, submissions with their runs, access checks."""
+"""Reads that build pages and API answers: leaderboards, submissions with their runs, access checks.
+
+Boards read the best-verdict summary (``leaderboard.models.BestVerdict``, kept by ``leaderboard.best_verdicts``),
+never the runs: a page's work depends on the methods, operators and chips it shows, not on the history behind
+them. Its figures are aggregated in SQL (``board_totals``); per-operator outcomes are read only where a page
+shows them.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,35 @@ import hashlib
 import time
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Q, QuerySet, Sum
 
-from evaluation.models import FINISHED_STATUSES, Chip, Run, RunStatus, Worker, run_is_stale
+from evaluation.judge.version import JUDGE_VERSION
+from evaluation.models import Chip, Run, RunStatus, Worker, run_is_stale
 from evaluation.queue_estimates import queue_estimates
-from leaderboard.metrics import MatchedSpeedup, OperatorOutcome, Summary, matched_speedups, ratio, summarize
-from leaderboard.models import Method, Operator, OperatorSet, PaperCost, PaperResult, Submission, Visibility
+from leaderboard.metrics import (
+    MatchedSpeedup,
+    OperatorOutcome,
+    OutcomeTotals,
+    Summary,
+    matched_speedups,
+    ratio,
+    summarize_totals,
+)
+from leaderboard.models import (
+    BestVerdict,
+    BoardGeneration,
+    BoardTotal,
+    Method,
+    Operator,
+    OperatorSet,
+    PaperCost,
+    PaperResult,
+    Submission,
+    Visibility,
+)
 
 SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
 
@@ -22,7 +49,8 @@ SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
 class LeaderboardRow:
     method: Method
     summaries: dict[str, Summary] = field(default_factory=dict)  # view ("overall", "aten", ...) -> figures
-    outcomes: dict[str, OperatorOutcome] = field(default_factory=dict)  # operator_id -> outcome
+    # operator_id -> outcome; filled only when the page asked for them (``leaderboard_rows(outcomes=...)``)
+    outcomes: dict[str, OperatorOutcome] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -60,250 +88,202 @@ def set_operators(*, operator_set: OperatorSet) -> dict[int, SetOperator]:
     }
 
 
-def counted_runs(*, chip: Chip, operator_ids: set[str] | None = None) -> QuerySet[Run]:
-    """Finished runs that count for rankings on ``chip``: public submissions of public methods, written for
-    this chip (or for no chip in particular), judged on it."""
-    runs = Run.objects.filter(
-        chip=chip,
-        status__in=FINISHED_STATUSES,
-        kernel__submission__visibility=Visibility.PUBLIC,
-        kernel__submission__method__public=True,
-    ).filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=chip))
-    if operator_ids is not None:
-        runs = runs.filter(kernel__operator__operator_id__in=operator_ids)
-    return runs
+class BoardVerdict(NamedTuple):
+    """One row of the best-verdict summary, as boards read it: a method's standing on an operator and chip."""
+
+    method_id: int
+    operator_pk: int
+    chip_id: int
+    native: bool  # its kernels were written for this chip or for none (ranked here); else ported
+    attempts: int
+    tokens: int
+    solve_seconds: float
+    solved: bool
+    speedup: float | None
+    flagged: bool
+    operator_version: int | None  # the deciding run's
+    judge_version: int | None
 
 
-# One finished public verdict, as a plain tuple: the boards read tens of thousands of these per page, so they
-# skip model instances entirely. Layout: (run id, kernel id, chip id, status, speedup, flagged, run's operator
-# version, run's judge version, operator pk, method id, target chip id, tokens, solve seconds).
-VERDICT_FIELDS = (
-    "kernel_id",
+BOARD_VERDICT_FIELDS = (
+    "method_id",
+    "operator_id",
     "chip_id",
-    "status",
+    "native",
+    "attempts",
+    "tokens",
+    "solve_seconds",
+    "solved",
     "speedup",
     "flagged",
     "operator_version",
     "judge_version",
-    "kernel__operator_id",
-    "kernel__submission_id",
-    "kernel__total_tokens",
-    "kernel__solve_seconds",
 )
-# Below this many operators the set is filtered in SQL; above, in Python (cheaper than a long IN list).
-SQL_OPERATOR_FILTER_MAX = 120
+
+
+def board_verdicts(*, operators: dict[int, SetOperator], **filters) -> list[BoardVerdict]:
+    """Summary rows on the ``operators`` matching ``filters`` (chip_id__in=..., method_id=..., native=...)."""
+    rows = BestVerdict.objects.filter(operator_id__in=list(operators), **filters).order_by("operator_id", "chip_id")
+    return [BoardVerdict._make(row) for row in rows.values_list(*BOARD_VERDICT_FIELDS)]
+
+
+def verdict_outcome(verdict: BoardVerdict, operator: SetOperator) -> OperatorOutcome:
+    """The outcome a board shows for one summary row: stale when its deciding verdict predates the operator's
+    current version or the judge's."""
+    return OperatorOutcome(
+        operator.operator_id,
+        operator.source,
+        solved=verdict.solved,
+        speedup=verdict.speedup,
+        tokens=verdict.tokens,
+        solve_seconds=verdict.solve_seconds,
+        attempts=verdict.attempts,
+        stale=verdict.solved
+        and run_is_stale(
+            operator_version=verdict.operator_version,
+            current_operator_version=operator.version,
+            judge_version=verdict.judge_version,
+        ),
+        flagged=verdict.flagged,
+    )
+
+
 BOARD_CACHE_SECONDS = 60
 
 
-def public_submission_facts(*, method_ids: list[int] | None = None) -> dict[int, tuple[int, int | None]]:
-    """Submission id -> (method id, target chip id) for public submissions of public methods."""
-    submissions = Submission.objects.filter(visibility=Visibility.PUBLIC, method__public=True)
-    if method_ids is not None:
-        submissions = submissions.filter(method_id__in=method_ids)
-    return {
-        pk: (method_id, target)
-        for pk, method_id, target in submissions.order_by().values_list("pk", "method_id", "target_chip_id")
-    }
-
-
-def latest_public_verdicts(
-    *, chip_ids: list[int], operator_pks: list[int], method_ids: list[int] | None = None
-) -> list[tuple]:
-    """The latest finished verdict of each (public kernel, chip): a re-run supersedes the run before it.
-
-    One join (run -> kernel); which submissions count is decided in Python from a small lookup, which keeps
-    the query on the (chip, status) index and cheap on SQLite and PostgreSQL alike.
-    """
-    submissions = public_submission_facts(method_ids=method_ids)
-    runs = Run.objects.filter(chip_id__in=chip_ids, status__in=FINISHED_STATUSES)
-    wanted = set(operator_pks)
-    if len(wanted) <= SQL_OPERATOR_FILTER_MAX:
-        runs = runs.filter(kernel__operator_id__in=operator_pks)
-    if method_ids is not None:
-        runs = runs.filter(kernel__submission__method_id__in=method_ids)
-    latest: dict[tuple[int, int], tuple] = {}
-    for (
-        run_id,
-        kernel_id,
-        chip_id,
-        status,
-        speedup,
-        flagged,
-        version,
-        judge_version,
-        operator_pk,
-        submission_id,
-        tokens,
-        seconds,
-    ) in runs.order_by().values_list("id", *VERDICT_FIELDS).iterator(chunk_size=5000):
-        facts = submissions.get(submission_id)
-        if facts is None or operator_pk not in wanted:
-            continue
-        kept = latest.get((kernel_id, chip_id))
-        if kept is None or kept[0] < run_id:  # ids grow with creation: the larger is the newer verdict
-            latest[(kernel_id, chip_id)] = (
-                run_id,
-                kernel_id,
-                chip_id,
-                status,
-                speedup,
-                flagged,
-                version,
-                judge_version,
-                operator_pk,
-                facts[0],
-                facts[1],
-                tokens,
-                seconds,
-            )
-    return list(latest.values())
-
-
 def board_data_stamp() -> str:
-    """Changes whenever a verdict lands, a run is added or deleted, an operator version, a submission or a method
-    changes; each part is an index-only count or max (visibility flips are caught by the short memo lifetime)."""
-    finished = Run.objects.filter(status__in=FINISHED_STATUSES).count()
-    runs = Run.objects.aggregate(last=Max("id"))
-    operators = Operator.objects.aggregate(last=Max("updated_at"))
-    submissions = Submission.objects.aggregate(count=Count("id"), last=Max("id"))
-    methods = Method.objects.aggregate(count=Count("id"), last=Max("id"))
-    return "|".join(
-        str(value)
-        for value in (
-            finished,
-            runs["last"],
-            operators["last"],
-            submissions["count"],
-            submissions["last"],
-            methods["count"],
-            methods["last"],
-        )
-    )
+    """Changes whenever the boards' figures may have: every write to the summary bumps a generation in its
+    transaction, and their sum only grows (one tiny table, read in one aggregate)."""
+    return str(BoardGeneration.objects.aggregate(total=Sum("generation"))["total"])
 
 
-# Memo of board outcomes in this process: Django's cache would pickle ~10,000 objects per hit, which costs more
-# than computing them. Small and short-lived; every web worker keeps its own.
-_OUTCOME_MEMO: OrderedDict[str, tuple[float, tuple]] = OrderedDict()
-OUTCOME_MEMO_SIZE = 32
+# Memo of board figures in this process: small and short-lived; every web worker keeps its own.
+_BOARD_MEMO: OrderedDict[str, tuple[float, object]] = OrderedDict()
+BOARD_MEMO_SIZE = 64
 
 
 def clear_board_memo() -> None:
-    _OUTCOME_MEMO.clear()
+    _BOARD_MEMO.clear()
 
 
-Outcomes = dict[tuple[int, int], dict[str, OperatorOutcome]]
-
-
-class BoardOutcomes(tuple):
-    """(native, ported) outcomes, plus memoised summaries of them (they live as long as the outcomes do)."""
-
-    summaries_memo: dict
-
-    def summaries(self, key: tuple[int, int], totals: dict[str, int], *, ported: bool = False) -> dict[str, Summary]:
-        memo_key = (key, ported, tuple(sorted(totals.items())))
-        found = self.summaries_memo.get(memo_key)
-        if found is None:
-            found = self.summaries_memo[memo_key] = _summaries(self[1 if ported else 0][key], totals)
-        return found
-
-
-def cached_outcomes(*, chip_ids: list[int], operators: dict[int, SetOperator]) -> BoardOutcomes:
-    """(native, ported) ``verdict_outcomes`` of the latest public verdicts on ``chip_ids``, memoised until the
-    data changes (or a minute passes): every board reads them, and they are the expensive part of a page."""
-    digest = hashlib.sha1(
-        ",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(), key=lambda op: op.pk)).encode()
-    )
-    key = (
-        "kgb-board:"
-        + hashlib.sha1(f"{sorted(chip_ids)}|{digest.hexdigest()}|{board_data_stamp()}".encode()).hexdigest()
-    )
+def _memoised(parts: tuple, compute):
+    """``compute()``, memoised until the summary changes (or a minute passes) for these key ``parts``."""
+    key = hashlib.sha1(f"{parts!r}|{board_data_stamp()}".encode()).hexdigest()
     now = time.monotonic()
-    memo = _OUTCOME_MEMO.get(key)
+    memo = _BOARD_MEMO.get(key)
     if memo is not None and memo[0] > now:
-        _OUTCOME_MEMO.move_to_end(key)
+        _BOARD_MEMO.move_to_end(key)
         return memo[1]
-    verdicts = latest_public_verdicts(chip_ids=chip_ids, operator_pks=list(operators))
-    outcomes = BoardOutcomes(
-        (
-            dict(verdict_outcomes(verdicts=verdicts, operators=operators)),
-            dict(verdict_outcomes(verdicts=verdicts, operators=operators, native_only=False, foreign_only=True)),
-        )
+    value = compute()
+    _BOARD_MEMO[key] = (now + BOARD_CACHE_SECONDS, value)
+    while len(_BOARD_MEMO) > BOARD_MEMO_SIZE:
+        _BOARD_MEMO.popitem(last=False)
+    return value
+
+
+# (native, method id, chip id) -> operator source -> totals over that source's operators of the set
+BoardTotals = dict[tuple[bool, int, int], dict[str, OutcomeTotals]]
+
+
+def board_totals(*, chip_ids: list[int], operator_set: OperatorSet, ported: bool = False) -> BoardTotals:
+    """Per method and chip, per operator source: the counts and sums its figures are made of, as kept for the
+    set (``BoardTotal``), memoised. Kernels written for the chip only, or with ``ported`` those written for
+    another chip too (keyed by nativeness)."""
+    natives = (True, False) if ported else (True,)
+    return _memoised(
+        ("totals", operator_set.pk, tuple(sorted(chip_ids)), natives),
+        lambda: _read_totals(chip_ids=chip_ids, operator_set=operator_set, natives=natives),
     )
-    outcomes.summaries_memo = {}
-    _OUTCOME_MEMO[key] = (now + BOARD_CACHE_SECONDS, outcomes)
-    while len(_OUTCOME_MEMO) > OUTCOME_MEMO_SIZE:
-        _OUTCOME_MEMO.popitem(last=False)
-    return outcomes
 
 
-def verdict_outcomes(
-    *, verdicts: list[tuple], operators: dict[int, SetOperator], native_only: bool = True, foreign_only: bool = False
-) -> dict[tuple[int, int], dict[str, OperatorOutcome]]:
-    """Per (method id, chip id), per operator id: solved (any kernel passed cleanly), best speedup, all tokens.
+TOTAL_COLUMNS = (
+    "native",
+    "method_id",
+    "chip_id",
+    "source",
+    "outcomes",
+    "solved",
+    "covered",
+    "logged",
+    "log_sum",
+    "faster_than_0_8",
+    "faster_than_1",
+    "faster_than_1_5",
+    "tokens",
+    "solve_seconds",
+    "stale_by_operator",
+    "solved_by_judge",
+)
 
-    ``native_only`` keeps kernels written for the chip they were judged on (or for no chip in particular),
-    as PROTOCOL 7 ranks; ``foreign_only`` keeps the opposite (kernels written for another chip: portability).
-    """
-    outcomes: dict[tuple[int, int], dict[str, OperatorOutcome]] = defaultdict(dict)
+
+def _read_totals(*, chip_ids: list[int], operator_set: OperatorSet, natives: tuple[bool, ...]) -> BoardTotals:
+    totals: BoardTotals = defaultdict(dict)
+    rows = BoardTotal.objects.filter(operator_set=operator_set, chip_id__in=chip_ids, native__in=natives).order_by()
     for (
-        _,
-        _,
-        chip_id,
-        status,
-        speedup,
-        flagged,
-        run_version,
-        judge_version,
-        operator_pk,
+        native,
         method_id,
-        target_chip_id,
+        chip_id,
+        source,
+        outcomes,
+        solved,
+        covered,
+        logged,
+        log_sum,
+        fast_0_8,
+        fast_1,
+        fast_1_5,
         tokens,
         seconds,
-    ) in verdicts:
-        native = target_chip_id is None or target_chip_id == chip_id
-        if (native_only and not native) or (foreign_only and native):
-            continue
-        operator = operators[operator_pk]
-        by_operator = outcomes[(method_id, chip_id)]
-        outcome = by_operator.get(operator.operator_id)
-        if outcome is None:
-            outcome = by_operator[operator.operator_id] = OperatorOutcome(operator.operator_id, operator.source)
-        outcome.attempts += 1
-        outcome.tokens += tokens or 0
-        outcome.solve_seconds += seconds or 0.0
-        if status != RunStatus.PASSED:
-            continue
-        if not outcome.solved or (speedup is not None and (outcome.speedup or 0) < speedup):
-            outcome.solved = True
-            outcome.speedup = speedup
-            outcome.flagged = flagged
-            outcome.stale = run_is_stale(
-                operator_version=run_version, current_operator_version=operator.version, judge_version=judge_version
-            )
-    return outcomes
-
-
-def method_outcomes(*, chip: Chip, operator_set: OperatorSet) -> dict[int, dict[str, OperatorOutcome]]:
-    """Per method id, per operator id: solved (any kernel passed cleanly), best speedup, tokens of all tries."""
-    operators = set_operators(operator_set=operator_set)
-    verdicts = latest_public_verdicts(chip_ids=[chip.pk], operator_pks=list(operators))
-    return {
-        method_id: outcomes
-        for (method_id, _), outcomes in verdict_outcomes(verdicts=verdicts, operators=operators).items()
-    }
+        stale_by_operator,
+        solved_by_judge,
+    ) in rows.values_list(*TOTAL_COLUMNS):
+        # Verdicts of an older judge are stale now, whatever they were when the totals were written.
+        stale_by_judge = sum(
+            count for judged, count in solved_by_judge.items() if judged and int(judged) < JUDGE_VERSION
+        )
+        totals[(native, method_id, chip_id)][source] = OutcomeTotals(
+            outcomes=outcomes,
+            solved=solved,
+            covered=covered,
+            logged=logged,
+            log_sum=log_sum,
+            fast=(fast_0_8, fast_1, fast_1_5),
+            tokens=tokens,
+            solve_seconds=seconds,
+            stale=stale_by_operator + stale_by_judge,
+        )
+    return dict(totals)
 
 
 def _view_totals(operators: dict[int, SetOperator]) -> dict[str, int]:
     return {view: sum(1 for op in operators.values() if view in ("overall", op.source)) for view in SOURCE_VIEWS}
 
 
-def _summaries(outcomes: dict[str, OperatorOutcome], totals: dict[str, int]) -> dict[str, Summary]:
+def _summaries(by_source: dict[str, OutcomeTotals], totals: dict[str, int]) -> dict[str, Summary]:
     summaries = {}
     for view in SOURCE_VIEWS:
         if totals[view]:
-            in_view = [o for o in outcomes.values() if view in ("overall", o.source)]
-            summaries[view] = summarize(in_view, totals[view])
+            in_view = OutcomeTotals()
+            for source in sorted(by_source):
+                if view in ("overall", source):
+                    in_view += by_source[source]
+            summaries[view] = summarize_totals(in_view, totals[view])
     return summaries
+
+
+def operator_outcomes(
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int], clean_only: bool = False
+) -> dict[int, dict[str, OperatorOutcome]]:
+    """Per method id, per operator id: the methods' outcomes on ``chip`` (kernels written for it), or with
+    ``clean_only`` just the clean passes with a known speedup (all a speedup figure reads)."""
+    filters = {"chip_id": chip.pk, "native": True, "method_id__in": method_ids}
+    if clean_only:
+        filters.update(solved=True, flagged=False, speedup__isnull=False)
+    by_method: dict[int, dict[str, OperatorOutcome]] = defaultdict(dict)
+    for verdict in board_verdicts(operators=operators, **filters):
+        operator = operators[verdict.operator_pk]
+        by_method[verdict.method_id][operator.operator_id] = verdict_outcome(verdict, operator)
+    return by_method
 
 
 def _admitted_methods(method_ids, method_filter: MethodFilter) -> dict[int, Method]:
@@ -345,19 +325,33 @@ def sort_rows(rows: list, sort: str, figure_of) -> None:
 
 
 def leaderboard_rows(
-    *, chip: Chip, operator_set: OperatorSet, method_filter: MethodFilter = NO_FILTER, sort: str = ""
+    *,
+    chip: Chip,
+    operator_set: OperatorSet,
+    method_filter: MethodFilter = NO_FILTER,
+    sort: str = "",
+    outcomes: str = "",
 ) -> list[LeaderboardRow]:
-    """One row per method with figures per source view, sorted by overall accuracy then speedup."""
+    """One row per method with figures per source view, sorted by overall accuracy then speedup.
+
+    ``outcomes``: "all" fills each row's per-operator outcomes, "clean" only its clean passes with a known
+    speedup; by default none are read.
+    """
     operators = set_operators(operator_set=operator_set)
     totals = _view_totals(operators)
-    board = cached_outcomes(chip_ids=[chip.pk], operators=operators)
-    outcomes_by_key = board[0]
-    methods = _admitted_methods({method_id for method_id, _ in outcomes_by_key}, method_filter)
+    board = board_totals(chip_ids=[chip.pk], operator_set=operator_set)
+    methods = _admitted_methods({method_id for _, method_id, _ in board}, method_filter)
     rows = [
-        LeaderboardRow(method=methods[key[0]], outcomes=outcomes, summaries=board.summaries(key, totals))
-        for key, outcomes in outcomes_by_key.items()
-        if key[0] in methods
+        LeaderboardRow(method=methods[method_id], summaries=_summaries(by_source, totals))
+        for (_, method_id, _), by_source in board.items()
+        if method_id in methods
     ]
+    if outcomes and rows:
+        found = operator_outcomes(
+            chip=chip, operators=operators, method_ids=sorted(methods), clean_only=outcomes == "clean"
+        )
+        for row in rows:
+            row.outcomes = found.get(row.method.pk, {})
     rows.sort(
         key=lambda r: (
             -r.summaries["overall"].accuracy_pct,
@@ -395,22 +389,16 @@ def multi_chip_rows(
     against ``reference_chip`` and figures of kernels written for other chips feed portability."""
     operators = set_operators(operator_set=operator_set)
     total = len(operators)
-    chip_ids = [chip.pk for chip in chips]
-    board = cached_outcomes(chip_ids=chip_ids, operators=operators)
-    native, foreign = board
+    board = board_totals(chip_ids=[chip.pk for chip in chips], operator_set=operator_set, ported=True)
     overall_only = {view: (total if view == "overall" else 0) for view in SOURCE_VIEWS}
-    methods = _admitted_methods(
-        {method_id for method_id, _ in native} | {method_id for method_id, _ in foreign}, method_filter
-    )
+    methods = _admitted_methods({method_id for _, method_id, _ in board}, method_filter)
     rows: dict[int, ChipRow] = {}
-    for method_id, chip_id in native:
-        if method_id in methods:
+    for native in (True, False):  # a method's row is made where its native figures are
+        for (is_native, method_id, chip_id), by_source in board.items():
+            if is_native != native or method_id not in methods:
+                continue
             row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
-            row.per_chip[chip_id] = board.summaries((method_id, chip_id), overall_only)["overall"]
-    for method_id, chip_id in foreign:
-        if method_id in methods:
-            row = rows.setdefault(method_id, ChipRow(method=methods[method_id]))
-            row.ported[chip_id] = board.summaries((method_id, chip_id), overall_only, ported=True)["overall"]
+            (row.per_chip if native else row.ported)[chip_id] = _summaries(by_source, overall_only)["overall"]
     reference_id = reference_chip.pk if reference_chip else None
     for row in rows.values():
         reference = row.per_chip.get(reference_id)
@@ -451,7 +439,7 @@ def matched_rows(
 
     Methods that solved nothing with a known speedup are left out: they would empty the common set.
     """
-    rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter)
+    rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter, outcomes="clean")
     if method_ids:
         rows = [row for row in rows if row.method.pk in method_ids]
     rows = [
@@ -467,14 +455,16 @@ def operator_pass_matrix(*, method: Method, operator_set: OperatorSet, chips: li
     """Per operator of the set: this method's verdict on each chip (passed, failed, or none) and its speedup,
     over all its public kernels judged there: the ones written for that chip first, else ported ones."""
     operators = set_operators(operator_set=operator_set)
-    native, ported = cached_outcomes(chip_ids=[chip.pk for chip in chips], operators=operators)
+    found: dict[tuple[int, int, bool], OperatorOutcome] = {}
+    for verdict in board_verdicts(operators=operators, method_id=method.pk, chip_id__in=[chip.pk for chip in chips]):
+        found[(verdict.operator_pk, verdict.chip_id, verdict.native)] = verdict_outcome(
+            verdict, operators[verdict.operator_pk]
+        )
     matrix = []
     for operator in sorted(operators.values(), key=lambda op: op.operator_id):
         cells = []
         for chip in chips:
-            candidates = [
-                outcomes.get((method.pk, chip.pk), {}).get(operator.operator_id) for outcomes in (native, ported)
-            ]
+            candidates = [found.get((operator.pk, chip.pk, native)) for native in (True, False)]
             outcome = next((o for o in candidates if o is not None and o.solved), None) or next(
                 (o for o in candidates if o is not None), None
             )
@@ -514,29 +504,6 @@ def paper_costs() -> list[PaperCost]:
 
 
 # --- Catalog pages --------------------------------------------------------------------------------------
-
-
-def operator_solvers(*, operator: Operator) -> list[dict]:
-    """Who solved this operator on which chip, best public kernel first per chip (native kernels only)."""
-    rows = (
-        Run.objects.filter(
-            kernel__operator=operator,
-            status=RunStatus.PASSED,
-            kernel__submission__visibility=Visibility.PUBLIC,
-            kernel__submission__method__public=True,
-        )
-        .filter(Q(kernel__submission__target_chip__isnull=True) | Q(kernel__submission__target_chip=F("chip")))
-        .select_related("chip", "kernel__submission__method")
-        .order_by("chip__slug", F("speedup").desc(nulls_last=True), "created_at")
-    )
-    best: dict[int, dict] = {}
-    for run in rows[:2000]:
-        entry = best.setdefault(run.chip_id, {"chip": run.chip, "runs": [], "methods": set()})
-        if run.kernel.submission.method_id in entry["methods"]:
-            continue  # one line per method: its best kernel
-        entry["methods"].add(run.kernel.submission.method_id)
-        entry["runs"].append(run)
-    return list(best.values())
 
 
 def method_submissions(*, method: Method, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Submission]:

@@ -268,7 +268,7 @@ def plots_page(request: HttpRequest) -> HttpResponse:
     figures: dict = {}
     if query.chip and query.operator_set:
         rows = selectors.leaderboard_rows(
-            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter, outcomes="clean"
         )
         chip_rows = selectors.multi_chip_rows(
             chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter
@@ -325,16 +325,11 @@ def operator_detail(request: HttpRequest, operator_id: str) -> HttpResponse:
 
 def _chip_with_verdicts(chips: list[Chip], operator: Operator) -> Chip | None:
     """The reference chip if the operator has public verdicts there, else the first chip that has some."""
-    judged = set(
-        Run.objects.filter(kernel__operator=operator, kernel__submission__visibility=Visibility.PUBLIC)
-        .values_list("chip_id", flat=True)
-        .distinct()
-        .order_by()
-    )
+    public_runs = Run.objects.filter(kernel__operator=operator, kernel__submission__visibility=Visibility.PUBLIC)
     reference = reference_chip(chips)
-    if reference is not None and reference.pk in judged:
-        return reference
-    return next((chip for chip in chips if chip.pk in judged), reference)
+    candidates = ([reference] if reference is not None else []) + [chip for chip in chips if chip != reference]
+    # One probe per chip, in that order, each stopping at its first run: not a scan of the operator's history.
+    return next((chip for chip in candidates if public_runs.filter(chip=chip).exists()), reference)
 
 
 def _operator_prompt(operator: Operator, chip_slug: str) -> str | None:

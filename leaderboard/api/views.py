@@ -345,9 +345,9 @@ class LeaderboardView(APIView):
         operator_set = _pick(sets, request.query_params.get("set"), sets[0] if sets else None)
         if chip is None or operator_set is None:
             raise NotFound("no such chip or operator set")
-        rows = selectors.leaderboard_rows(chip=chip, operator_set=operator_set)
-        views = [view for view in selectors.SOURCE_VIEWS if rows and view in rows[0].summaries] or ["overall"]
         with_outcomes = request.query_params.get("operators", "").lower() in ("1", "true", "yes")
+        rows = selectors.leaderboard_rows(chip=chip, operator_set=operator_set, outcomes="all" if with_outcomes else "")
+        views = [view for view in selectors.SOURCE_VIEWS if rows and view in rows[0].summaries] or ["overall"]
         data = exports.leaderboard_json(rows, with_outcomes=with_outcomes)
         if request.accepted_renderer.format == "csv":
             flat, columns = exports.leaderboard_csv_rows(data, views)

@@ -1,8 +1,12 @@
 """Small template helpers for the leaderboard pages."""
 
+import json
 from typing import Any
 
 from django import template
+from django.core.serializers.json import DjangoJSONEncoder
+from django.urls import reverse
+from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -62,3 +66,114 @@ def num(value: float | int | None, digits: int | str = 2) -> str:
         return f"{float(value):.{int(digits)}f}"
     except (TypeError, ValueError):
         return ""
+
+
+@register.filter
+def figure_script(value: Any, element_id: str) -> SafeString:
+    """Django's ``json_script``, to the character: its three escapes made with ``str.replace``, which on a
+    plots page's megabytes of JSON takes a tenth of the time of its ``str.translate``."""
+    text = json.dumps(value, cls=DjangoJSONEncoder)
+    text = text.replace("&", "\\u0026").replace("<", "\\u003C").replace(">", "\\u003E")
+    return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))
+
+
+# --- Board cells -----------------------------------------------------------------------------------------
+# The boards' inner loops (a cell per chip, view or operator: hundreds per page) are written here rather than
+# in the template language, which spent longer on them than the whole page's reads. Each writes, character
+# for character, what the template markup it replaced wrote (tests/leaderboard/test_board_queries.py keeps
+# that markup and compares): keep them in step with the templates around them.
+
+
+def _run_url() -> tuple[str, str]:
+    sentinel = 987654321
+    before, after = reverse("leaderboard:run", args=[sentinel]).split(str(sentinel))
+    return before, after
+
+
+@register.simple_tag
+def matrix_cells(line: dict) -> SafeString:
+    """A pass-matrix line's cells: each chip's verdict, linked to the run it stands for."""
+    before, after = _run_url()
+    operator_id = escape(line["operator_id"])
+    parts = []
+    for cell in line["cells"]:
+        outcome, state = cell["outcome"], escape(cell["state"])
+        title = f"{operator_id} on {escape(cell['chip'].label)}: {state}"
+        if outcome is not None and outcome.speedup:
+            title += f", {num(outcome.speedup, 2)}×"
+        if outcome is not None and outcome.stale:
+            title += " (stale)"
+        mark = "✓" if cell["state"] == "passed" else "✗"
+        if cell.get("run_id"):
+            body = f'<a href="{escape(before + str(cell["run_id"]) + after)}">{mark}</a>'
+        else:
+            body = mark if cell["state"] in ("passed", "failed") else ""
+        parts.append(f'<td class="cell {state}" title="{title}">{body}</td>')
+    return mark_safe("".join(parts))
+
+
+@register.simple_tag
+def portability_cells(row: Any, chips: list, reference: Any) -> SafeString:
+    """A portability row's cells: per chip, accuracy and speedup with their ratios to the reference chip, and
+    the ported kernels' accuracy."""
+    parts = []
+    for chip in chips:
+        summary, ported = row.per_chip.get(chip.pk), row.ported.get(chip.pk)
+        accuracy_ratio, speedup_ratio = row.accuracy_ratio.get(chip.pk), row.speedup_ratio.get(chip.pk)
+        if summary is not None:
+            cell = f"{num(summary.accuracy_pct, 0)}%"
+            if accuracy_ratio is not None and chip != reference:
+                cell += f" <small>({num(accuracy_ratio, 2)}× of ref.)</small>"
+            cell += "\n        <br>"
+            if summary.speedup_geomean:
+                cell += f"{num(summary.speedup_geomean, 2)}×"
+                if speedup_ratio is not None and chip != reference:
+                    cell += f" <small>({num(speedup_ratio, 2)}×)</small>"
+            else:
+                cell += "<small>speed unknown</small>"
+        else:
+            cell = "–"
+        cell += "\n        "
+        if ported is not None:
+            cell += (
+                f'<br><small class="ported" title="Kernels this method wrote for another chip, judged on '
+                f'{escape(chip.label)}">ported: {num(ported.accuracy_pct, 0)}%</small>'
+            )
+        parts.append(f'\n      <td class="num">{cell}</td>\n    ')
+    return mark_safe("".join(parts))
+
+
+@register.simple_tag
+def chip_cells(row: Any, chips: list) -> SafeString:
+    """A multi-chip row's cells: per chip, accuracy (solved of total) and speedup (operators it covers)."""
+    parts = []
+    for chip in chips:
+        summary = row.per_chip.get(chip.pk)
+        if summary is not None:
+            accuracy = f"{num(summary.accuracy_pct, 1)}<small> ({summary.solved}/{summary.operators_total})</small>"
+        else:
+            accuracy = '<span title="no kernels judged here">–</span>'
+        if summary is not None and summary.speedup_geomean:
+            speedup = f"{num(summary.speedup_geomean, 2)}×<small> ({summary.speedup_covered})</small>"
+        else:
+            speedup = "–"
+        parts.append(f'\n        <td class="num">{accuracy}</td>\n        <td class="num">{speedup}</td>\n      ')
+    return mark_safe("".join(parts))
+
+
+@register.simple_tag
+def view_cells(row: Any, views: list[str]) -> SafeString:
+    """A multi-source row's cells: per view (overall, a source), accuracy (solved of total) and speedup."""
+    parts = []
+    for view in views:
+        summary = row.summaries.get(view)
+        if summary is not None:
+            accuracy = f"{num(summary.accuracy_pct, 1)}<small> ({summary.solved}/{summary.operators_total})</small>"
+        else:
+            accuracy = "–"
+        if summary is not None and summary.speedup_geomean:
+            speedup = f"{num(summary.speedup_geomean, 2)}×<small> ({summary.speedup_covered})</small>"
+        else:
+            speedup = '<span title="unknown: no passed operator with a meaningful timing">–</span>'
+        parts.append(f'\n        <td class="num">{accuracy}</td>\n        <td class="num">{speedup}</td>\n      ')
+    return mark_safe("".join(parts))

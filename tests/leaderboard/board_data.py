@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evaluation.models import Chip, DeviceType, Run, RunStatus
+from leaderboard import best_verdicts
 from leaderboard.models import (
     Kernel,
     Method,
@@ -165,4 +166,6 @@ def make_world(*, owner, other) -> World:
         code="SECRET_KERNEL_CODE = '<script>alert(1)</script>'\n",
     )
     judged("secret_cos", "secret", "aten::cos", "nvidia-h200", RunStatus.PASSED, 9.0)
+    # The runs were written finished, past the services: bring the boards' summary in line, as a verdict would.
+    best_verdicts.runs_changed(run_ids=[run.pk for run in runs.values()])
     return World(chips, operators, sets, methods, submissions, runs)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import random
+
+import pytest
 
 from leaderboard.metrics import (
     OperatorOutcome,
@@ -89,3 +92,20 @@ def test_ratio_and_pareto_front():
     # (tokens per success, accuracy): 1 is dominated by 0 (cheaper and as accurate); 3 by 2.
     points = [(1.0, 50.0), (2.0, 50.0), (3.0, 80.0), (4.0, 70.0), (0.5, 10.0)]
     assert pareto_front(points) == [4, 0, 2]
+
+
+def _bootstrap_one_draw_at_a_time(values, *, resamples, seed, level=0.95):
+    """The interval as the protocol defines it: each resample draws with random.choice and sums in order."""
+    logs = [math.log(value) for value in values if value > 0]
+    rng = random.Random(seed)
+    means = sorted(sum(rng.choice(logs) for _ in range(len(logs))) / len(logs) for _ in range(resamples))
+    return math.exp(means[int((1 - level) / 2 * resamples)]), math.exp(means[int((1 + level) / 2 * resamples)])
+
+
+@pytest.mark.parametrize("count", [2, 3, 7, 8, 9, 31, 33, 64, 65, 129, 210])
+@pytest.mark.parametrize(("seed", "resamples"), [(0, 2000), (7, 301)])
+def test_bootstrap_interval_is_the_same_bits_as_drawing_one_value_at_a_time(count, seed, resamples):
+    values = [random.Random(count).lognormvariate(0, 0.7) for _ in range(count)]
+    assert bootstrap_geomean_ci(values, resamples=resamples, seed=seed) == _bootstrap_one_draw_at_a_time(
+        values, resamples=resamples, seed=seed
+    )

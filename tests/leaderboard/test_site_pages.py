@@ -12,7 +12,7 @@ import re
 import pytest
 
 from evaluation.models import Run, RunStatus, Worker
-from leaderboard import selectors
+from leaderboard import best_verdicts, selectors
 from leaderboard.models import Kernel, Method, PaperResult, Submission, Visibility
 from tests.leaderboard.board_data import make_world
 
@@ -79,7 +79,9 @@ def test_first_screen_explains_and_links_the_paper_and_protocol(world, client):
 
 def test_board_opens_on_a_chip_and_set_with_verified_rows(world, client):
     # Only the CPU interpreter has public verdicts: the board opens there, not on the empty reference chip.
-    Run.objects.exclude(chip=world.chips["cpu-interpreter"]).delete()
+    doomed = Run.objects.exclude(chip=world.chips["cpu-interpreter"])
+    with best_verdicts.kept(runs=list(doomed.values_list("pk", flat=True))):
+        doomed.delete()
     judged_cpu = Run.objects.create(
         kernel=world.runs["slow_cos"].kernel,
         chip=world.chips["cpu-interpreter"],
@@ -88,6 +90,7 @@ def test_board_opens_on_a_chip_and_set_with_verified_rows(world, client):
         cases_total=2,
         cases_passed=2,
     )
+    best_verdicts.runs_changed(run_ids=[judged_cpu.pk])
     response = client.get("/")
     assert (response.context["chip"].slug, response.context["operator_set"].slug) == ("cpu-interpreter", "kgb-ms")
     assert method_rows(response.content.decode()) == ["Pass@1 + GLM-5.0"]
@@ -96,7 +99,8 @@ def test_board_opens_on_a_chip_and_set_with_verified_rows(world, client):
 
 
 def test_without_verified_rows_the_first_screen_shows_the_paper_table_labelled(world, client):
-    Run.objects.all().delete()
+    with best_verdicts.kept(runs=list(Run.objects.values_list("pk", flat=True))):
+        Run.objects.all().delete()
     PaperResult.objects.create(
         table="MS",
         method="Claude Code",
@@ -168,7 +172,7 @@ def test_csv_and_json_downloads_are_the_view_on_screen(world, client):
 
 def test_unknown_is_a_dash_never_zero(world, client):
     # On the interpreter speedups mean nothing: fast_p and speedups are unknown, and so in the downloads.
-    Run.objects.create(
+    judged_cpu = Run.objects.create(
         kernel=world.runs["slow_cos"].kernel,
         chip=world.chips["cpu-interpreter"],
         operator_version=1,
@@ -176,6 +180,7 @@ def test_unknown_is_a_dash_never_zero(world, client):
         cases_total=2,
         cases_passed=2,
     )
+    best_verdicts.runs_changed(run_ids=[judged_cpu.pk])
     html = client.get("/?chip=cpu-interpreter&set=kgb-ms").content.decode()
     row = re.search(r'<td class="method">.*?</tr>', html, re.S)[0]
     assert "0%" not in row and row.count(">–<") >= 3

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from leaderboard import selectors
+from leaderboard import best_verdicts, selectors
 from tests.leaderboard.board_data import make_world
 
 ROLES = ("anonymous", "other", "owner", "staff")
@@ -310,9 +310,12 @@ def test_verdicts_of_an_older_judge_count_as_stale_until_judged_again(world, cli
 
     assert fast_agents_stale() == 1  # saxpy: judged against operator version 0
     fast_cos = world.runs["fast_cos"]
+    # Verdicts carry the judge version they were made by; these are rewritten past the services for the test.
     Run.objects.filter(pk=fast_cos.pk).update(judge_version=JUDGE_VERSION)
+    best_verdicts.runs_changed(run_ids=[fast_cos.pk])
     assert fast_agents_stale() == 1
     Run.objects.filter(pk=fast_cos.pk).update(judge_version=JUDGE_VERSION - 1)
+    best_verdicts.runs_changed(run_ids=[fast_cos.pk])
     assert fast_agents_stale() == 2
     html = client.get(f"/runs/{fast_cos.pk}/").content.decode()
     assert f"judged by judge version {JUDGE_VERSION - 1}, the judge is now at version {JUDGE_VERSION}" in html
@@ -387,17 +390,17 @@ def test_signup_login_logout(db, client):
 
 
 def test_board_memo_follows_new_verdicts(world, client):
-    from evaluation.models import Run, RunStatus
+    from evaluation import services
+    from evaluation.judge.job import JudgeResult
 
     assert method_rows(client.get("/?chip=platform-a&set=kgb-ms").content.decode()) == [
         "Fast Agent + Opus-4.6",
         "Pass@1 + GLM-5.0",
     ]
     # Pass@1's add, re-judged on Platform A, now passes: it must overtake without waiting for the memo to expire.
-    kernel = world.runs["slow_add"].kernel
-    Run.objects.create(
-        kernel=kernel, chip=world.chips["platform-a"], operator_version=1, status=RunStatus.PASSED, speedup=3.0
-    )
+    rerun = services.run_rerun(run=world.runs["slow_add"], chip=world.chips["platform-a"])
+    run, lease = services.run_claim(run_id=rerun.pk, worker="w1")
+    services.run_record_result(run=run, lease=lease, result=JudgeResult(status="passed", reason="ok", speedup=3.0))
     response = client.get("/?chip=platform-a&set=kgb-ms")
     assert method_rows(response.content.decode()) == ["Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
     assert response.context["rows"][0].summaries["overall"].solved == 2

@@ -1,0 +1,189 @@
+"""Boards that stay fast: every board, plot and export asks the database the same number of questions however
+long the history behind it (they read the best-verdict summary, not the runs), and what they write is what
+Django's slower helpers would."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils.html import json_script
+
+from evaluation.models import Run, RunStatus
+from leaderboard import best_verdicts, selectors
+from leaderboard.models import Kernel, Submission, Visibility
+from leaderboard.templatetags.board import figure_script
+from tests.leaderboard.board_data import make_world
+
+PAGES = (
+    "/?chip=nvidia-h200&set=kgb-ms",
+    "/?chip=platform-a&set=kgb-ms&sort=-aten.speedup&kind=agent",
+    "/sets/pointwise/?chip=nvidia-h200",
+    "/boards/multi-chip/?set=kgb-mc",
+    "/boards/cost/?chip=nvidia-h200&set=kgb-ms",
+    "/boards/matched/?chip=nvidia-h200&set=kgb-ms",
+    "/boards/portability/?set=kgb-mc",
+    "/plots/?chip=nvidia-h200&set=kgb-ms",
+    "/?chip=nvidia-h200&set=kgb-ms&format=csv",
+    "/boards/multi-chip/?set=kgb-mc&format=json",
+    "/boards/cost/?chip=nvidia-h200&set=kgb-ms&format=csv",
+    "/boards/matched/?chip=nvidia-h200&set=kgb-ms&format=json",
+    "/api/leaderboards/?chip=nvidia-h200&set=kgb-ms",
+    "/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&format=csv",
+    "/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&operators=1",
+    "/operators/aten::cos/?chip=nvidia-h200",
+)
+
+
+@pytest.fixture
+def world(django_user_model):
+    return make_world(
+        owner=django_user_model.objects.create_user("alice", password=None),
+        other=django_user_model.objects.create_user("bob", password=None),
+    )
+
+
+def grow_history(world, *, rounds: int) -> int:
+    """More of everything the boards summarise: per round, each method's new public and private submissions
+    with a kernel per operator, judged on every chip, each judged twice. Returns how many runs there are."""
+    statuses = [RunStatus.PASSED, RunStatus.FAILED_CORRECTNESS, RunStatus.PASSED, RunStatus.TIMEOUT]
+    made = []
+    for round_number in range(rounds):
+        for name in ("fast", "slow", "secret"):
+            method = world.methods[name]
+            for visibility in (Visibility.PUBLIC, Visibility.PRIVATE):
+                submission = Submission.objects.create(owner=method.owner, method=method, visibility=visibility)
+                for index, operator in enumerate(world.operators.values()):
+                    kernel = Kernel.objects.create(
+                        submission=submission,
+                        operator=operator,
+                        source_code="def f(x):\n    return x\n",
+                        sha256="0" * 64,
+                        total_tokens=100 * (index + 1),
+                    )
+                    for chip in world.chips.values():
+                        for attempt in range(2):
+                            status = statuses[(round_number + index + attempt) % len(statuses)]
+                            made.append(
+                                Run.objects.create(
+                                    kernel=kernel,
+                                    chip=chip,
+                                    operator_version=operator.version,
+                                    status=status,
+                                    speedup=0.5 + index + attempt if status == RunStatus.PASSED else None,
+                                    case_results=[{"case_id": "c0", "candidate_ms": 1.0, "roofline_floor_ms": 0.5}],
+                                )
+                            )
+    # Written finished, past the services: bring the summary in line, as each verdict would.
+    best_verdicts.runs_changed(run_ids=[run.pk for run in made])
+    return Run.objects.count()
+
+
+def queries_per_page(client) -> dict[str, int]:
+    counts = {}
+    for url in PAGES:
+        selectors.clear_board_memo()  # cold: nothing memoised
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(url)
+        assert response.status_code == 200, url
+        counts[url] = len(queries)
+        if not url.startswith("/operators/"):  # the operator page picks its chip, and loads its standings' runs
+            assert not [q["sql"] for q in queries if '"evaluation_run"' in q["sql"]], url
+    return counts
+
+
+def test_query_counts_per_page_do_not_grow_with_the_runs(world, client):
+    small_runs = Run.objects.count()
+    small = queries_per_page(client)
+    large_runs = grow_history(world, rounds=4)
+    large = queries_per_page(client)
+    assert large_runs > 20 * small_runs
+    assert large == small
+    # A page's few reads (the API's include its throttle's cache table): a handful, not one per method or run.
+    assert max(small.values()) <= 20, small
+
+
+def test_figure_script_writes_what_json_script_writes():
+    figure = {"text": ["</script><b>&amp;", "a<>b&c", "é ✓ \u2028"], "y": [1.5, None, 2e-300, True]}
+    assert figure_script(figure, "plots-data") == json_script(figure, "plots-data")
+
+
+# The template markup each cell tag replaced, verbatim: the tags must write exactly what it wrote.
+MARKUP = {
+    "matrix": """{% load board %}{% for cell in line.cells %}<td class="cell {{ cell.state }}" title="{{ line.operator_id }} on {{ cell.chip.label }}: {{ cell.state }}{% if cell.outcome.speedup %}, {{ cell.outcome.speedup|num:2 }}×{% endif %}{% if cell.outcome.stale %} (stale){% endif %}">{% if cell.run_id %}<a href="{% url 'leaderboard:run' cell.run_id %}">{% if cell.state == "passed" %}✓{% else %}✗{% endif %}</a>{% elif cell.state == "passed" %}✓{% elif cell.state == "failed" %}✗{% endif %}</td>{% endfor %}""",  # noqa: E501
+    "portability": """{% load board %}{% for c in picked_chips %}{% with s=row.per_chip|dictget:c.pk ar=row.accuracy_ratio|dictget:c.pk sr=row.speedup_ratio|dictget:c.pk p=row.ported|dictget:c.pk %}
+      <td class="num">{% if s %}{{ s.accuracy_pct|num:0 }}%{% if ar is not None and c != reference %} <small>({{ ar|num:2 }}× of ref.)</small>{% endif %}
+        <br>{% if s.speedup_geomean %}{{ s.speedup_geomean|num:2 }}×{% if sr is not None and c != reference %} <small>({{ sr|num:2 }}×)</small>{% endif %}{% else %}<small>speed unknown</small>{% endif %}{% else %}–{% endif %}
+        {% if p %}<br><small class="ported" title="Kernels this method wrote for another chip, judged on {{ c.label }}">ported: {{ p.accuracy_pct|num:0 }}%</small>{% endif %}</td>
+    {% endwith %}{% endfor %}""",  # noqa: E501
+    "chips": """{% load board %}{% for c in picked_chips %}{% with s=row.per_chip|dictget:c.pk %}
+        <td class="num">{% if s %}{{ s.accuracy_pct|num:1 }}<small> ({{ s.solved }}/{{ s.operators_total }})</small>{% else %}<span title="no kernels judged here">–</span>{% endif %}</td>
+        <td class="num">{% if s and s.speedup_geomean %}{{ s.speedup_geomean|num:2 }}×<small> ({{ s.speedup_covered }})</small>{% else %}–{% endif %}</td>
+      {% endwith %}{% endfor %}""",  # noqa: E501
+    "views": """{% load board %}{% for view in views %}{% with s=row.summaries|dictget:view %}
+        <td class="num">{% if s %}{{ s.accuracy_pct|num:1 }}<small> ({{ s.solved }}/{{ s.operators_total }})</small>{% else %}–{% endif %}</td>
+        <td class="num">{% if s and s.speedup_geomean %}{{ s.speedup_geomean|num:2 }}×<small> ({{ s.speedup_covered }})</small>{% else %}<span title="unknown: no passed operator with a meaningful timing">–</span>{% endif %}</td>
+      {% endwith %}{% endfor %}""",  # noqa: E501
+}
+TAGS = {
+    "matrix": "{% load board %}{% matrix_cells line %}",
+    "portability": "{% load board %}{% portability_cells row picked_chips reference %}",
+    "chips": "{% load board %}{% chip_cells row picked_chips %}",
+    "views": "{% load board %}{% view_cells row views %}",
+}
+
+
+def test_cell_tags_write_what_the_template_markup_wrote(db):
+    from django.template import Context, Template
+
+    from evaluation.models import Chip
+    from leaderboard.metrics import OperatorOutcome, Summary
+    from leaderboard.selectors import ChipRow, LeaderboardRow
+
+    chips = [
+        Chip(pk=1, slug="ref", display_name="Reference"),
+        Chip(pk=2, slug="a", display_name="A", public_alias='Chip <"A"> & co'),
+        Chip(pk=3, slug="b", display_name="B"),
+    ]
+
+    def summary(accuracy, speedup, covered=3):
+        return Summary(10, int(accuracy / 10), accuracy, speedup, covered)
+
+    chip_row = ChipRow(
+        method=None,
+        per_chip={1: summary(87.5, 1.23456), 2: summary(25.0, None, 0), 3: summary(0.0, 0.5)},
+        ported={2: summary(12.5, 0.8)},
+        accuracy_ratio={1: 1.0, 2: 0.2857, 3: None},
+        speedup_ratio={1: 1.0, 2: None, 3: 0.405},
+    )
+    sparse_row = ChipRow(method=None, per_chip={3: summary(50.0, 2.0)}, ported={1: summary(5.0, None)})
+    outcome = OperatorOutcome("aten::add.Tensor", "aten", solved=True, speedup=1.5, stale=True)
+    line = {
+        "operator_id": "aten::add.Tensor",
+        "cells": [
+            {"chip": chips[0], "outcome": outcome, "state": "passed", "run_id": 7},
+            {
+                "chip": chips[1],
+                "outcome": OperatorOutcome("x", "aten", speedup=None),
+                "state": "failed",
+                "run_id": None,
+            },
+            {"chip": chips[2], "outcome": None, "state": "none"},
+            {"chip": chips[1], "outcome": outcome, "state": "passed"},
+            {"chip": chips[2], "outcome": OperatorOutcome("x", "aten"), "state": "failed", "run_id": 12},
+        ],
+    }
+    views_row = LeaderboardRow(method=None, summaries={"overall": summary(40.0, 1.1), "aten": summary(10.0, None, 0)})
+    contexts = [
+        {"line": line, "row": chip_row, "picked_chips": chips, "reference": chips[0]},
+        {"line": line, "row": sparse_row, "picked_chips": chips[::-1], "reference": chips[1]},
+        {"row": views_row, "views": ["overall", "aten", "vllm"], "picked_chips": chips, "reference": None},
+    ]
+    for context in contexts:
+        for name in MARKUP:
+            if name == "matrix" and "line" not in context or name == "views" and "views" not in context:
+                continue
+            if name in ("portability", "chips") and not isinstance(context["row"], ChipRow):
+                continue
+            expected = Template(MARKUP[name]).render(Context(context))
+            assert Template(TAGS[name]).render(Context(context)) == expected, name
