@@ -12,6 +12,8 @@ def arange_kernel(out_ptr, start, step, length, FP64_INDEX: tl.constexpr, BLOCK:
     if FP64_INDEX:
         # floating results: start + i * step in double, rounded once to the result dtype
         v = start + i.to(tl.float64) * step
+        if out_ptr.dtype.element_ty != tl.float64:
+            v = v.to(tl.float32)  # narrow in two steps: not every backend converts fp64 to half types
     else:
         v = start + i.to(tl.int64) * step
     tl.store(out_ptr + i, v.to(out_ptr.dtype.element_ty), mask=keep)
