@@ -130,14 +130,24 @@ def slot_in_use(uid: int) -> bool:
 
 
 def processes_of_uid(uid: int) -> list[int]:
+    """Live processes of ``uid``. A zombie (dead, its last thread gone, waiting for its parent to collect
+    it) holds nothing and runs nothing, so it is not counted: the zygote collects its children only when it
+    next serves a request, and waiting for that cost every judgement over a second."""
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         with contextlib.suppress(OSError):
-            if os.stat(f"/proc/{entry}").st_uid == uid:
+            if os.stat(f"/proc/{entry}").st_uid == uid and not _finished_zombie(entry):
                 pids.append(int(entry))
     return pids
+
+
+def _finished_zombie(pid: str) -> bool:
+    with open(f"/proc/{pid}/stat") as handle:
+        state = handle.read().rsplit(")", 1)[1].split()[0]
+    # A zombie thread-group leader may still have live threads: those are a running process.
+    return state == "Z" and len(os.listdir(f"/proc/{pid}/task")) <= 1
 
 
 def kill_uid(uid: int, wait_s: float = 5.0) -> int:

@@ -316,3 +316,38 @@ def test_a_worker_start_sweeps_what_dead_judgements_left():
         survivor.wait()
         held.release()
         shutil.rmtree(live, ignore_errors=True)
+
+
+def test_a_zombie_of_a_slot_uid_is_not_a_live_process_but_a_running_one_is():
+    # The zygote collects dead sandboxes only when it next serves: waiting for that cost each judgement >1 s.
+    lease = isolation.lease_slot()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: become the slot's uid, then either die at once or keep running
+            os.setresgid(lease.gid, lease.gid, lease.gid)
+            os.setresuid(lease.uid, lease.uid, lease.uid)
+            os._exit(0)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert isolation.processes_of_uid(lease.uid) == []  # dead, not yet collected: nothing runs
+        os.waitpid(pid, 0)
+        sleeper = subprocess.Popen(
+            ["sleep", "30"],
+            preexec_fn=lambda: (
+                os.setresgid(lease.gid, lease.gid, lease.gid),
+                os.setresuid(lease.uid, lease.uid, lease.uid),
+            ),
+        )
+        try:
+            deadline = time.monotonic() + 10
+            while isolation.processes_of_uid(lease.uid) != [sleeper.pid]:
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+        finally:
+            isolation.kill_uid(lease.uid)
+            sleeper.wait(timeout=10)
+        assert isolation.processes_of_uid(lease.uid) == []
+    finally:
+        lease.release()
