@@ -456,10 +456,11 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
                 counts["requeued"] += 1
         except IllegalRunTransition:
             continue
-    # Lost tickets show as a chip with live workers and queued runs on which nothing has been claimed for
-    # a long while: only then re-send (a flood waiting its fair turn is not lost, and re-sending it would
-    # only pile up tickets). A re-send that turns out to be a duplicate finds nothing to claim.
-    forgotten_before = now - timedelta(seconds=max(600.0, 4 * settings.KGB_WORKER_STALE_AFTER_S))
+    # Lost tickets show as a chip with live workers, nothing running and queued runs on which nothing has
+    # been claimed for a while (a broker restart, a worker killed with tickets prefetched: Redis gives those
+    # back only after its visibility timeout, an hour): only then re-send. A flood waiting its fair turn is
+    # not lost (its chip is busy), and a re-send that turns out to be a duplicate finds nothing to claim.
+    forgotten_before = now - timedelta(seconds=max(60.0, 4 * settings.KGB_WORKER_STALE_AFTER_S))
     chips_served = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("chip_id", flat=True))
     for chip_id in chips_served:
         if Run.objects.filter(chip_id=chip_id, status=RunStatus.RUNNING).exists():
