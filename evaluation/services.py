@@ -391,6 +391,24 @@ def _requeue(*, run: Run, lease: str, reason: str) -> None:
         run_enqueue(run=run)
 
 
+def _requeue_or_give_up(*, run: Run, requeued: str, gave_up: str) -> str | None:
+    """A running run whose claim is dead: back to its queue, or past KGB_MAX_RUN_ATTEMPTS an error. Returns
+    "requeued", "gave_up", or None when the run changed meanwhile (another claim or a verdict won)."""
+    try:
+        if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
+            run_transition(
+                run=run,
+                to_status=RunStatus.ERROR,
+                expected_lease=run.lease,
+                reason=f"gave up after {run.attempts} attempts: {gave_up}",
+            )
+            return "gave_up"
+        _requeue(run=run, lease=run.lease, reason=f"re-queued: {requeued}")
+        return "requeued"
+    except IllegalRunTransition:
+        return None
+
+
 def runs_reclaim_from_earlier_incarnation(*, hostname: str, started_before: Any) -> dict[str, int]:
     """A worker starting under ``hostname`` takes back the runs an earlier process of that name claimed.
 
@@ -402,20 +420,11 @@ def runs_reclaim_from_earlier_incarnation(*, hostname: str, started_before: Any)
     counts = {"requeued": 0, "gave_up": 0}
     orphaned = Run.objects.filter(status=RunStatus.RUNNING, worker=hostname, started_at__lt=started_before)
     for run in orphaned.exclude(lease__startswith=BUNDLE_LEASE_PREFIX).select_related("chip"):
-        try:
-            if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
-                run_transition(
-                    run=run,
-                    to_status=RunStatus.ERROR,
-                    expected_lease=run.lease,
-                    reason=f"gave up after {run.attempts} attempts: the worker died each time",
-                )
-                counts["gave_up"] += 1
-            else:
-                _requeue(run=run, lease=run.lease, reason=f"re-queued: worker {hostname} restarted mid-run")
-                counts["requeued"] += 1
-        except IllegalRunTransition:
-            continue
+        outcome = _requeue_or_give_up(
+            run=run, requeued=f"worker {hostname} restarted mid-run", gave_up="the worker died each time"
+        )
+        if outcome:
+            counts[outcome] += 1
     return counts
 
 
@@ -442,20 +451,11 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
             )
             if run.worker in live_workers and not overdue:
                 continue
-        try:
-            if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
-                run_transition(
-                    run=run,
-                    to_status=RunStatus.ERROR,
-                    expected_lease=run.lease,
-                    reason=f"gave up after {run.attempts} attempts: the worker stopped each time",
-                )
-                counts["gave_up"] += 1
-            else:
-                _requeue(run=run, lease=run.lease, reason=f"re-queued: worker {run.worker} stopped heartbeating")
-                counts["requeued"] += 1
-        except IllegalRunTransition:
-            continue
+        outcome = _requeue_or_give_up(
+            run=run, requeued=f"worker {run.worker} stopped heartbeating", gave_up="the worker stopped each time"
+        )
+        if outcome:
+            counts[outcome] += 1
     # Lost tickets show as a chip with live workers, nothing running and queued runs on which nothing has
     # been claimed for a while (a broker restart, a worker killed with tickets prefetched: Redis gives those
     # back only after its visibility timeout, an hour): only then re-send. A flood waiting its fair turn is
