@@ -7,35 +7,11 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import pytest
-from django.contrib.auth.models import User
 from django.utils import timezone
 
 from evaluation import services
 from evaluation.judge.job import JudgeResult
 from evaluation.models import OwnerTurn, Run, RunStatus, Worker
-from leaderboard.services import KernelUpload, method_get_or_create, submission_create
-
-GOOD = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
-
-
-@pytest.fixture
-def upload(catalog, cpu_chip, django_capture_on_commit_callbacks):
-    def upload(owner: User, count: int = 1) -> list[int]:
-        method = method_get_or_create(owner=owner, scaffold="Agent", model="M")
-        ids = []
-        for _ in range(count):
-            with django_capture_on_commit_callbacks(execute=False):
-                submission = submission_create(
-                    owner=owner,
-                    method=method,
-                    chips=[cpu_chip],
-                    uploads=[KernelUpload(operator_id="aten::cos", source_code=GOOD)],
-                )
-            ids.append(Run.objects.get(kernel__submission=submission).pk)
-        return ids
-
-    return upload
 
 
 def judge_next(ticket: int, worker: str = "w1") -> int | None:

@@ -12,28 +12,6 @@ from evaluation import services
 from evaluation.judge.job import JudgeResult
 from evaluation.models import OwnerTurn, Run
 from evaluation.queue_estimates import queue_estimates
-from leaderboard.services import KernelUpload, method_get_or_create, submission_create
-
-GOOD = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
-
-
-@pytest.fixture
-def upload(catalog, cpu_chip, django_capture_on_commit_callbacks):
-    def upload(owner, count: int) -> list[int]:
-        method = method_get_or_create(owner=owner, scaffold="Agent", model="M")
-        ids = []
-        for _ in range(count):
-            with django_capture_on_commit_callbacks(execute=False):
-                submission = submission_create(
-                    owner=owner,
-                    method=method,
-                    chips=[cpu_chip],
-                    uploads=[KernelUpload(operator_id="aten::cos", source_code=GOOD)],
-                )
-            ids.append(Run.objects.get(kernel__submission=submission).pk)
-        return ids
-
-    return upload
 
 
 def test_every_position_is_where_fair_claiming_really_takes_the_run(upload, django_user_model, cpu_chip):
