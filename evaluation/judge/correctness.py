@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.catalog.spec import Call, Case
-from evaluation.judge import faults, wire
+from evaluation.judge import faults, interpreter_defects, wire
 from evaluation.judge.checks import (
     check_draws_differ,
     check_fp64_opinion,
@@ -214,6 +214,9 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             reason = f"case {case.case_id}: {fault} ({faults.last_line(error, 300)})"
         else:
             reason = f"case {case.case_id} {'ran out of memory' if memory else 'raised'}: {faults.last_line(error)}"
+        if judgement.job.device_type == "cpu":
+            dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, pending.expected)
+            reason += _defect_note(judgement, interpreter_defects.for_error(error, dtypes=dtypes))
         raise Verdict("failed_runtime", reason, case=case, tier=tier, message=faults.tail_lines(error))
     if real.get("not_plain"):
         raise Verdict(
@@ -293,21 +296,38 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
     message = compare_outputs(judgement.spec, case, before, outputs, expected)
     if message and judgement.spec.exact_formula is not None:
         message = _unless_exactly_rounded(judgement, case, before, outputs, expected, message)
+    dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, expected)
     if message:
-        raise Verdict(
-            "failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier, message=message
-        )
+        reason = f"case {case.case_id} failed: {message}"
+        if judgement.job.device_type == "cpu":
+            defect = interpreter_defects.for_mismatch(
+                dtypes=dtypes,
+                outputs=flat_tensors(outputs),
+                expected=flat_tensors(expected),
+                other_dtypes_passed=any("bfloat16" not in passed for passed in judgement.passed_case_dtypes),
+            )
+            reason += _defect_note(judgement, defect)
+        raise Verdict("failed_correctness", reason, case=case, tier=tier, message=message)
     if judgement.spec.fp64_relative_bound is not None:
         check_fp64_opinion(judgement, case, tier, before, outputs)
     if pending.wants_repeat:
         check_draws_differ(judgement, pending.reply, pending.repeat_blobs, case, tier, before, outputs, expected)
     if pending.wants_ghost:
         check_ghost_replay(judgement, pending.ghost_outputs, case, tier, before, expected)
+    judgement.passed_case_dtypes.append(dtypes)
     if record:
         judgement.case_results.append(
             CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params), passed=True)
         )
     judgement.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
+
+
+def _defect_note(judgement: JudgementContext, defect: interpreter_defects.InterpreterDefect | None) -> str:
+    """The reason's suffix naming a known interpreter defect (and a noted check saying why), or ""."""
+    if defect is None:
+        return ""
+    judgement.check("interpreter_defect", "noted", f"{defect.name}: {defect.why}")
+    return f"; {defect.note}"
 
 
 def note_sandbox_phases(judgement: JudgementContext, reply: dict[str, Any]) -> None:
