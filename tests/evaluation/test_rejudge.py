@@ -244,6 +244,9 @@ def test_the_diff_page_is_for_staff_only_and_escapes_what_users_typed(
     assert "&lt;b&gt;wrong&lt;/b&gt; at index 3" in page
     assert "1.50" in page and "passed" in page and "failed_correctness" in page
     assert client.get(reverse("leaderboard:rejudge", args=[batch.pk + 1000])).status_code == 404
+    # The new run's page names the run it re-judges.
+    run_page = client.get(reverse("leaderboard:run", args=[batch.runs.get().pk])).content.decode()
+    assert f'href="{reverse("leaderboard:run", args=[run.pk])}"' in run_page and url in run_page
 
 
 def test_the_staff_page_queues_a_rejudgement_and_shows_refusals(small_set, h200, user, submit, client, staff_user):
