@@ -8,6 +8,7 @@ from functools import wraps
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -49,7 +50,7 @@ def rejudge_list(request: HttpRequest) -> HttpResponse:
         else:
             messages.success(request, f"{batch.runs.count()} runs queued for re-judgement.")
             return redirect("leaderboard:rejudge", pk=batch.pk)
-    batches = RejudgeBatch.objects.select_related("chip", "requested_by")[:100]
+    batches = RejudgeBatch.objects.select_related("chip", "requested_by").annotate(run_count=Count("runs"))[:100]
     return render(
         request,
         "leaderboard/rejudge_list.html",

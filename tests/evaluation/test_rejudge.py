@@ -106,6 +106,7 @@ def test_a_real_rejudgement_supersedes_an_old_verdict_and_the_diff_shows_the_fli
     row = BestVerdict.objects.get(operator__operator_id="aten::cos", chip=cpu_chip)
     assert (row.solved, row.runs, row.judge_version) == (True, 2, JUDGE_VERSION)
     assert not best_verdicts.differences()
+    call_command("rebuild_best_verdicts", "--check")  # raises when the summary and a rebuild differ
 
 
 def test_the_latest_public_submission_per_method_and_operator_is_rejudged_and_stale_only_narrows(
