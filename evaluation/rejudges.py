@@ -14,8 +14,8 @@ from evaluation.models import FINISHED_STATUSES, RejudgeBatch, Run
 # baselines (NOTES.md, "Known debts"), so smaller moves say nothing about the judge.
 MOVED_RATIO = 1.10
 
-FLIPPED, MOVED, PENDING, UNCHANGED = "flipped", "moved", "pending", "unchanged"
-ORDER = (FLIPPED, MOVED, PENDING, UNCHANGED)
+FLIPPED, MOVED, PENDING, UNKNOWN, UNCHANGED = "flipped", "moved", "pending", "unknown", "unchanged"
+ORDER = (FLIPPED, MOVED, PENDING, UNKNOWN, UNCHANGED)
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Change:
     kernel_id: int
     before: Side
     after: Side
-    kind: str  # FLIPPED, MOVED, PENDING or UNCHANGED
+    kind: str  # one of ORDER
 
 
 @dataclass
@@ -76,16 +76,20 @@ def speedup_moved(before: float | None, after: float | None) -> bool:
 
 
 def classify(before: Side, after: Side) -> str:
+    """PENDING until judged; UNKNOWN when the superseded run was deleted since (nothing to compare with)."""
     if after.status is None:
         return PENDING
-    if before.status is None or before.status != after.status:
+    if before.status is None:
+        return UNKNOWN
+    if before.status != after.status:
         return FLIPPED
     return MOVED if speedup_moved(before.speedup, after.speedup) else UNCHANGED
 
 
 def rejudge_diff(*, batch: RejudgeBatch) -> RejudgeDiff:
     """Every run of ``batch`` against the run it supersedes: flipped verdicts first, then moved speedups,
-    then those still to be judged, then the unchanged; by method, operator and round within each."""
+    then those still to be judged, those whose superseded run is gone, and the unchanged; by method,
+    operator and round within each."""
     runs = batch.runs.select_related("rejudge_of", "kernel__operator", "kernel__submission__method").order_by("pk")
     changes = []
     for run in runs:

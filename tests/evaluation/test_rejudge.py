@@ -90,7 +90,7 @@ def test_a_real_rejudgement_supersedes_an_old_verdict_and_the_diff_shows_the_fli
     (new,) = batch.runs.all()
     assert new.rejudge_of_id == before.pk and new.kernel_id == before.kernel_id and new.status == RunStatus.QUEUED
     pending = rejudges.rejudge_diff(batch=batch)
-    assert pending.counts == {"flipped": 0, "moved": 0, "pending": 1, "unchanged": 0}
+    assert pending.counts == {"flipped": 0, "moved": 0, "pending": 1, "unknown": 0, "unchanged": 0}
     # The boards keep the old verdict until the new one lands.
     row = BestVerdict.objects.get(operator__operator_id="aten::cos", chip=cpu_chip)
     assert (row.solved, row.runs) == (False, 1)
@@ -100,7 +100,7 @@ def test_a_real_rejudgement_supersedes_an_old_verdict_and_the_diff_shows_the_fli
     new.refresh_from_db()
     assert new.judge_version == JUDGE_VERSION
     diff = rejudges.rejudge_diff(batch=batch)
-    assert diff.counts == {"flipped": 1, "moved": 0, "pending": 0, "unchanged": 0}
+    assert diff.counts == {"flipped": 1, "moved": 0, "pending": 0, "unknown": 0, "unchanged": 0}
     (change,) = diff.changes
     assert (change.before.status, change.after.status, change.operator_id) == ("rejected", "passed", "aten::cos")
     row = BestVerdict.objects.get(operator__operator_id="aten::cos", chip=cpu_chip)
@@ -164,10 +164,14 @@ def test_the_diff_puts_flips_first_and_tells_moved_speedups_from_noise(small_set
     judge_with(new[sin.pk], old_verdict("failed_correctness", None, JUDGE_VERSION))  # flipped
     judge_with(new[other_cos.pk], old_verdict("passed", 1.2, JUDGE_VERSION))  # moved 2.0 -> 1.2
     diff = rejudges.rejudge_diff(batch=batch)
-    assert diff.counts == {"flipped": 1, "moved": 1, "pending": 1, "unchanged": 1}
+    assert diff.counts == {"flipped": 1, "moved": 1, "pending": 1, "unknown": 0, "unchanged": 1}
     assert [change.kind for change in diff.changes] == ["flipped", "moved", "pending", "unchanged"]
     assert diff.changes[1].before.speedup == 2.0 and diff.changes[1].after.speedup == 1.2
     assert not best_verdicts.differences()
+    # A superseded run deleted since (through the admin, which keeps the boards): nothing to compare with.
+    Run.objects.filter(pk=cos.pk).delete()
+    best_verdicts.runs_changed(run_ids=[new[cos.pk].pk])
+    assert rejudges.rejudge_diff(batch=batch).counts["unknown"] == 1
 
 
 @pytest.mark.parametrize(
