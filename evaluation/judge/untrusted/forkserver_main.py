@@ -55,21 +55,22 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
             os.chdir(request["workdir"])
             die_with_parent(zygote_pid)  # the zygote (our parent) dies: we die
         sys.argv = ["evaluation.judge.untrusted.sandbox_main", "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
-        from evaluation.judge import wire
+        from evaluation.judge import protocol, wire
         from evaluation.judge.untrusted import guard
         from evaluation.judge.untrusted.harness import Harness
 
         hooks = guard.install_launch_hooks()
-        ready: dict[str, Any] = {"event": "ready", "pid": os.getpid(), "uid": os.getuid()}
+        prewarm_s = prewarm_error = None
         prewarm_device = os.environ.pop("KGB_SANDBOX_PREWARM", "")
         if prewarm_device:  # a spare GPU sandbox: context and compiler warmed before any job (prewarm.py)
             try:
                 from evaluation.judge.untrusted.prewarm import prewarm
 
-                ready["prewarm_s"] = prewarm(prewarm_device)
+                prewarm_s = prewarm(prewarm_device)
             except Exception as error:  # the job then pays for it, as without a spare
-                ready["prewarm_error"] = f"{type(error).__name__}: {error}"[:300]
-        wire.send(res_write, ready)
+                prewarm_error = f"{type(error).__name__}: {error}"[:300]
+        ready = protocol.Ready(pid=os.getpid(), uid=os.getuid(), prewarm_s=prewarm_s, prewarm_error=prewarm_error)
+        wire.send(res_write, ready.to_header())
         harness = Harness(cmd_read, res_write, hooks)
         try:
             harness.serve()
@@ -79,10 +80,8 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         except BaseException:
             traceback.print_exc()  # in the sandbox's stderr, which the judge quotes if the report below fails
             with contextlib.suppress(Exception):
-                wire.send(
-                    res_write,
-                    {"event": "harness_error", "token": harness.token, "error": traceback.format_exc()[-4000:]},
-                )
+                failure = protocol.HarnessFailure(error=traceback.format_exc()[-4000:])
+                wire.send(res_write, dict(failure.to_header(), token=harness.token))
     except BaseException:
         traceback.print_exc()
     finally:
