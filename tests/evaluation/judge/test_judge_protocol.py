@@ -289,3 +289,57 @@ def test_a_malformed_reply_forged_with_the_token_is_a_tampered_result_channel(ru
     assert result.reason.startswith('the result channel was tampered with in case cos[{"dtype"')
     assert result.reason.endswith("the real call: field 'launches' is missing")
     assert check_outcomes(result)["result_channel"] == "failed"
+
+
+def test_the_untrusted_package_imports_nothing_of_the_trusted_side_but_the_protocol():
+    """Everything the sandbox process imports of the judge, followed import by import: its own package, the
+    protocol and wire, and the Django-free helpers both sides share (docs/judge.md, "Layout")."""
+    import ast
+    from pathlib import Path
+
+    import evaluation.judge
+
+    root = Path(evaluation.judge.__file__).parent
+    shared = {
+        "evaluation.judge.wire",
+        "evaluation.judge.backends",
+        "evaluation.judge.compare",
+        "evaluation.judge.records",
+    }
+
+    def allowed(name: str) -> bool:
+        return name in shared or name.startswith(("evaluation.judge.untrusted", "evaluation.judge.protocol"))
+
+    def source_of(name: str) -> Path | None:
+        if not name.startswith("evaluation.judge."):
+            return None
+        relative = Path(*name.split(".")[2:])
+        for path in (root / relative.with_suffix(".py"), root / relative / "__init__.py"):
+            if path.is_file():
+                return path
+        return None
+
+    def judge_imports(path: Path) -> set[str]:
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found.add(node.module)
+                found |= {
+                    f"{node.module}.{alias.name}" for alias in node.names if source_of(f"{node.module}.{alias.name}")
+                }
+        return {name for name in found if name.startswith("evaluation.judge.")}
+
+    todo = [f"evaluation.judge.untrusted.{path.stem}" for path in (root / "untrusted").glob("*.py")]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        assert allowed(name), f"the sandbox's side imports {name}"
+        path = source_of(name)
+        if path is not None:
+            todo.extend(judge_imports(path))
+    assert "evaluation.judge.protocol" in seen and "evaluation.judge.protocol.replies" in seen
