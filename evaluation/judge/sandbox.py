@@ -31,6 +31,7 @@ from typing import Any
 
 from evaluation.judge import isolation, protocol, wire
 from evaluation.judge.launch import Limits, Protections, base_env, netns_available, nobody_ids, preexec
+from evaluation.judge.protocol import zygote
 
 LOG_LIMIT = 4000
 
@@ -163,17 +164,17 @@ class Sandbox:
             if forkserver is not None:
                 from evaluation.judge.forkserver import ForkedProcess
 
-                request = {
-                    "workdir": str(self.workdir) if self.workdir else None,
-                    "env": run_env,
-                    "view": view.to_json() if view else None,
-                    "limits": {
-                        "nofile": limits.nofile,
-                        "fsize": limits.fsize_bytes,
-                        "nproc": limits.nproc,
-                        "address_space": limits.address_space_bytes if device_type == "cpu" else 0,
-                    },
-                }
+                request = zygote.ForkSandbox(
+                    workdir=str(self.workdir) if self.workdir else None,
+                    env=run_env,
+                    view=view.to_json() if view else None,
+                    limits=zygote.ForkLimits(
+                        nofile=limits.nofile,
+                        fsize=limits.fsize_bytes,
+                        nproc=limits.nproc,
+                        address_space=limits.address_space_bytes if device_type == "cpu" else 0,
+                    ),
+                )
                 pid = forkserver.fork(request, [cmd_read, res_write, stdout.fileno(), stderr.fileno()])
                 self.process: Any = ForkedProcess(forkserver, pid)
             else:

@@ -343,3 +343,48 @@ def test_the_untrusted_package_imports_nothing_of_the_trusted_side_but_the_proto
         if path is not None:
             todo.extend(judge_imports(path))
     assert "evaluation.judge.protocol" in seen and "evaluation.judge.protocol.replies" in seen
+
+
+def test_zygote_messages_survive_their_datagrams_and_refuse_malformed_ones():
+    from evaluation.judge.protocol import zygote
+
+    fork = zygote.ForkSandbox(
+        workdir=None,
+        env={"HOME": "/tmp/home"},
+        view={"read_only": ["/usr"]},
+        limits=zygote.ForkLimits(nofile=256, fsize=1 << 30, nproc=64, address_space=0),
+    )
+    for message, decode in (
+        (fork, zygote.decode_zygote_request),
+        (zygote.StatusQuery(pid=7), zygote.decode_zygote_request),
+        (zygote.ZygoteReady(pid=7, cuda_initialized=False), zygote.ZygoteReady.decode),
+        (zygote.ZygoteReply(pid=7, returncode=-9), zygote.ZygoteReply.decode),
+    ):
+        assert decode(zygote.from_datagram(zygote.to_datagram(message))) == message
+    header = fork.to_header()
+    for broken, problem in (
+        (dict(header, env={"HOME": 1}), "field 'env' is not an object of strings"),
+        (dict(header, limits={"nofile": 1}), "fork limits: field 'fsize' is missing"),
+        (dict(header, view="/"), "field 'view' is not an object"),
+        ({"op": "spawn"}, "unknown op 'spawn'"),
+    ):
+        with pytest.raises(wire.WireError) as raised:
+            zygote.decode_zygote_request(broken)
+        assert problem in str(raised.value)
+    with pytest.raises(wire.WireError, match="not JSON"):
+        zygote.from_datagram(b"\xff{")
+
+
+def test_a_malformed_request_to_the_zygote_is_refused_and_it_goes_on_forking(warm_forkserver):
+    from evaluation.judge.forkserver import ForkServerError
+    from evaluation.judge.sandbox import Sandbox
+
+    with warm_forkserver._lock:
+        warm_forkserver._sock.send(b'{"op": "fork", "env": {}}')
+        with pytest.raises(ForkServerError, match="zygote refused the request: fork request: field 'view' is missing"):
+            warm_forkserver._receive(30.0)
+    sandbox = Sandbox("cpu", forkserver=warm_forkserver)
+    try:
+        assert sandbox.wait_ready(time.monotonic() + 60).pid > 0
+    finally:
+        sandbox.close()
