@@ -102,14 +102,19 @@ class Fields:
 
 
 def plain(value: Any) -> Any:
-    """A message's value as JSON: nested messages as objects, tuples as lists."""
-    if hasattr(value, "__dataclass_fields__"):
-        return {item.name: plain(getattr(value, item.name)) for item in fields(value)}
-    if isinstance(value, (list, tuple)):
+    """A message as a JSON object. Nested messages (a reply's outcomes, spot entries) become objects; the JSON
+    values messages carry (a call's payload, wire trees) are passed as they are, not walked (they are large)."""
+    if not hasattr(value, "__dataclass_fields__"):
+        return value
+    return {item.name: _member(getattr(value, item.name)) for item in fields(value)}
+
+
+def _member(value: Any) -> Any:
+    if isinstance(value, tuple):  # a message's own sequences: their items may be messages
         return [plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    return value
+    if isinstance(value, dict) and any(isinstance(item, tuple) for item in value.values()):
+        return {key: _member(item) for key, item in value.items()}  # messages by key (Spots.spots)
+    return plain(value)
 
 
 def header_of(message: Any, tag: tuple[str, str]) -> dict[str, Any]:
