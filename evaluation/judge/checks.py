@@ -39,8 +39,9 @@ def check_draws_differ(
     not repeat the first call's draws (a fixed seed, or a pattern derived from the inputs), unless the
     reference itself repeats them (rrelu in eval mode is deterministic)."""
     repeat = reply.repeat
-    if repeat is None:
-        raise Verdict("error", f"case {case.case_id}: the sandbox did not make the second call")
+    if repeat is None:  # the harness makes it whenever the first call raised nothing
+        with judgement.session.decoding_reply(case, tier):
+            raise wire.WireError("the reply holds no second call")
     if repeat.error:
         raise Verdict(
             "failed_runtime",
@@ -58,10 +59,9 @@ def check_draws_differ(
             tier=tier,
             message=f"second call: ops {list(repeat.compute_ops)}, launches {repeat.launches}",
         )
-    decoded = wire.Decoder(blobs, private=False).decode(repeat.value)
-    second = judgement.spec.outputs_of(
-        case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]
-    )
+    with judgement.session.decoding_reply(case, tier):
+        after, returned = decode_call(repeat.value, blobs, before, judgement.spec.entry_point(case.entry_point))
+    second = judgement.spec.outputs_of(case, after, returned)
     message = compare_outputs(judgement.spec, case, before, second, expected)
     if message:
         raise Verdict(
@@ -83,6 +83,39 @@ def check_draws_differ(
         tier=tier,
         message="identical outputs from two calls of a random operator",
     )
+
+
+def decode_call(value: Any, blobs: list[bytes], sent: Call, entry: Any) -> tuple[Call, Any]:
+    """A reply's wire tree of one call (``{"args", "kwargs", "returned"}``: its arguments after the call and
+    its return value) as that Call and the returned value. WireError when it does not decode or is not
+    such a call of ``sent`` (call_outputs)."""
+    return call_outputs(wire.Decoder(blobs, private=False).decode(value), sent, entry)
+
+
+def call_arguments(decoded: Any) -> Call:
+    """A decoded tree's ``args`` (a list) and ``kwargs`` (a dict) as a Call; WireError when it holds none."""
+    if not isinstance(decoded, dict) or not {"args", "kwargs"} <= decoded.keys():
+        raise wire.WireError("a call's arguments are missing")
+    args, kwargs = decoded["args"], decoded["kwargs"]
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise wire.WireError("a call's arguments are not a list and a dict")
+    return Call(args=args, kwargs=kwargs)
+
+
+def call_outputs(decoded: Any, sent: Call, entry: Any) -> tuple[Call, Any]:
+    """A decoded call's arguments after it and its return value. WireError when it is not a call of as many
+    arguments as ``sent`` with every mutated one (what is compared) in it: the tree comes from the
+    kernel's process, and what reads it past here (outputs_of, the comparisons) trusts its structure."""
+    after = call_arguments(decoded)
+    if "returned" not in decoded:
+        raise wire.WireError("a call's return value is missing")
+    args, kwargs = after.args, after.kwargs
+    if len(args) != len(sent.args):
+        raise wire.WireError(f"a call's outputs hold {len(args)} positional arguments of {len(sent.args)} sent")
+    missing = [key for key in entry.mutates if isinstance(key, str) and key not in kwargs]
+    if missing:
+        raise wire.WireError(f"a call's outputs lack its mutated argument {missing[0]!r}")
+    return after, decoded["returned"]
 
 
 def mutated_inputs(judgement: JudgementContext, entry: Any, before: Call, after: Call) -> str:
@@ -155,22 +188,22 @@ def pure_output_keys(
 
 
 def decode_ghosts(
-    judgement: JudgementContext, reply: protocol.Called, blobs: list[bytes], case: Case
+    judgement: JudgementContext, reply: protocol.Called, blobs: list[bytes], case: Case, sent: Call, variants: int
 ) -> list[tuple[Any, ...] | None]:
     """Each ghost replay's compared outputs, in order; None for a replay that raised or returned something
-    other than plain tensors (its launches mattered). Empty when the reply holds no replays."""
+    other than plain tensors (its launches mattered). WireError when the reply holds other than the
+    ``variants`` replays asked for (fewer would skip the check) or one does not decode."""
+    if len(reply.ghosts) != variants:
+        raise wire.WireError(f"the reply holds {len(reply.ghosts)} ghost replays of {variants} asked for")
+    entry = judgement.spec.entry_point(case.entry_point)
     bounds = [*reply.ghost_blob_offsets, len(blobs)]
     decoded_outputs: list[tuple[Any, ...] | None] = []
     for index, ghost in enumerate(reply.ghosts):
         if ghost.error or ghost.not_plain:
             decoded_outputs.append(None)
             continue
-        decoded = wire.Decoder(blobs[bounds[index] : bounds[index + 1]], private=False).decode(ghost.value)
-        decoded_outputs.append(
-            judgement.spec.outputs_of(
-                case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]
-            )
-        )
+        after, returned = decode_call(ghost.value, blobs[bounds[index] : bounds[index + 1]], sent, entry)
+        decoded_outputs.append(judgement.spec.outputs_of(case, after, returned))
     return decoded_outputs
 
 

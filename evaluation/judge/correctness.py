@@ -19,6 +19,7 @@ from evaluation.judge.checks import (
     check_draws_differ,
     check_fp64_opinion,
     check_ghost_replay,
+    decode_call,
     decode_ghosts,
     mutated_inputs,
     pure_output_keys,
@@ -242,8 +243,11 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     repeat_offset = offset
     if pending.wants_repeat and reply.repeat_blob_offset is not None:
         repeat_offset = reply.repeat_blob_offset
-    decoded = wire.Decoder(blobs[:repeat_offset], private=False).decode(real.value)
-    after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
+    # The reply's trees come from the kernel's process as its header does (session.decoding_reply).
+    with judgement.session.decoding_reply(case, tier):
+        after, returned = decode_call(real.value, blobs[:repeat_offset], before, entry)
+        if pending.wants_ghost:
+            pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, case, before, pending.variants)
     changed = mutated_inputs(judgement, entry, before, after)
     if changed:
         raise Verdict(
@@ -254,10 +258,8 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             tier=tier,
             message=f"input {changed} is not in the operator's mutates list but changed",
         )
-    pending.outputs = judgement.spec.outputs_of(case, after, decoded["returned"])
+    pending.outputs = judgement.spec.outputs_of(case, after, returned)
     pending.reply, pending.repeat_blobs = reply, blobs[repeat_offset:offset]
-    if pending.wants_ghost:
-        pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, case)
 
 
 def _unless_exactly_rounded(

@@ -27,6 +27,18 @@ CORRECTNESS_NICE = 10
 TIMING_NICE = -10
 
 
+def _tampered(error: wire.WireError, where: str, case: Case | None, tier: str) -> Verdict:
+    """What a reply that breaks the protocol means: the kernel's process forged or corrupted it."""
+    return Verdict(
+        "rejected",
+        f"the result channel was tampered with{where}: {error}",
+        check="result_channel",
+        case=case,
+        tier=tier,
+        message=str(error),
+    )
+
+
 class SandboxSession:
     def __init__(self, job: JudgeJob, device_lock: DeviceLock | None, add_stage: Callable[[str, float], None]) -> None:
         self.job = job
@@ -134,14 +146,7 @@ class SandboxSession:
                     tier=tier,
                     message=str(error),
                 ) from None
-            raise Verdict(
-                "rejected",
-                f"the result channel was tampered with{where}: {error}",
-                check="result_channel",
-                case=case,
-                tier=tier,
-                message=str(error),
-            ) from None
+            raise _tampered(error, where, case, tier) from None
         except HarnessError as error:
             text = str(error)
             if isinstance(message, protocol.Start):  # only the judge's code has run in the process yet
@@ -161,6 +166,17 @@ class SandboxSession:
             ) from None
         finally:
             self.call_deadline = None
+
+    @contextlib.contextmanager
+    def decoding_reply(self, case: Case | None, tier: str = "", where: str | None = None) -> Any:
+        """Around decoding what a decoded reply carries (its wire trees, their tensors; wire.Decoder and the
+        caller's checks of the tree's structure): that comes from the kernel's process as the header does,
+        so a WireError there is the same tampering as a reply that does not decode (request)."""
+        try:
+            yield
+        except wire.WireError as error:
+            where = where if where is not None else (f" in case {case.case_id}" if case else " while loading")
+            raise _tampered(error, where, case, tier) from None
 
     def _request_deadline(self) -> float:
         if self.call_deadline is None or self.compiling_since is not None:

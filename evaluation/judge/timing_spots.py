@@ -7,6 +7,7 @@ from typing import Any
 
 from evaluation.catalog.spec import Call
 from evaluation.judge import protocol, wire
+from evaluation.judge.checks import call_arguments, call_outputs
 from evaluation.judge.compare import compare_outputs, map_tensors
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.inputs import to_device
@@ -62,17 +63,8 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
                 tier=tier,
                 message="spot-checked timed calls missing",
             )
-        try:
-            checked.append((tier, case, decode_spots(spots, blobs)))  # host work: before the hold
-        except (wire.WireError, KeyError, TypeError, ValueError) as error:
-            raise Verdict(
-                "rejected",
-                f"the result channel was tampered with in timing case {case.case_id}: malformed spot checks ({error})",
-                check="result_channel",
-                case=case,
-                tier=tier,
-                message=str(error),
-            ) from None
+        with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
+            checked.append((tier, case, decode_spots(judgement, case, spots, blobs)))  # host work: before the hold
     with judgement.session.device_shared("spot_checks"):  # the reference runs on the GPU
         for index, (tier, case, decoded) in enumerate(checked):
             if index:
@@ -80,24 +72,31 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
             check_spots(judgement, case, tier, decoded)
 
 
-def decode_spots(spots: tuple[protocol.SpotEntry, ...], blobs: list[bytes]) -> list[dict[str, Any]]:
-    """The spot snapshots as tensors on the host (``before``, ``args``, ``kwargs``, ``returned``)."""
+def decode_spots(
+    judgement: JudgementContext, case: Any, spots: tuple[protocol.SpotEntry, ...], blobs: list[bytes]
+) -> list[tuple[Call, Call, Any]]:
+    """The spot snapshots on the host: each call's inputs before it, its arguments after it and its return
+    value. WireError (a malformed spot check) when one does not decode or is not such a call."""
+    entry = judgement.spec.entry_point(case.entry_point)
     decoded = []
     for spot in spots:
         start, count = spot.blob_offset, spot.blob_count
-        decoded.append(wire.Decoder(blobs[start : start + count], private=False).decode(spot.value))
+        try:
+            tree = wire.Decoder(blobs[start : start + count], private=False).decode(spot.value)
+            before = call_arguments(tree.get("before") if isinstance(tree, dict) else None)
+            decoded.append((before, *call_outputs(tree, before, entry)))
+        except wire.WireError as error:
+            raise wire.WireError(f"malformed spot checks ({error})") from None
     return decoded
 
 
-def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[dict[str, Any]]) -> None:
-    for decoded in spots:
-        before = Call(args=list(decoded["before"]["args"]), kwargs=dict(decoded["before"]["kwargs"]))
+def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[tuple[Call, Call, Any]]) -> None:
+    for before, after, returned in spots:
         private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
         expected = map_tensors(
             judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)), lambda t: t.detach()
         )
-        after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
-        outputs = judgement.spec.outputs_of(case, after, decoded["returned"])
+        outputs = judgement.spec.outputs_of(case, after, returned)
         message = compare_outputs(judgement.spec, case, before, outputs, expected)
         if message:
             raise Verdict(

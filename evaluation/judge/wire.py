@@ -163,17 +163,18 @@ class Decoder:
             self._storages[index] = host.to(self.device).untyped_storage()
         return self._storages[index]
 
-    def tensor(self, meta: dict[str, Any]) -> torch.Tensor:
+    def tensor(self, meta: Any) -> torch.Tensor:
         try:
             dtype = DTYPES[meta["dtype"]]
             size = [int(item) for item in meta["size"]]
             stride = [int(item) for item in meta["stride"]]
             offset = int(meta["offset"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise WireError(f"bad tensor header: {error}") from None
+            index = meta["storage"]
+        except (KeyError, TypeError, ValueError, OverflowError) as error:
+            raise WireError(f"bad tensor header: {type(error).__name__}: {error}") from None
         if len(size) != len(stride) or any(item < 0 for item in size + stride) or offset < 0:
             raise WireError("bad tensor geometry")
-        storage = self.storage(meta["storage"])
+        storage = self.storage(index)
         itemsize = torch.empty(0, dtype=dtype).element_size()
         if any(item == 0 for item in size):
             last = offset
@@ -181,37 +182,69 @@ class Decoder:
             last = offset + sum((s - 1) * st for s, st in zip(size, stride, strict=True))
         if (last + 1) * itemsize > storage.nbytes() and not (any(item == 0 for item in size)):
             raise WireError("tensor view runs past its storage")
-        return torch.empty(0, dtype=dtype, device=self.device).set_(storage, offset, size, stride)
+        try:  # metadata only (nothing is allocated): what torch refuses here is the view's description
+            return torch.empty(0, dtype=dtype, device=self.device).set_(storage, offset, size, stride)
+        except (RuntimeError, TypeError, ValueError) as error:
+            raise WireError(f"bad tensor geometry: {str(error).splitlines()[0][:200]}") from None
 
     def decode(self, value: Any) -> Any:
+        """The values ``value`` describes. Whatever in it is malformed (a tag's contents of the wrong type, a
+        view past its storage, nesting too deep) is a WireError: the one failure a receiver turns into its
+        verdict on the sender (the trusted side decodes what the untrusted process sent)."""
+        try:
+            return self._decode(value)
+        except RecursionError:
+            raise WireError("value nested too deeply") from None
+
+    def _decode(self, value: Any) -> Any:
         if isinstance(value, list):
-            return [self.decode(item) for item in value]
+            return [self._decode(item) for item in value]
         if not isinstance(value, dict):
             return value
         if "__tensor__" in value:
             return self.tensor(value["__tensor__"])
         if "__float__" in value:
-            return float(value["__float__"])
+            text = value["__float__"]
+            try:
+                return float(text if isinstance(text, str) else "")
+            except ValueError:
+                raise WireError(f"bad float {str(text)[:40]!r}") from None
         if "__complex__" in value:
-            real, imag = value["__complex__"]
-            return complex(self.decode(real), self.decode(imag))
+            parts = value["__complex__"]
+            if not isinstance(parts, list) or len(parts) != 2:
+                raise WireError("bad complex value")
+            real, imag = (self._decode(part) for part in parts)
+            if any(not isinstance(part, (int, float)) or isinstance(part, bool) for part in (real, imag)):
+                raise WireError("bad complex value")
+            return complex(real, imag)
         if "__dtype__" in value:
-            if value["__dtype__"] not in DTYPES:
-                raise WireError(f"unknown dtype {value['__dtype__']!r}")
-            return DTYPES[value["__dtype__"]]
+            name = value["__dtype__"]
+            if not isinstance(name, str) or name not in DTYPES:
+                raise WireError(f"unknown dtype {str(name)[:40]!r}")
+            return DTYPES[name]
         if "__device__" in value:
             # Records build calls on the CPU; a device argument (creation ops' ``device=``) always means the
             # device under test, exactly as tensors are placed there.
-            sent = torch.device(str(value["__device__"]))
+            try:
+                sent = torch.device(str(value["__device__"]))
+            except RuntimeError:
+                raise WireError(f"bad device {str(value['__device__'])[:40]!r}") from None
             return self.device if sent.type == "cpu" else sent
         if "__memory_format__" in value:
-            if value["__memory_format__"] not in MEMORY_FORMATS:
-                raise WireError(f"unknown memory format {value['__memory_format__']!r}")
-            return MEMORY_FORMATS[value["__memory_format__"]]
+            name = value["__memory_format__"]
+            if not isinstance(name, str) or name not in MEMORY_FORMATS:
+                raise WireError(f"unknown memory format {str(name)[:40]!r}")
+            return MEMORY_FORMATS[name]
         if "__tuple__" in value:
-            return tuple(self.decode(item) for item in value["__tuple__"])
+            items = value["__tuple__"]
+            if not isinstance(items, list):
+                raise WireError("bad tuple")
+            return tuple(self._decode(item) for item in items)
         if "__dict__" in value:
-            return {str(key): self.decode(item) for key, item in value["__dict__"]}
+            pairs = value["__dict__"]
+            if not isinstance(pairs, list) or any(not isinstance(pair, list) or len(pair) != 2 for pair in pairs):
+                raise WireError("bad dict")
+            return {str(key): self._decode(item) for key, item in pairs}
         if "__unsupported__" in value:
             return Unsupported(str(value["__unsupported__"]))
         raise WireError("unknown value tag")
@@ -292,6 +325,16 @@ def widen_pipe(fd: int) -> None:
         pass
 
 
+def parse_json(data: bytes, what: str) -> Any:
+    """The JSON value in a peer's bytes; WireError when they hold none (nesting too deep included)."""
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise WireError(f"{what} is not JSON: {error}") from None
+    except RecursionError:
+        raise WireError(f"{what} is nested too deeply") from None
+
+
 def receive(
     fd: int,
     deadline: float | None = None,
@@ -301,10 +344,7 @@ def receive(
     (length,) = struct.unpack("<Q", _read_exact(fd, 8, deadline))
     if length > MAX_HEADER_BYTES:
         raise WireError(f"header of {length} bytes")
-    try:
-        header = json.loads(_read_exact(fd, length, deadline))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise WireError(f"header is not JSON: {error}") from None
+    header = parse_json(_read_exact(fd, length, deadline), "header")
     if not isinstance(header, dict):
         raise WireError("header is not an object")
     sizes = header.pop("blob_sizes", [])

@@ -8,7 +8,8 @@ raises ``wire.WireError``; past the decoder, code reads attributes. Values that 
 (tensors, a call's arguments) stay JSON here: ``wire.Decoder`` checks those when it rebuilds them.
 
 Replies come from the kernel's process, so they are treated as hostile: the trusted side turns a
-WireError into the ``result_channel`` rejection (session.SandboxSession.request). Requests come from the
+WireError into the ``result_channel`` rejection (session.SandboxSession.request; for the wire trees a
+reply carries, decoded later, ``decoding_reply``: the same verdict). Requests come from the
 judge; one the harness cannot decode is answered with a ``harness_error`` that says what was wrong.
 Diagnostic figures the trusted side only shows (a call's phases, timing's loop seconds, stream holds) are
 kept lenient as before: a malformed one is dropped, never a reason for a verdict.

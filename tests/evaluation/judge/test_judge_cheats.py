@@ -37,6 +37,8 @@ BY_BEHAVIOUR = [
     ("patch_synchronize.py", "attribute_store", "rejected", "harness integrity: torch.cuda.synchronize"),  # 11
     ("patch_launch_hook.py", "import", "rejected", "harness integrity: JITFunction.run"),  # 11
     ("forge_result_pipe.py", "import", "rejected", "the result channel was tampered with"),  # 12
+    # 12: a forged reply whose header decodes but whose tensors do not (a view past its blob)
+    ("forge_corrupt_tensors.py", "import", "rejected", '[-2.0,2.0],"shape":[33]}]: tensor view runs past its storage'),
     ("import_os.py", "import", "passed", "all 3 cases passed"),  # 9/17: contained by the OS
     ("import_subprocess.py", "import", "passed", "all 3 cases passed"),  # 9/17
     ("import_socket.py", "import", "passed", "all 3 cases passed"),  # 9/17: no network in the sandbox
@@ -164,9 +166,11 @@ def test_malformed_spot_checks_are_a_tampered_result_channel():
     # What the sandbox sends back is untrusted: spot copies that do not decode (a view past its storage,
     # a missing field) reject the kernel, they do not crash the judge.
     import contextlib
+    import functools
     from types import SimpleNamespace
 
     from evaluation.judge import protocol, timing_spots
+    from evaluation.judge.session import SandboxSession
     from evaluation.judge.verdicts import Verdict
 
     case = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
@@ -182,8 +186,10 @@ def test_malformed_spot_checks_are_a_tampered_result_channel():
     judgement = SimpleNamespace(
         options=SimpleNamespace(timing=TimingOptions(spot_checks=1, min_iterations=12)),
         case_bytes={},
+        spec=small_cos_record(),
         session=SimpleNamespace(
             request=lambda *args, **kwargs: (malformed, [b"\x00" * 4]),
+            decoding_reply=functools.partial(SandboxSession.decoding_reply, None),
             device_shared=lambda label="": contextlib.nullcontext(),
             yield_to_timer=lambda label="": None,
         ),

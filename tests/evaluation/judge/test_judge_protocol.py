@@ -291,6 +291,82 @@ def test_a_malformed_reply_forged_with_the_token_is_a_tampered_result_channel(ru
     assert check_outcomes(result)["result_channel"] == "failed"
 
 
+def test_a_forged_reply_whose_tensors_do_not_decode_is_a_tampered_result_channel(run_judge):
+    # The header decodes; the returned view claims 132 bytes of a 2-byte blob. Past the header the reply is
+    # still the kernel's: the same rejection, not the judge's error (which would be retried).
+    result = run_judge("cheats/forge_corrupt_tensors.py", static_scan=False)
+    assert result.status == "rejected"
+    assert result.reason.startswith('the result channel was tampered with in case cos[{"dtype"')
+    assert result.reason.endswith("tensor view runs past its storage")
+    assert check_outcomes(result)["result_channel"] == "failed"
+    assert not result.retryable
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ({"__tensor__": {"storage": 0, "dtype": "float32", "size": [8], "stride": [1], "offset": 0}}, "runs past"),
+        ({"__tensor__": {"storage": 3, "dtype": "float32", "size": [1], "stride": [1], "offset": 0}}, "storage index"),
+        ({"__tensor__": {"dtype": "float32", "size": [1], "stride": [1], "offset": 0}}, "bad tensor header"),
+        ({"__tensor__": {"storage": 0, "dtype": "float99", "size": [1], "stride": [1], "offset": 0}}, "header"),
+        ({"__tensor__": [1, 2]}, "bad tensor header"),
+        ({"__tensor__": {"storage": 0, "dtype": "uint8", "size": [1 << 70], "stride": [0], "offset": 0}}, "geometry"),
+        ({"__float__": "one"}, "bad float"),
+        ({"__float__": [1]}, "bad float"),
+        ({"__complex__": [1.0]}, "bad complex"),
+        ({"__complex__": ["a", 1.0]}, "bad complex"),
+        ({"__dtype__": ["float32"]}, "unknown dtype"),
+        ({"__device__": "warp:drive"}, "bad device"),
+        ({"__memory_format__": {}}, "unknown memory format"),
+        ({"__tuple__": 3}, "bad tuple"),
+        ({"__dict__": [["a"]]}, "bad dict"),
+        ({"__dict__": {"a": 1}}, "bad dict"),
+        ({"no": "tag"}, "unknown value tag"),
+    ],
+)
+def test_a_malformed_wire_tree_is_a_wire_error_and_nothing_else(value, problem):
+    # The one exception the trusted side turns into the result_channel verdict (session.decoding_reply).
+    with pytest.raises(wire.WireError, match=problem):
+        wire.Decoder([bytearray(4)], private=False).decode(value)
+
+
+def test_nesting_too_deep_is_a_wire_error_in_a_header_and_in_a_tree():
+    with pytest.raises(wire.WireError, match="nested too deeply"):
+        wire.parse_json(b"[" * 100_000 + b"]" * 100_000, "header")
+    tree: object = []
+    for _ in range(100_000):
+        tree = [tree]
+    with pytest.raises(wire.WireError, match="nested too deeply"):
+        wire.Decoder([], private=False).decode(tree)
+
+
+def test_a_call_tree_of_the_wrong_structure_is_a_wire_error():
+    from conftest import small_cos_record
+
+    from evaluation.catalog.spec import Call
+    from evaluation.judge.checks import decode_call
+
+    entry = small_cos_record().entry_point("cos_out")  # mutates "out"
+    sent = Call(args=[1], kwargs={"out": 2})
+
+    def tree(**items: object) -> dict:
+        return {"__dict__": [[key, item] for key, item in items.items()]}
+
+    assert decode_call(tree(returned=None, args=[5], kwargs=tree(out=6)), [], sent, entry) == (
+        Call(args=[5], kwargs={"out": 6}),
+        None,
+    )
+    for broken, problem in (
+        ([], "arguments are missing"),
+        (tree(args=[5], kwargs=tree(out=6)), "return value is missing"),
+        (tree(returned=None, args=tree(), kwargs=tree(out=6)), "not a list and a dict"),
+        (tree(returned=None, args=[], kwargs=tree(out=6)), "0 positional arguments of 1 sent"),
+        (tree(returned=None, args=[5], kwargs=tree()), "lack its mutated argument 'out'"),
+    ):
+        with pytest.raises(wire.WireError, match=problem):
+            decode_call(broken, [], sent, entry)
+
+
 def test_the_untrusted_package_imports_nothing_of_the_trusted_side_but_the_protocol():
     """Everything the sandbox process imports of the judge, followed import by import: its own package, the
     protocol and wire, and the Django-free helpers both sides share (docs/judge.md, "Layout")."""
