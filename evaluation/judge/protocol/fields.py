@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import fields
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar
 
 from evaluation.judge.wire import WireError, bounded
 
@@ -119,3 +119,23 @@ def _member(value: Any) -> Any:
 
 def header_of(message: Any, tag: tuple[str, str]) -> dict[str, Any]:
     return {tag[0]: tag[1], **plain(message)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpMessage:
+    """A request (to the sandbox, or to the zygote): its header is its ``op`` and its fields."""
+
+    OP: ClassVar[str] = ""
+
+    def to_header(self) -> dict[str, Any]:
+        return header_of(self, ("op", self.OP))
+
+
+def decode_op(header: Any, kinds: dict[str, Any]) -> Any:
+    """The message of ``kinds`` (by op) a header holds; WireError (saying what is wrong) when it is none of
+    them or malformed."""
+    op = header.get("op") if isinstance(header, dict) else None
+    kind = kinds.get(op) if isinstance(op, str) else None
+    if kind is None:
+        raise WireError(f"unknown op {op!r}")
+    return kind.decode(header)

@@ -6,18 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evaluation.judge.protocol.fields import LIST_ITEMS, MAX_SAMPLES, NAME_CHARS, Fields, header_of
-from evaluation.judge.wire import WireError
+from evaluation.judge.protocol.fields import LIST_ITEMS, MAX_SAMPLES, NAME_CHARS, Fields, OpMessage, decode_op
 
 # ---------------------------------------------------------------- requests (trusted -> sandbox)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Request:
-    OP: ClassVar[str] = ""
-
-    def to_header(self) -> dict[str, Any]:
-        return header_of(self, ("op", self.OP))
+class Request(OpMessage):
+    """A request to the sandbox (decode_request reads one)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -27,6 +23,11 @@ class GatedRequest(Request):
 
     lend_gpu: bool = False
     gate_gpu: bool = False
+
+    @staticmethod
+    def gating(read: Fields) -> dict[str, bool]:
+        """The two flags every gated request's decoder reads (both off when absent)."""
+        return {"lend_gpu": read.flag("lend_gpu", False), "gate_gpu": read.flag("gate_gpu", False)}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,8 +95,7 @@ class CallCase(GatedRequest):
             poison_keys=read.keys("poison_keys"),
             ghost_keep=read.keys("ghost_keep"),
             repeat=read.flag("repeat"),
-            lend_gpu=read.flag("lend_gpu", False),
-            gate_gpu=read.flag("gate_gpu", False),
+            **cls.gating(read),
         )
 
 
@@ -115,8 +115,7 @@ class LoadTimingSets(GatedRequest):
             key=read.text("key", limit=NAME_CHARS),
             candidate_sets=read.items("candidate_sets"),
             reference_sets=read.items("reference_sets"),
-            lend_gpu=read.flag("lend_gpu", False),
-            gate_gpu=read.flag("gate_gpu", False),
+            **cls.gating(read),
         )
 
 
@@ -172,9 +171,7 @@ class FetchSpots(GatedRequest):
     @classmethod
     def decode(cls, header: Any) -> FetchSpots:
         read = Fields(header, "time_spots request")
-        return cls(
-            keys=read.texts("keys"), lend_gpu=read.flag("lend_gpu", False), gate_gpu=read.flag("gate_gpu", False)
-        )
+        return cls(keys=read.texts("keys"), **cls.gating(read))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,8 +205,4 @@ REQUESTS: dict[str, Any] = {
 
 def decode_request(header: Any) -> Request:
     """The request a header holds; WireError (saying what is wrong) when it is none of them or malformed."""
-    op = header.get("op") if isinstance(header, dict) else None
-    kind = REQUESTS.get(op) if isinstance(op, str) else None
-    if kind is None:
-        raise WireError(f"unknown op {op!r}")
-    return kind.decode(header)
+    return decode_op(header, REQUESTS)

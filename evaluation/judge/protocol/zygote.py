@@ -9,8 +9,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evaluation.judge.protocol.fields import NAME_CHARS, Fields, header_of, plain
-from evaluation.judge.wire import WireError
+from evaluation.judge.protocol.fields import NAME_CHARS, Fields, OpMessage, decode_op, header_of, plain
+from evaluation.judge.wire import parse_json
 
 DATAGRAM_BYTES = 1 << 16  # what either end reads of one message
 
@@ -21,10 +21,7 @@ def to_datagram(message: Any) -> bytes:
 
 def from_datagram(data: bytes) -> Any:
     """The JSON object a datagram holds (WireError when it holds none)."""
-    try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise WireError(f"not JSON: {error}") from None
+    return parse_json(data, "the datagram")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,11 +45,8 @@ class ForkLimits:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ZygoteRequest:
-    OP: ClassVar[str] = ""
-
-    def to_header(self) -> dict[str, Any]:
-        return header_of(self, ("op", self.OP))
+class ZygoteRequest(OpMessage):
+    """A request to the zygote (decode_zygote_request reads one)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,11 +92,7 @@ ZYGOTE_REQUESTS: dict[str, Any] = {kind.OP: kind for kind in (ForkSandbox, Statu
 
 
 def decode_zygote_request(header: Any) -> ZygoteRequest:
-    op = header.get("op") if isinstance(header, dict) else None
-    kind = ZYGOTE_REQUESTS.get(op) if isinstance(op, str) else None
-    if kind is None:
-        raise WireError(f"unknown op {op!r}")
-    return kind.decode(header)
+    return decode_op(header, ZYGOTE_REQUESTS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
