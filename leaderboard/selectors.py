@@ -49,7 +49,8 @@ SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
 class LeaderboardRow:
     method: Method
     summaries: dict[str, Summary] = field(default_factory=dict)  # view ("overall", "aten", ...) -> figures
-    # operator_id -> outcome; filled only when the page asked for them (``leaderboard_rows(outcomes=...)``)
+    # operator_id -> outcome; filled only when the page asked for them (``leaderboard_rows(outcomes=...)``;
+    # "clean" fills the clean passes with a known speedup, with solved and the speedup only)
     outcomes: dict[str, OperatorOutcome] = field(default_factory=dict)
 
 
@@ -159,7 +160,7 @@ def board_data_stamp() -> str:
 
 # Memo of board figures in this process: small and short-lived; every web worker keeps its own.
 _BOARD_MEMO: OrderedDict[str, tuple[float, object]] = OrderedDict()
-BOARD_MEMO_SIZE = 64
+BOARD_MEMO_SIZE = 32
 
 
 def clear_board_memo() -> None:
@@ -274,16 +275,43 @@ def _summaries(by_source: dict[str, OutcomeTotals], totals: dict[str, int]) -> d
 def operator_outcomes(
     *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int], clean_only: bool = False
 ) -> dict[int, dict[str, OperatorOutcome]]:
-    """Per method id, per operator id: the methods' outcomes on ``chip`` (kernels written for it), or with
-    ``clean_only`` just the clean passes with a known speedup (all a speedup figure reads)."""
+    """Per method id, per operator id: the methods' outcomes on ``chip`` (kernels written for it), memoised.
+
+    With ``clean_only``, just the clean passes with a known speedup, and of them only what speedup figures
+    read (solved, the speedup): the matched board and the speedup plot, thousands of rows a page."""
+    key = ("outcomes", chip.pk, _operators_key(operators), tuple(method_ids), clean_only)
+    return _memoised(
+        key, lambda: _read_outcomes(chip=chip, operators=operators, method_ids=method_ids, clean=clean_only)
+    )
+
+
+def _operators_key(operators: dict[int, SetOperator]) -> str:
+    """The operators and their versions (outcomes' staleness depends on them), as a memo key part."""
+    listed = ",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(), key=lambda op: op.pk))
+    return hashlib.sha1(listed.encode()).hexdigest()
+
+
+def _read_outcomes(
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int], clean: bool
+) -> dict[int, dict[str, OperatorOutcome]]:
     filters = {"chip_id": chip.pk, "native": True, "method_id__in": method_ids}
-    if clean_only:
-        filters.update(solved=True, flagged=False, speedup__isnull=False)
     by_method: dict[int, dict[str, OperatorOutcome]] = defaultdict(dict)
+    if clean:
+        rows = BestVerdict.objects.filter(operator_id__in=list(operators), solved=True, flagged=False, **filters)
+        for method_id, operator_pk, speedup in (
+            rows.filter(speedup__isnull=False)
+            .order_by("operator_id")
+            .values_list("method_id", "operator_id", "speedup")
+        ):
+            operator = operators[operator_pk]
+            by_method[method_id][operator.operator_id] = OperatorOutcome(
+                operator.operator_id, operator.source, solved=True, speedup=speedup
+            )
+        return dict(by_method)
     for verdict in board_verdicts(operators=operators, **filters):
         operator = operators[verdict.operator_pk]
         by_method[verdict.method_id][operator.operator_id] = verdict_outcome(verdict, operator)
-    return by_method
+    return dict(by_method)
 
 
 def _admitted_methods(method_ids, method_filter: MethodFilter) -> dict[int, Method]:
