@@ -426,7 +426,9 @@ def child(args: argparse.Namespace) -> None:
     assert BestVerdict.objects.count() == facts["summary_rows"]
     client = Client()
     results = []
-    client.get("/")  # load templates and open the connection once
+    for _, url in pages(facts):  # imports, templates and the connection, once: the timings are the data's
+        client.get(url)
+    facts["load_before"] = os.getloadavg()[0]
     for name, url in pages(facts):
         cold, warm = [], []
         for _ in range(args.repeat):
@@ -443,6 +445,7 @@ def child(args: argparse.Namespace) -> None:
         results.append(
             {"page": name, "url": url, "cold_ms": statistics.median(cold), "warm_ms": statistics.median(warm)}
         )
+    facts["load_after"] = os.getloadavg()[0]
     print("RESULT " + json.dumps({"facts": facts, "results": results}))
 
 
@@ -513,6 +516,10 @@ def main() -> None:
             f"{backend}: fill {facts['fill_s']} s (rows written {facts['write_s']} s, summary rebuilt "
             f"{facts['summary_s']} s)"
         )
+    loads = ", ".join(
+        f"{b} {figures[b]['facts']['load_before']:.1f} to {figures[b]['facts']['load_after']:.1f}" for b in backends
+    )
+    print(f"machine: {os.cpu_count()} cores, load average while timing: {loads}")
     print(f"median of {args.repeat} requests; target {TARGET_MS:.0f} ms cold ('!' = over)")
     print("cold = the boards' memo cleared first; warm = memoised (data unchanged since)")
     header = f"{'page':<34}" + "".join(f"{b + ' cold':>20}{b + ' warm':>18}" for b in backends)
