@@ -1,23 +1,27 @@
-"""The best-verdict summary (``leaderboard.models.BestVerdict``): how its rows follow from the runs, and the
-service that keeps them so, in the transaction of every write that changes them.
+"""The boards' summary of the runs, and the service that keeps it in the transaction of every write that
+changes it. Three tables, all derived from the runs:
 
-The writes that can change what a board shows, and what they call:
+- ``BestVerdict``: one row per (method, operator, chip, native) with counted work, by ``group_fields``;
+- ``BoardTotal``: per (operator set, method, chip, native, source), the sums of those rows, by ``set_totals``;
+- ``RooflinePoint``: the roofline plot's points (counted native passes with a known speedup).
+
+The writes that change them, and what they call:
 
 - a run reaching a finished status (a recorded verdict, an imported bundle's, a run given up as an error):
   ``evaluation.services.run_transition`` calls ``runs_changed``;
-- the admin's edits and deletions of submissions (visibility, method, target chip), kernels (tokens,
-  time), methods (visibility), runs, chips (their targeted submissions) and users (their submissions): each
-  wraps its write in ``kept``, which refreshes the groups the objects belonged to before and after it.
+- the admin's edits and deletions of submissions (visibility, method, target chip), kernels (tokens, time,
+  operator), methods (visibility), runs, chips (their targeted submissions) and accounts (their
+  submissions): each wraps its write in ``kept``, which refreshes the groups its objects belonged to before
+  and after it;
+- a set's members (the admin, the catalog loader) and operator versions (the catalog loader):
+  ``sets_changed`` and ``operators_changed`` recompute the totals they enter.
 
-Nothing else needs to: a queued run (an upload, a re-run) has no verdict yet, operator set membership is
-applied when a board reads, and whether a verdict is stale (an operator's version bumped by the catalog
-loader, a newer judge deployed) is decided when read, from the versions each row keeps.
+Nothing else needs to: a queued run (an upload, a re-run) has no verdict yet, and a newer judge makes older
+verdicts stale when read (rows keep the versions that made them). Every write bumps a ``BoardGeneration``:
+the boards' memo is keyed on their sum, and writers of one method queue on its row.
 
-The roofline plot's points (``RooflinePoint``: counted native passes with a speedup) are kept with the rows,
-group by group.
-
-``rebuild`` recomputes every row and point from the runs (``manage.py rebuild_best_verdicts``, the data migration);
-``differences`` compares the stored rows with a rebuild without writing (``--check``).
+``rebuild`` recomputes everything from the runs (``manage.py rebuild_best_verdicts``, the data migration);
+``differences`` compares what is stored with a rebuild, writing nothing (``--check``).
 """
 
 from __future__ import annotations

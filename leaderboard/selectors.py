@@ -1,8 +1,8 @@
 """Reads that build pages and API answers: leaderboards, submissions with their runs, access checks.
 
-Boards read the best-verdict summary (``leaderboard.models.BestVerdict``, kept by ``leaderboard.best_verdicts``),
-never the runs: a page's work depends on the methods, operators and chips it shows, not on the history behind
-them. Its figures are aggregated in SQL (``board_totals``); per-operator outcomes are read only where a page
+Boards read the summary kept by ``leaderboard.best_verdicts``, never the runs: a page's work depends on the
+methods, operators and chips it shows, not on the history behind them. Its figures come from the set totals
+(``BoardTotal``, by ``board_totals``); per-operator outcomes (``BestVerdict`` rows) are read only where a page
 shows them.
 """
 
