@@ -1,12 +1,13 @@
 """Small template helpers for the leaderboard pages."""
 
 import json
+from html import escape as html_escape  # what django.utils.html.escape does, without its lazy-string wrapper
 from typing import Any
 
 from django import template
 from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -84,28 +85,33 @@ def figure_script(value: Any, element_id: str) -> SafeString:
 # that markup and compares): keep them in step with the templates around them.
 
 
-def _run_url() -> tuple[str, str]:
-    sentinel = 987654321
-    before, after = reverse("leaderboard:run", args=[sentinel]).split(str(sentinel))
-    return before, after
+def _run_url(context: Any) -> tuple[str, str]:
+    """The run page's URL around its id, reversed once per rendering."""
+    cached = context.render_context.get("kgb_run_url")
+    if cached is None:
+        sentinel = 987654321
+        cached = context.render_context["kgb_run_url"] = tuple(
+            reverse("leaderboard:run", args=[sentinel]).split(str(sentinel))
+        )
+    return cached
 
 
-@register.simple_tag
-def matrix_cells(line: dict) -> SafeString:
+@register.simple_tag(takes_context=True)
+def matrix_cells(context: Any, line: dict) -> SafeString:
     """A pass-matrix line's cells: each chip's verdict, linked to the run it stands for."""
-    before, after = _run_url()
-    operator_id = escape(line["operator_id"])
+    before, after = _run_url(context)
+    operator_id = html_escape(line["operator_id"])
     parts = []
     for cell in line["cells"]:
-        outcome, state = cell["outcome"], escape(cell["state"])
-        title = f"{operator_id} on {escape(cell['chip'].label)}: {state}"
+        outcome, state = cell["outcome"], html_escape(cell["state"])
+        title = f"{operator_id} on {html_escape(cell['chip'].label)}: {state}"
         if outcome is not None and outcome.speedup:
             title += f", {num(outcome.speedup, 2)}×"
         if outcome is not None and outcome.stale:
             title += " (stale)"
         mark = "✓" if cell["state"] == "passed" else "✗"
         if cell.get("run_id"):
-            body = f'<a href="{escape(before + str(cell["run_id"]) + after)}">{mark}</a>'
+            body = f'<a href="{html_escape(before + str(cell["run_id"]) + after)}">{mark}</a>'
         else:
             body = mark if cell["state"] in ("passed", "failed") else ""
         parts.append(f'<td class="cell {state}" title="{title}">{body}</td>')
@@ -137,7 +143,7 @@ def portability_cells(row: Any, chips: list, reference: Any) -> SafeString:
         if ported is not None:
             cell += (
                 f'<br><small class="ported" title="Kernels this method wrote for another chip, judged on '
-                f'{escape(chip.label)}">ported: {num(ported.accuracy_pct, 0)}%</small>'
+                f'{html_escape(chip.label)}">ported: {num(ported.accuracy_pct, 0)}%</small>'
             )
         parts.append(f'\n      <td class="num">{cell}</td>\n    ')
     return mark_safe("".join(parts))
