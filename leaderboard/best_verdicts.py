@@ -96,12 +96,20 @@ class RunVerdict(NamedTuple):
         return self.status == PASSED and not self.flagged
 
 
+def _decides_over(run: RunVerdict, best: RunVerdict) -> bool:
+    """Whether passing ``run`` decides its operator rather than the passing ``best`` of earlier kernels."""
+    if run.flagged != best.flagged:
+        return best.flagged  # a clean pass beats a flagged one, however fast
+    return run.speedup is not None and (best.speedup or 0) < run.speedup
+
+
 def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
     """A group's row from its finished runs, in id order (one method, operator, chip and nativeness).
 
     Per kernel its latest run counts (a re-judgement supersedes the run before it). The operator is solved if
-    a kernel's latest verdict passed; the deciding kernel is the fastest passing one, an unknown speedup
-    counting as 0 and ties going to the earlier kernel; tokens and time are summed over every kernel.
+    a kernel's latest verdict passed and was not flagged (PROTOCOL 6-7): the deciding kernel is the fastest
+    clean pass, else (the row is then flagged, so unsolved on boards) the fastest flagged one; an unknown
+    speedup counts as 0 and ties go to the earlier kernel. Tokens and time are summed over every kernel.
     """
     latest: dict[int, RunVerdict] = {}
     for run in runs:
@@ -111,7 +119,7 @@ def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
         run = latest[kernel_id]
         tokens += run.tokens or 0
         seconds += run.solve_seconds or 0.0
-        if run.status == PASSED and (best is None or (run.speedup is not None and (best.speedup or 0) < run.speedup)):
+        if run.status == PASSED and (best is None or _decides_over(run, best)):
             best = run
     # The pass matrix links the fastest passing run of all, else the latest one.
     link = max(runs, key=lambda run: (run.status == PASSED, run.speedup or 0.0, run.run_id))

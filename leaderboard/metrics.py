@@ -80,7 +80,7 @@ class OperatorOutcome:
     solve_seconds: float = 0.0
     attempts: int = 0
     stale: bool = False  # the deciding run was judged against an older operator version
-    flagged: bool = False  # the best run beat the roofline floor: not ranked
+    flagged: bool = False  # every passing kernel beat the roofline floor: not solved, not ranked
 
 
 @dataclass
