@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 
 from evaluation.judge.version import JUDGE_VERSION
 from evaluation.models import Chip, Run, RunStatus, Worker, run_is_stale
@@ -186,14 +186,17 @@ def _memoised(parts: tuple, compute):
 BoardTotals = dict[tuple[bool, int, int], dict[str, OutcomeTotals]]
 
 
-def board_totals(*, chip_ids: list[int], operator_set: OperatorSet, ported: bool = False) -> BoardTotals:
+def board_totals(
+    *, chip_ids: list[int], operator_set: OperatorSet, ported: bool = False, method_ids: list[int] | None = None
+) -> BoardTotals:
     """Per method and chip, per operator source: the counts and sums its figures are made of, as kept for the
     set (``BoardTotal``), memoised. Kernels written for the chip only, or with ``ported`` those written for
-    another chip too (keyed by nativeness)."""
+    another chip too (keyed by nativeness); every method's, or those of ``method_ids`` only."""
     natives = (True, False) if ported else (True,)
+    methods = tuple(sorted(method_ids)) if method_ids is not None else None
     return _memoised(
-        ("totals", operator_set.pk, tuple(sorted(chip_ids)), natives),
-        lambda: _read_totals(chip_ids=chip_ids, operator_set=operator_set, natives=natives),
+        ("totals", operator_set.pk, tuple(sorted(chip_ids)), natives, methods),
+        lambda: _read_totals(chip_ids=chip_ids, operator_set=operator_set, natives=natives, method_ids=methods),
     )
 
 
@@ -217,9 +220,13 @@ TOTAL_COLUMNS = (
 )
 
 
-def _read_totals(*, chip_ids: list[int], operator_set: OperatorSet, natives: tuple[bool, ...]) -> BoardTotals:
+def _read_totals(
+    *, chip_ids: list[int], operator_set: OperatorSet, natives: tuple[bool, ...], method_ids: tuple[int, ...] | None
+) -> BoardTotals:
     totals: BoardTotals = defaultdict(dict)
     rows = BoardTotal.objects.filter(operator_set=operator_set, chip_id__in=chip_ids, native__in=natives).order_by()
+    if method_ids is not None:
+        rows = rows.filter(method_id__in=method_ids)
     for (
         native,
         method_id,
@@ -308,9 +315,76 @@ def _read_outcomes(
                 operator.operator_id, operator.source, solved=True, speedup=speedup
             )
         return dict(by_method)
-    for verdict in board_verdicts(operators=operators, **filters):
-        operator = operators[verdict.operator_pk]
-        by_method[verdict.method_id][operator.operator_id] = verdict_outcome(verdict, operator)
+    # The API's per-operator lists read every row of the chip (ten thousand at a million runs): built straight
+    # from the columns, with ``verdict_outcome``'s staleness rule written out.
+    rows = BestVerdict.objects.filter(operator_id__in=list(operators), **filters).order_by("operator_id")
+    for (
+        method_id,
+        operator_pk,
+        attempts,
+        tokens,
+        seconds,
+        solved,
+        speedup,
+        flagged,
+        version,
+        judged,
+    ) in rows.values_list(
+        "method_id",
+        "operator_id",
+        "attempts",
+        "tokens",
+        "solve_seconds",
+        "solved",
+        "speedup",
+        "flagged",
+        "operator_version",
+        "judge_version",
+    ):
+        operator = operators[operator_pk]
+        by_method[method_id][operator.operator_id] = OperatorOutcome(
+            operator.operator_id,
+            operator.source,
+            solved=solved,
+            speedup=speedup,
+            tokens=tokens,
+            solve_seconds=seconds,
+            attempts=attempts,
+            stale=solved and (version < operator.version or (judged is not None and judged < JUDGE_VERSION)),
+            flagged=flagged,
+        )
+    return dict(by_method)
+
+
+def _read_common_speedups(
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
+) -> dict[int, dict[str, OperatorOutcome]]:
+    """Per method, the clean passes with a known speedup on the operators every one of ``method_ids`` passed
+    so on ``chip`` (kernels written for it): one query, however many passes lie outside that common set."""
+    clean = BestVerdict.objects.filter(
+        chip_id=chip.pk,
+        native=True,
+        method_id__in=method_ids,
+        operator_id__in=list(operators),
+        solved=True,
+        flagged=False,
+        speedup__isnull=False,
+    )
+    common = (
+        clean.order_by()
+        .values("operator_id")
+        .annotate(methods=Count("method_id"))
+        .filter(methods=len(method_ids))
+        .values("operator_id")
+    )
+    by_method: dict[int, dict[str, OperatorOutcome]] = defaultdict(dict)
+    for method_id, operator_pk, speedup in (
+        clean.filter(operator_id__in=common).order_by("operator_id").values_list("method_id", "operator_id", "speedup")
+    ):
+        operator = operators[operator_pk]
+        by_method[method_id][operator.operator_id] = OperatorOutcome(
+            operator.operator_id, operator.source, solved=True, speedup=speedup
+        )
     return dict(by_method)
 
 
@@ -412,12 +486,16 @@ def multi_chip_rows(
     method_filter: MethodFilter = NO_FILTER,
     sort: str = "",
     reference_chip: Chip | None = None,
+    method_ids: list[int] | None = None,
 ) -> list[ChipRow]:
     """Per method, its figures on every chip, each from the kernels it wrote for that chip (PROTOCOL 7); ratios
-    against ``reference_chip`` and figures of kernels written for other chips feed portability."""
+    against ``reference_chip`` and figures of kernels written for other chips feed portability. Every method's
+    row, or only those of ``method_ids`` (a method's own page)."""
     operators = set_operators(operator_set=operator_set)
     total = len(operators)
-    board = board_totals(chip_ids=[chip.pk for chip in chips], operator_set=operator_set, ported=True)
+    board = board_totals(
+        chip_ids=[chip.pk for chip in chips], operator_set=operator_set, ported=True, method_ids=method_ids
+    )
     overall_only = {view: (total if view == "overall" else 0) for view in SOURCE_VIEWS}
     methods = _admitted_methods({method_id for _, method_id, _ in board}, method_filter)
     rows: dict[int, ChipRow] = {}
@@ -465,15 +543,20 @@ def matched_rows(
 ) -> tuple[list[str], list[MatchedRow]]:
     """Speedups over the operators every shown method solved on ``chip`` (like with like), with 95% intervals.
 
-    Methods that solved nothing with a known speedup are left out: they would empty the common set.
+    Methods that solved nothing with a known speedup are left out: they would empty the common set. Only the
+    common operators' speedups are read (the database finds them), not every clean pass of every method.
     """
-    rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter, outcomes="clean")
+    rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter)
     if method_ids:
         rows = [row for row in rows if row.method.pk in method_ids]
-    rows = [
-        row for row in rows if any(o.solved and o.speedup is not None and not o.flagged for o in row.outcomes.values())
-    ]
-    common, figures = matched_speedups({row.method.pk: row.outcomes for row in rows})
+    rows = [row for row in rows if row.summaries["overall"].speedup_covered]
+    shown = sorted(row.method.pk for row in rows)
+    operators = set_operators(operator_set=operator_set)
+    found = _memoised(
+        ("common", chip.pk, _operators_key(operators), tuple(shown)),
+        lambda: _read_common_speedups(chip=chip, operators=operators, method_ids=shown),
+    )
+    common, figures = matched_speedups({pk: found.get(pk, {}) for pk in shown})
     result = [MatchedRow(row.method, figures[row.method.pk], row.summaries["overall"]) for row in rows]
     result.sort(key=lambda r: (-(r.figure.speedup_geomean or 0), str(r.method)))
     return common, result

@@ -385,7 +385,9 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
         or (sets[0] if sets else None)
     )
     rows = (
-        selectors.multi_chip_rows(chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips))
+        selectors.multi_chip_rows(
+            chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips), method_ids=[method.pk]
+        )
         if operator_set
         else []
     )

@@ -3,11 +3,13 @@
 import json
 from html import escape as html_escape  # what django.utils.html.escape does, without its lazy-string wrapper
 from typing import Any
+from urllib.parse import quote
 
 from django import template
 from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -85,15 +87,30 @@ def figure_script(value: Any, element_id: str) -> SafeString:
 # that markup and compares): keep them in step with the templates around them.
 
 
+def _url_around(context: Any, name: str) -> tuple[str, str]:
+    """A one-argument route's URL before and after its argument, reversed once per rendering."""
+    cached = context.render_context.setdefault("kgb_urls", {})
+    parts = cached.get(name)
+    if parts is None:
+        sentinel = "987654321"
+        parts = cached[name] = tuple(reverse(name, args=[sentinel]).split(sentinel))
+    return parts
+
+
 def _run_url(context: Any) -> tuple[str, str]:
     """The run page's URL around its id, reversed once per rendering."""
-    cached = context.render_context.get("kgb_run_url")
-    if cached is None:
-        sentinel = 987654321
-        cached = context.render_context["kgb_run_url"] = tuple(
-            reverse("leaderboard:run", args=[sentinel]).split(str(sentinel))
-        )
-    return cached
+    return _url_around(context, "leaderboard:run")
+
+
+@register.simple_tag(takes_context=True)
+def row_url(context: Any, name: str, value: Any) -> str:
+    """``{% url name value %}`` for a route of one argument (a method's pk, an operator id), as ``reverse``
+    writes it, but reversed once per rendering: boards link every row, and a reverse costs as much as a row."""
+    text = str(value)
+    if not text or "/" in text:  # no route takes these: let reverse say so, as the url tag would
+        return reverse(name, args=[value])
+    before, after = _url_around(context, name)
+    return before + quote(text, safe=RFC3986_SUBDELIMS + "/~:@") + after
 
 
 @register.simple_tag(takes_context=True)
