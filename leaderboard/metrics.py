@@ -7,10 +7,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 import numpy as np
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (0.8, 1.0, 1.5)
+K = TypeVar("K")  # what a method is keyed by
 
 
 def geomean(values: Iterable[float]) -> float | None:
@@ -190,18 +192,15 @@ def summarize(outcomes: Sequence[OperatorOutcome], operators_total: int) -> Summ
     return summarize_totals(outcome_totals(outcomes), operators_total)
 
 
-def matched_set_speedups(per_method: Mapping[str, Mapping[str, OperatorOutcome]]) -> tuple[set[str], dict]:
-    """Geomean speedup of each method over the operators *every* method solved with a known speedup."""
-    solved_sets = [
-        {op for op, outcome in outcomes.items() if outcome.solved and outcome.speedup is not None}
-        for outcomes in per_method.values()
-    ]
-    common = set.intersection(*solved_sets) if solved_sets else set()
+def matched_set_speedups(per_method: Mapping[K, Mapping[str, float]]) -> tuple[list[str], dict[K, MatchedSpeedup]]:
+    """Geomean speedup of each method over the operators *every* method passed cleanly with a known speedup,
+    given as operator -> speedup per method, with 95% bootstrap intervals (all methods resampled together)."""
+    common = set.intersection(*(set(speedups) for speedups in per_method.values())) if per_method else set()
     ordered = sorted(common)
-    values = {method: [outcomes[op].speedup for op in ordered] for method, outcomes in per_method.items()}
+    values = {method: [speedups[op] for op in ordered] for method, speedups in per_method.items()}
     intervals = bootstrap_geomean_cis(list(values.values()))
-    return common, {
-        method: (geomean(speedups), interval)
+    return ordered, {
+        method: MatchedSpeedup(geomean(speedups), interval, len(ordered))
         for (method, speedups), interval in zip(values.items(), intervals, strict=True)
     }
 
@@ -259,18 +258,19 @@ class MatchedSpeedup:
 
 
 def matched_speedups(
-    per_method: Mapping[int, Mapping[str, OperatorOutcome]],
-) -> tuple[list[str], dict[int, MatchedSpeedup]]:
+    per_method: Mapping[K, Mapping[str, OperatorOutcome]],
+) -> tuple[list[str], dict[K, MatchedSpeedup]]:
     """Like-with-like speedups: only operators every method solved cleanly with a known speedup count."""
-    common, figures = matched_set_speedups(
+    return matched_set_speedups(
         {
-            key: {op: outcome for op, outcome in outcomes.items() if not outcome.flagged}
+            key: {
+                op: outcome.speedup
+                for op, outcome in outcomes.items()
+                if outcome.solved and outcome.speedup is not None and not outcome.flagged
+            }
             for key, outcomes in per_method.items()
         }
     )
-    return sorted(common), {
-        key: MatchedSpeedup(value, interval, len(common)) for key, (value, interval) in figures.items()
-    }
 
 
 def ratio(value: float | None, reference: float | None) -> float | None:
