@@ -49,8 +49,7 @@ SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
 class LeaderboardRow:
     method: Method
     summaries: dict[str, Summary] = field(default_factory=dict)  # view ("overall", "aten", ...) -> figures
-    # operator_id -> outcome; filled only when the page asked for them (``leaderboard_rows(outcomes=...)``;
-    # "clean" fills the clean passes with a known speedup, with solved and the speedup only)
+    # operator_id -> outcome; filled only when the page asked for them (``leaderboard_rows(outcomes=True)``)
     outcomes: dict[str, OperatorOutcome] = field(default_factory=dict)
 
 
@@ -280,15 +279,21 @@ def _summaries(by_source: dict[str, OutcomeTotals], totals: dict[str, int]) -> d
 
 
 def operator_outcomes(
-    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int], clean_only: bool = False
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
 ) -> dict[int, dict[str, OperatorOutcome]]:
-    """Per method id, per operator id: the methods' outcomes on ``chip`` (kernels written for it), memoised.
+    """Per method id, per operator id: the methods' outcomes on ``chip`` (kernels written for it), memoised."""
+    key = ("outcomes", chip.pk, _operators_key(operators), tuple(method_ids))
+    return _memoised(key, lambda: _read_outcomes(chip=chip, operators=operators, method_ids=method_ids))
 
-    With ``clean_only``, just the clean passes with a known speedup, and of them only what speedup figures
-    read (solved, the speedup): the matched board and the speedup plot, thousands of rows a page."""
-    key = ("outcomes", chip.pk, _operators_key(operators), tuple(method_ids), clean_only)
+
+def clean_speedups(*, chip: Chip, operator_set: OperatorSet, method_ids: list[int]) -> dict[int, dict[str, float]]:
+    """Per method id, operator id -> speedup of its clean passes with a known speedup on ``chip`` (kernels
+    written for it), memoised: all that speedup figures read (the matched board, the speedup plot)."""
+    operators = set_operators(operator_set=operator_set)
+    shown = sorted(method_ids)
     return _memoised(
-        key, lambda: _read_outcomes(chip=chip, operators=operators, method_ids=method_ids, clean=clean_only)
+        ("clean speedups", chip.pk, _operators_key(operators), tuple(shown)),
+        lambda: _read_clean_speedups(chip=chip, operators=operators, method_ids=shown),
     )
 
 
@@ -299,22 +304,10 @@ def _operators_key(operators: dict[int, SetOperator]) -> str:
 
 
 def _read_outcomes(
-    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int], clean: bool
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
 ) -> dict[int, dict[str, OperatorOutcome]]:
     filters = {"chip_id": chip.pk, "native": True, "method_id__in": method_ids}
     by_method: dict[int, dict[str, OperatorOutcome]] = defaultdict(dict)
-    if clean:
-        rows = BestVerdict.objects.filter(operator_id__in=list(operators), solved=True, flagged=False, **filters)
-        for method_id, operator_pk, speedup in (
-            rows.filter(speedup__isnull=False)
-            .order_by("operator_id")
-            .values_list("method_id", "operator_id", "speedup")
-        ):
-            operator = operators[operator_pk]
-            by_method[method_id][operator.operator_id] = OperatorOutcome(
-                operator.operator_id, operator.source, solved=True, speedup=speedup
-            )
-        return dict(by_method)
     # The API's per-operator lists read every row of the chip (ten thousand at a million runs): built straight
     # from the columns, with ``verdict_outcome``'s staleness rule written out.
     rows = BestVerdict.objects.filter(operator_id__in=list(operators), **filters).order_by("operator_id")
@@ -372,7 +365,7 @@ def _read_clean_speedups(
             flagged=False,
             speedup__isnull=False,
         )
-        .order_by()
+        .order_by("operator_id")
         .values_list("method_id", "operator_id", "speedup")
     ):
         by_method[method_id][operators[operator_pk].operator_id] = speedup
@@ -423,13 +416,10 @@ def leaderboard_rows(
     operator_set: OperatorSet,
     method_filter: MethodFilter = NO_FILTER,
     sort: str = "",
-    outcomes: str = "",
+    outcomes: bool = False,
 ) -> list[LeaderboardRow]:
-    """One row per method with figures per source view, sorted by overall accuracy then speedup.
-
-    ``outcomes``: "all" fills each row's per-operator outcomes, "clean" only its clean passes with a known
-    speedup; by default none are read.
-    """
+    """One row per method with figures per source view, sorted by overall accuracy then speedup; with
+    ``outcomes``, each row's per-operator outcomes too (by default none are read)."""
     operators = set_operators(operator_set=operator_set)
     totals = _view_totals(operators)
     board = board_totals(chip_ids=[chip.pk], operator_set=operator_set)
@@ -440,9 +430,7 @@ def leaderboard_rows(
         if method_id in methods
     ]
     if outcomes and rows:
-        found = operator_outcomes(
-            chip=chip, operators=operators, method_ids=sorted(methods), clean_only=outcomes == "clean"
-        )
+        found = operator_outcomes(chip=chip, operators=operators, method_ids=sorted(methods))
         for row in rows:
             row.outcomes = found.get(row.method.pk, {})
     rows.sort(
@@ -541,11 +529,7 @@ def matched_rows(
         rows = [row for row in rows if row.method.pk in method_ids]
     rows = [row for row in rows if row.summaries["overall"].speedup_covered]
     shown = sorted(row.method.pk for row in rows)
-    operators = set_operators(operator_set=operator_set)
-    found = _memoised(
-        ("clean speedups", chip.pk, _operators_key(operators), tuple(shown)),
-        lambda: _read_clean_speedups(chip=chip, operators=operators, method_ids=shown),
-    )
+    found = clean_speedups(chip=chip, operator_set=operator_set, method_ids=shown)
     common, figures = matched_set_speedups({pk: found.get(pk, {}) for pk in shown})
     result = [MatchedRow(row.method, figures[row.method.pk], row.summaries["overall"]) for row in rows]
     result.sort(key=lambda r: (-(r.figure.speedup_geomean or 0), str(r.method)))

@@ -268,7 +268,10 @@ def plots_page(request: HttpRequest) -> HttpResponse:
     figures: dict = {}
     if query.chip and query.operator_set:
         rows = selectors.leaderboard_rows(
-            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter, outcomes="clean"
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter
+        )
+        speedups = selectors.clean_speedups(
+            chip=query.chip, operator_set=query.operator_set, method_ids=[row.method.pk for row in rows]
         )
         chip_rows = selectors.multi_chip_rows(
             chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter
@@ -279,7 +282,7 @@ def plots_page(request: HttpRequest) -> HttpResponse:
             "accuracy-vs-tokens": plots.accuracy_vs_tokens(rows, query.chip),
             "accuracy-heatmap": heatmaps[0],
             "speedup-heatmap": heatmaps[1],
-            "speedup-distribution": plots.speedup_distribution(rows, query.chip),
+            "speedup-distribution": plots.speedup_distribution(rows, speedups, query.chip),
             "speedup-vs-roofline": plots.roofline_fraction(chip=query.chip, operator_set=query.operator_set),
         }
     return render(request, "leaderboard/plots.html", {**query.context(), "figures": figures, "board": "plots"})

@@ -346,7 +346,7 @@ class LeaderboardView(APIView):
         if chip is None or operator_set is None:
             raise NotFound("no such chip or operator set")
         with_outcomes = request.query_params.get("operators", "").lower() in ("1", "true", "yes")
-        rows = selectors.leaderboard_rows(chip=chip, operator_set=operator_set, outcomes="all" if with_outcomes else "")
+        rows = selectors.leaderboard_rows(chip=chip, operator_set=operator_set, outcomes=with_outcomes)
         views = [view for view in selectors.SOURCE_VIEWS if rows and view in rows[0].summaries] or ["overall"]
         data = exports.leaderboard_json(rows, with_outcomes=with_outcomes)
         if request.accepted_renderer.format == "csv":
