@@ -1,4 +1,5 @@
-"""Reads that build pages and API answers: leaderboards, submissions with their runs, access checks.
+"""Reads that build the boards, plots, board downloads and the API's leaderboard (access rules are in
+``leaderboard.access``, a submission's progress in ``leaderboard.progress``).
 
 Boards read the summary kept by ``leaderboard.best_verdicts``, never the runs: a page's work depends on the
 methods, operators and chips it shows, not on the history behind them. Its figures come from the set totals
@@ -14,12 +15,10 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Sum
 
 from evaluation.judge.version import JUDGE_VERSION
-from evaluation.models import Chip, Run, RunStatus, Worker, run_is_stale
-from evaluation.queue_estimates import queue_estimates
+from evaluation.models import Chip, run_is_stale
 from leaderboard.metrics import (
     MatchedSpeedup,
     OperatorOutcome,
@@ -34,12 +33,9 @@ from leaderboard.models import (
     BoardGeneration,
     BoardTotal,
     Method,
-    Operator,
     OperatorSet,
     PaperCost,
     PaperResult,
-    Submission,
-    Visibility,
 )
 
 SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
@@ -199,24 +195,25 @@ def board_totals(
     )
 
 
-TOTAL_COLUMNS = (
-    "native",
-    "method_id",
-    "chip_id",
-    "source",
-    "outcomes",
-    "solved",
-    "covered",
-    "logged",
-    "log_sum",
-    "faster_than_0_8",
-    "faster_than_1",
-    "faster_than_1_5",
-    "tokens",
-    "solve_seconds",
-    "stale_by_operator",
-    "solved_by_judge",
-)
+class TotalRow(NamedTuple):
+    """One ``BoardTotal`` row as boards read it: a method's sums over one source's operators of a set."""
+
+    native: bool
+    method_id: int
+    chip_id: int
+    source: str
+    outcomes: int
+    solved: int
+    covered: int
+    logged: int
+    log_sum: float
+    faster_than_0_8: int
+    faster_than_1: int
+    faster_than_1_5: int
+    tokens: int
+    solve_seconds: float
+    stale_by_operator: int
+    solved_by_judge: dict[str, int]  # judge version -> solved rows it decided
 
 
 def _read_totals(
@@ -226,38 +223,21 @@ def _read_totals(
     rows = BoardTotal.objects.filter(operator_set=operator_set, chip_id__in=chip_ids, native__in=natives).order_by()
     if method_ids is not None:
         rows = rows.filter(method_id__in=method_ids)
-    for (
-        native,
-        method_id,
-        chip_id,
-        source,
-        outcomes,
-        solved,
-        covered,
-        logged,
-        log_sum,
-        fast_0_8,
-        fast_1,
-        fast_1_5,
-        tokens,
-        seconds,
-        stale_by_operator,
-        solved_by_judge,
-    ) in rows.values_list(*TOTAL_COLUMNS):
+    for row in map(TotalRow._make, rows.values_list(*TotalRow._fields)):
         # Verdicts of an older judge are stale now, whatever they were when the totals were written.
         stale_by_judge = sum(
-            count for judged, count in solved_by_judge.items() if judged and int(judged) < JUDGE_VERSION
+            count for judged, count in row.solved_by_judge.items() if judged and int(judged) < JUDGE_VERSION
         )
-        totals[(native, method_id, chip_id)][source] = OutcomeTotals(
-            outcomes=outcomes,
-            solved=solved,
-            covered=covered,
-            logged=logged,
-            log_sum=log_sum,
-            fast=(fast_0_8, fast_1, fast_1_5),
-            tokens=tokens,
-            solve_seconds=seconds,
-            stale=stale_by_operator + stale_by_judge,
+        totals[(row.native, row.method_id, row.chip_id)][row.source] = OutcomeTotals(
+            outcomes=row.outcomes,
+            solved=row.solved,
+            covered=row.covered,
+            logged=row.logged,
+            log_sum=row.log_sum,
+            fast=(row.faster_than_0_8, row.faster_than_1, row.faster_than_1_5),
+            tokens=row.tokens,
+            solve_seconds=row.solve_seconds,
+            stale=row.stale_by_operator + stale_by_judge,
         )
     return dict(totals)
 
@@ -586,79 +566,3 @@ def paper_results(*, table: str, platform: str | None = None) -> dict[tuple[str,
 
 def paper_costs() -> list[PaperCost]:
     return list(PaperCost.objects.order_by("tokens_per_passed_operator_millions"))
-
-
-# --- Catalog pages --------------------------------------------------------------------------------------
-
-
-def method_submissions(*, method: Method, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Submission]:
-    return visible_submissions(user=user).filter(method=method)
-
-
-def visible_methods(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Method]:
-    """Public methods, plus the user's own (all, for staff)."""
-    if user.is_authenticated and user.is_staff:
-        return Method.objects.all()
-    if user.is_authenticated:
-        return Method.objects.filter(Q(public=True) | Q(owner=user))
-    return Method.objects.filter(public=True)
-
-
-# --- Access -------------------------------------------------------------------------------------------
-
-
-def can_view_code(*, user: AbstractBaseUser | AnonymousUser, submission: Submission) -> bool:
-    """Public code is for everyone; private code for its owner and staff only."""
-    if submission.visibility == Visibility.PUBLIC:
-        return True
-    return bool(user.is_authenticated and (user.is_staff or submission.owner_id == user.pk))
-
-
-def visible_submissions(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Submission]:
-    """Submissions a user may see listed: public ones, plus their own (all, for staff).
-
-    A private submission's results are its owner's business: it is neither listed nor ranked for others.
-    """
-    submissions = Submission.objects.select_related("method", "owner", "target_chip")
-    if user.is_authenticated and user.is_staff:
-        return submissions
-    if user.is_authenticated:
-        return submissions.filter(Q(visibility=Visibility.PUBLIC) | Q(owner=user))
-    return submissions.filter(visibility=Visibility.PUBLIC)
-
-
-def submission_progress(*, submission: Submission) -> dict:
-    """Counts and per-run statuses of a submission, for its page and its live-updating JSON."""
-    runs = list(
-        Run.objects.filter(kernel__submission=submission)
-        .select_related("chip", "kernel__operator")
-        .order_by("kernel__operator__operator_id", "chip__slug", "created_at")
-    )
-    finished = sum(1 for run in runs if run.is_finished)
-    chips = {run.chip for run in runs}
-    estimates = queue_estimates(runs=runs)
-    for run in runs:
-        run.queue_estimate = estimates.get(run.pk)  # None unless queued
-    return {
-        "runs": runs,
-        "total": len(runs),
-        "finished": finished,
-        "passed": sum(1 for run in runs if run.status == RunStatus.PASSED),
-        "chips_without_worker": sorted(chip.slug for chip in chips if not chip_has_live_worker(chip=chip)),
-    }
-
-
-def chip_has_live_worker(*, chip: Chip) -> bool:
-    from datetime import timedelta
-
-    from django.conf import settings
-    from django.utils import timezone
-
-    # Said as soon as three beats are missed, well before the re-queuer gives up on the worker (a minute).
-    silent_after = min(settings.KGB_WORKER_STALE_AFTER_S, 3 * settings.KGB_HEARTBEAT_INTERVAL_S)
-    since = timezone.now() - timedelta(seconds=silent_after)
-    return Worker.objects.filter(chip=chip, last_heartbeat_at__gte=since).exists()
-
-
-def active_operators() -> QuerySet[Operator]:
-    return Operator.objects.filter(active=True).order_by("source", "operator_id")

@@ -11,9 +11,10 @@ from django.shortcuts import get_object_or_404, render
 
 from evaluation.judge.version import JUDGE_VERSION
 from evaluation.models import Chip, Run
-from leaderboard import board_exports, plots, reads, run_report, selectors
+from leaderboard import access, board_exports, plots, reads, run_report, selectors
 from leaderboard.boards import BoardQuery, board_query, pick, reference_chip
 from leaderboard.models import Operator, OperatorSet, Visibility
+from leaderboard.progress import submission_progress
 from leaderboard.ranking import multi_chip_order, rank_rows
 from leaderboard.templatetags.board import highlight_python
 
@@ -395,7 +396,7 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
         else []
     )
     row = next((r for r in rows if r.method.pk == method.pk), None)
-    submissions = list(selectors.method_submissions(method=method, user=request.user)[:100])
+    submissions = list(access.method_submissions(method=method, user=request.user)[:100])
     dates = sorted(s.created_at for s in submissions)
     return render(
         request,
@@ -417,23 +418,23 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    submission = get_object_or_404(selectors.visible_submissions(user=request.user), pk=pk)
-    progress = selectors.submission_progress(submission=submission)
+    submission = get_object_or_404(access.visible_submissions(user=request.user), pk=pk)
+    progress = submission_progress(submission=submission)
     return render(
         request,
         "leaderboard/submission_detail.html",
         {
             "submission": submission,
             "progress": progress,
-            "can_view_code": selectors.can_view_code(user=request.user, submission=submission),
+            "can_view_code": access.can_view_code(user=request.user, submission=submission),
         },
     )
 
 
 def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     """What the submission page polls to update without reloading."""
-    submission = get_object_or_404(selectors.visible_submissions(user=request.user), pk=pk)
-    progress = selectors.submission_progress(submission=submission)
+    submission = get_object_or_404(access.visible_submissions(user=request.user), pk=pk)
+    progress = submission_progress(submission=submission)
     return JsonResponse(
         {
             "total": progress["total"],
@@ -460,9 +461,9 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("kernel__submission__method", "kernel__operator", "chip"), pk=pk)
     submission = run.kernel.submission
-    if not selectors.visible_submissions(user=request.user).filter(pk=submission.pk).exists():
+    if not access.visible_submissions(user=request.user).filter(pk=submission.pk).exists():
         raise Http404("No such run")
-    can_view_code = selectors.can_view_code(user=request.user, submission=submission)
+    can_view_code = access.can_view_code(user=request.user, submission=submission)
     return render(
         request,
         "leaderboard/run_detail.html",

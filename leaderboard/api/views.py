@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 
 from evaluation.models import Chip, Run
 from evaluation.services import run_rerun
-from leaderboard import importers, intake, reads, selectors
+from leaderboard import access, importers, intake, reads, selectors
 from leaderboard.api import exports, serializers
 from leaderboard.api.filters import KernelFilter, MethodFilter, OperatorFilter, RunFilter, SubmissionFilter
 from leaderboard.api.permissions import IsStaff, ReadOnlyOrAuthenticatedCreate
@@ -178,7 +178,7 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet:
         return (
-            selectors.visible_submissions(user=self.request.user)
+            access.visible_submissions(user=self.request.user)
             .annotate(kernel_count=Count("kernels"))
             .order_by("-created_at", "-pk")
         )
@@ -274,7 +274,7 @@ class KernelViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = KernelFilter
 
     def get_queryset(self) -> QuerySet[Kernel]:
-        visible = selectors.visible_submissions(user=self.request.user)
+        visible = access.visible_submissions(user=self.request.user)
         return (
             Kernel.objects.filter(submission__in=visible)
             .select_related("operator", "submission")
@@ -292,7 +292,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:
-        visible = selectors.visible_submissions(user=self.request.user)
+        visible = access.visible_submissions(user=self.request.user)
         return (
             Run.objects.filter(kernel__submission__in=visible)
             .select_related("chip", "kernel__operator", "kernel__submission")
@@ -384,7 +384,7 @@ class RunsExportView(APIView):
         },
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        visible = selectors.visible_submissions(user=request.user)
+        visible = access.visible_submissions(user=request.user)
         runs = RunFilter(request.query_params, queryset=Run.objects.filter(kernel__submission__in=visible))
         if not runs.is_valid():
             raise ValidationError(runs.errors)
