@@ -531,8 +531,9 @@ def main() -> None:
     parser.add_argument("--rebuild", action="store_true", help="with --reuse: rebuild the summary from the runs")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.reuse and not args.child and args.databases.strip() not in ("postgresql", "postgres", "pg"):
-        parser.error("--reuse times one kept PostgreSQL database: pass --databases postgresql")
+    only_postgresql = args.databases.strip() in ("postgresql", "postgres", "pg")
+    if (args.reuse or args.keep) and not args.child and not only_postgresql:
+        parser.error("--keep and --reuse are for one PostgreSQL database: pass --databases postgresql")
     if args.reuse and not args.reuse.replace("_", "").isalnum():
         parser.error(f"--reuse: {args.reuse!r} is not a database name this script makes")
     sys.path.insert(0, str(ROOT))
