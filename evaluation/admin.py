@@ -5,8 +5,10 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
+from django.utils.html import format_html
 
-from evaluation.models import Chip, Run, Worker
+from evaluation.models import Chip, RejudgeBatch, Run, Worker
 from evaluation.services import run_rerun
 from leaderboard.admin import ChipChoiceForm, KeepsBestVerdicts, ask_for_object
 from leaderboard.models import Submission
@@ -84,3 +86,20 @@ class RunAdmin(KeepsBestVerdicts, admin.ModelAdmin):
         created = [run_rerun(run=run, chip=data["chip"]) for run in queryset.select_related("kernel__operator")]
         self.message_user(request, f"{len(created)} runs queued on {data['chip']}.", messages.SUCCESS)
         return None
+
+
+@admin.register(RejudgeBatch)
+class RejudgeBatchAdmin(admin.ModelAdmin):
+    """Re-judgements are asked for from the operator sets' action, the staff page or ``manage.py rejudge``;
+    here they are only listed, with a link to what changed."""
+
+    list_display = ("id", "set_slug", "chip", "stale_only", "judge_version", "requested_by", "created_at", "diff")
+    list_filter = ("chip", "stale_only")
+    readonly_fields = [field.name for field in RejudgeBatch._meta.fields]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.display(description="What changed")
+    def diff(self, obj: RejudgeBatch) -> str:
+        return format_html('<a href="{}">diff</a>', reverse("leaderboard:rejudge", args=[obj.pk]))

@@ -158,6 +158,17 @@ class Run(models.Model):
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    rejudge_of = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="rejudged_by",
+        help_text="The finished run of the same kernel and chip that this re-judgement supersedes",
+    )
+    rejudge_batch = models.ForeignKey(
+        "RejudgeBatch", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -188,6 +199,33 @@ class Run(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+
+class RejudgeBatch(models.Model):
+    """Staff asked for a set's kernels to be judged again on one chip by today's judge
+    (``evaluation.services.rejudge_set``). Its runs are ordinary queued runs, claimed fairly like any upload's;
+    each names the run it supersedes (``Run.rejudge_of``), which is what the diff page compares it with."""
+
+    operator_set = models.ForeignKey(
+        "leaderboard.OperatorSet", null=True, on_delete=models.SET_NULL, related_name="rejudge_batches"
+    )
+    set_slug = models.SlugField(max_length=64, help_text="The set's slug when asked (kept if the set is deleted)")
+    chip = models.ForeignKey(Chip, on_delete=models.PROTECT, related_name="rejudge_batches")
+    stale_only = models.BooleanField(default=False, help_text="Only runs judged by an older judge or operator")
+    judge_version = models.PositiveIntegerField(help_text="The judge's version when the re-judgement was asked")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    already_pending = models.PositiveIntegerField(
+        default=0, help_text="Kernels left out because a run of theirs was already queued or running there"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"re-judgement {self.pk} of {self.set_slug} on {self.chip_id}"
 
 
 def run_is_stale(*, operator_version: int, current_operator_version: int, judge_version: int | None) -> bool:

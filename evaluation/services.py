@@ -21,7 +21,18 @@ from django.utils import timezone
 
 from evaluation.judge.bundle import BUNDLE_LEASE_PREFIX
 from evaluation.judge.job import JudgeJob, JudgeResult
-from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, OwnerTurn, Run, RunStatus, Worker
+from evaluation.judge.version import JUDGE_VERSION
+from evaluation.models import (
+    FINISHED_STATUSES,
+    Chip,
+    DeviceType,
+    OwnerTurn,
+    RejudgeBatch,
+    Run,
+    RunStatus,
+    Worker,
+    run_is_stale,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -89,22 +100,137 @@ def run_enqueue(*, run: Run) -> None:
     transaction.on_commit(lambda: signature(JUDGE_TASK, args=[run_id], queue=queue).apply_async())
 
 
+def run_create(*, kernel: Any, chip: Chip, **fields: Any) -> Run:
+    """A queued run of ``kernel`` on ``chip`` against its operator's current version, enqueued after commit."""
+    run = Run.objects.create(kernel=kernel, chip=chip, operator_version=kernel.operator.version, **fields)
+    run_enqueue(run=run)
+    return run
+
+
 def runs_create_for_kernels(*, kernels: Iterable[Any], chips: Iterable[Chip]) -> list[Run]:
     """One queued run per (kernel, chip), each enqueued after commit."""
-    runs = []
     chips = list(chips)
-    for kernel in kernels:
-        for chip in chips:
-            run = Run.objects.create(kernel=kernel, chip=chip, operator_version=kernel.operator.version)
-            run_enqueue(run=run)
-            runs.append(run)
-    return runs
+    return [run_create(kernel=kernel, chip=chip) for kernel in kernels for chip in chips]
 
 
 def run_rerun(*, run: Run, chip: Chip | None = None) -> Run:
     """Judge the run's kernel again (on ``chip`` or the same chip) as a new run: verdicts are never rewritten."""
     with transaction.atomic():
         return runs_create_for_kernels(kernels=[run.kernel], chips=[chip or run.chip])[0]
+
+
+# --- Re-judging a set -----------------------------------------------------------------------------------
+
+
+class RejudgeRefused(Exception):
+    """A re-judgement that cannot be queued; the message says why, in words for the person who asked."""
+
+
+def rejudge_resolve(*, set_slug: str, chip_slug: str) -> tuple[Any, Chip]:
+    """The operator set and chip named by these slugs, or RejudgeRefused naming the ones that exist."""
+    from leaderboard.models import OperatorSet  # leaderboard imports these services: import here
+
+    operator_set = OperatorSet.objects.filter(slug=set_slug).first()
+    if operator_set is None:
+        known = ", ".join(OperatorSet.objects.order_by("slug").values_list("slug", flat=True)) or "none"
+        raise RejudgeRefused(f"no operator set {set_slug!r} (sets: {known})")
+    chip = Chip.objects.filter(slug=chip_slug).first()
+    if chip is None:
+        known = ", ".join(Chip.objects.order_by("slug").values_list("slug", flat=True)) or "none"
+        raise RejudgeRefused(f"no chip {chip_slug!r} (chips: {known})")
+    return operator_set, chip
+
+
+def rejudge_candidates(*, operator_set: Any, chip: Chip, stale_only: bool = False) -> tuple[list[Run], int]:
+    """The runs a re-judgement of ``operator_set`` on ``chip`` supersedes, and how many kernels are left out
+    because a run of theirs is queued or running there already.
+
+    Per method and operator, the kernels of its latest public submission (of a public method: what the
+    boards count) that has a finished run on the chip; per kernel its latest run there, which must be
+    finished. ``stale_only``: only those judged by an older judge or against an older operator version.
+    """
+    latest_run: dict[int, tuple[int, str]] = {}  # kernel -> (its latest run here, that run's status)
+    facts: dict[int, tuple[int, int, int]] = {}  # kernel -> (method, operator, submission)
+    judged: set[int] = set()  # kernels with a finished run here
+    runs = (
+        Run.objects.filter(
+            chip=chip,
+            kernel__operator__in=operator_set.operators.all(),
+            kernel__submission__visibility="public",
+            kernel__submission__method__public=True,
+        )
+        .order_by("pk")
+        .values_list(
+            "pk", "status", "kernel_id", "kernel__submission__method_id", "kernel__operator_id", "kernel__submission_id"
+        )
+    )
+    for run_id, status, kernel_id, method_id, operator_id, submission_id in runs.iterator():
+        latest_run[kernel_id] = (run_id, status)
+        facts[kernel_id] = (method_id, operator_id, submission_id)
+        if status in FINISHED_STATUSES:
+            judged.add(kernel_id)
+    newest_submission: dict[tuple[int, int], int] = {}
+    for kernel_id in judged:
+        method_id, operator_id, submission_id = facts[kernel_id]
+        key = (method_id, operator_id)
+        newest_submission[key] = max(newest_submission.get(key, 0), submission_id)
+    chosen, pending = [], 0
+    for kernel_id, (method_id, operator_id, submission_id) in facts.items():
+        if kernel_id not in judged or newest_submission[(method_id, operator_id)] != submission_id:
+            continue
+        run_id, status = latest_run[kernel_id]
+        if status not in FINISHED_STATUSES:
+            pending += 1
+            continue
+        chosen.append(run_id)
+    superseded = list(Run.objects.filter(pk__in=chosen).select_related("kernel__operator", "chip").order_by("pk"))
+    if stale_only:
+        superseded = [
+            run
+            for run in superseded
+            if run_is_stale(
+                operator_version=run.operator_version,
+                current_operator_version=run.kernel.operator.version,
+                judge_version=run.judge_version,
+            )
+        ]
+    return superseded, pending
+
+
+def rejudge_set(
+    *, operator_set: Any, chip: Chip, stale_only: bool = False, requested_by: Any = None, require_worker: bool = True
+) -> RejudgeBatch:
+    """Queue a fresh judgement, by today's judge, of the kernels ``rejudge_candidates`` chooses: each a new
+    run naming the run it supersedes, sent its ticket like any upload's (claimed fairly, owner by owner).
+    Boards keep the superseded verdicts until the new ones land (a kernel's latest finished run counts).
+
+    Raises RejudgeRefused when the chip has no live worker to judge them (unless not ``require_worker``: a
+    chip judged through offline bundles) or there is nothing to re-judge.
+    """
+    from leaderboard.progress import chip_has_live_worker  # leaderboard imports these services: import here
+
+    if require_worker and not chip_has_live_worker(chip=chip):
+        raise RejudgeRefused(
+            f"no live worker serves {chip.slug}: start one (manage.py worker --chip {chip.slug}) and ask again"
+        )
+    with transaction.atomic():
+        superseded, pending = rejudge_candidates(operator_set=operator_set, chip=chip, stale_only=stale_only)
+        if not superseded:
+            what = "stale verdicts" if stale_only else "finished verdicts"
+            waiting = f"; {pending} kernels already have a run queued or running there" if pending else ""
+            raise RejudgeRefused(f"nothing to re-judge: no {what} of set {operator_set.slug} on {chip.slug}{waiting}")
+        batch = RejudgeBatch.objects.create(
+            operator_set=operator_set,
+            set_slug=operator_set.slug,
+            chip=chip,
+            stale_only=stale_only,
+            judge_version=JUDGE_VERSION,
+            requested_by=requested_by if getattr(requested_by, "is_authenticated", False) else None,
+            already_pending=pending,
+        )
+        for run in superseded:
+            run_create(kernel=run.kernel, chip=chip, rejudge_of=run, rejudge_batch=batch)
+    return batch
 
 
 # --- Claiming and recording ---------------------------------------------------------------------------

@@ -11,9 +11,11 @@ from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
+from django.utils.html import format_html
 
 from evaluation.models import Chip
-from evaluation.services import runs_create_for_kernels
+from evaluation.services import RejudgeRefused, rejudge_set, runs_create_for_kernels
 from leaderboard import best_verdicts
 from leaderboard.models import Kernel, Method, Operator, OperatorSet, PaperCost, PaperResult, Submission
 
@@ -24,6 +26,12 @@ class AddToSetForm(forms.Form):
 
 class ChipChoiceForm(forms.Form):
     chip = forms.ModelChoiceField(queryset=Chip.objects.filter(active=True))
+
+
+class RejudgeChipForm(ChipChoiceForm):
+    stale_only = forms.BooleanField(
+        required=False, help_text="Only verdicts made by an older judge or against an older operator version"
+    )
 
 
 def ask_for_object(modeladmin, request: HttpRequest, queryset: QuerySet, form_class, action: str, title: str):
@@ -110,6 +118,39 @@ class OperatorSetAdmin(admin.ModelAdmin):
     search_fields = ("slug", "title")
     filter_horizontal = ("operators",)
     prepopulated_fields = {"slug": ("title",)}
+    actions = ("rejudge_on_chip",)
+
+    @admin.action(description="Re-judge selected sets' latest public kernels on a chip")
+    def rejudge_on_chip(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse | None:
+        data, page = ask_for_object(
+            self, request, queryset, RejudgeChipForm, "rejudge_on_chip", "Re-judge on a chip by today's judge"
+        )
+        if page:
+            return page
+        for operator_set in queryset:
+            try:
+                batch = rejudge_set(
+                    operator_set=operator_set,
+                    chip=data["chip"],
+                    stale_only=data["stale_only"],
+                    requested_by=request.user,
+                )
+            except RejudgeRefused as refused:
+                self.message_user(request, f"{operator_set.slug}: {refused}", messages.WARNING)
+                continue
+            link = reverse("leaderboard:rejudge", args=[batch.pk])
+            self.message_user(
+                request,
+                format_html(
+                    '{}: {} runs queued on {}; <a href="{}">what changed</a>',
+                    operator_set.slug,
+                    batch.runs.count(),
+                    data["chip"].slug,
+                    link,
+                ),
+                messages.SUCCESS,
+            )
+        return None
 
     @admin.display(description="Operators")
     def operator_count(self, obj: OperatorSet) -> int:

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 
 from evaluation.models import Chip
 from leaderboard.intake import IntakeOptions
-from leaderboard.models import Method, MethodKind, Visibility
+from leaderboard.models import Method, MethodKind, OperatorSet, Visibility
 from leaderboard.progress import chip_has_live_worker
 
 VISIBILITY_HELP = (
@@ -169,3 +169,13 @@ class BatchUploadForm(UploadOptionsForm):
         "visibility",
         "notes",
     ]
+
+
+class RejudgeForm(forms.Form):
+    """Staff: judge a set's latest public kernels on a chip again, by today's judge."""
+
+    operator_set = forms.ModelChoiceField(queryset=OperatorSet.objects.all(), to_field_name="slug", label="Set")
+    chip = forms.ModelChoiceField(queryset=Chip.objects.filter(active=True), to_field_name="slug")
+    stale_only = forms.BooleanField(
+        required=False, help_text="Only verdicts made by an older judge or against an older operator version"
+    )

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard import upload_views, views
+from leaderboard import staff_views, upload_views, views
 
 app_name = "leaderboard"
 
@@ -23,5 +23,7 @@ urlpatterns = [
     path("submissions/<int:pk>/", views.submission_detail, name="submission"),
     path("submissions/<int:pk>/status.json", views.submission_status, name="submission_status"),
     path("runs/<int:pk>/", views.run_detail, name="run"),
+    path("staff/rejudges/", staff_views.rejudge_list, name="rejudges"),
+    path("staff/rejudges/<int:pk>/", staff_views.rejudge_detail, name="rejudge"),
     path("accounts/signup/", upload_views.signup, name="signup"),
 ]

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from evaluation.catalog.spec import Call, Case
-from evaluation.judge import wire
+from evaluation.judge import protocol, wire
 from evaluation.judge.compare import (
     FP64_OPINION_MIN_VALUES,
     bit_identical,
@@ -27,7 +27,7 @@ from evaluation.judge.verdicts import Verdict
 
 def check_draws_differ(
     judgement: JudgementContext,
-    reply: dict[str, Any],
+    reply: protocol.Called,
     blobs: list[bytes],
     case: Case,
     tier: str,
@@ -38,27 +38,27 @@ def check_draws_differ(
     """A random operator's second call on the same inputs must also pass its statistical check and must
     not repeat the first call's draws (a fixed seed, or a pattern derived from the inputs), unless the
     reference itself repeats them (rrelu in eval mode is deterministic)."""
-    repeat = reply.get("repeat")
-    if not isinstance(repeat, dict):
+    repeat = reply.repeat
+    if repeat is None:
         raise Verdict("error", f"case {case.case_id}: the sandbox did not make the second call")
-    if repeat.get("error"):
+    if repeat.error:
         raise Verdict(
             "failed_runtime",
-            f"case {case.case_id}: the second call raised: {str(repeat['error']).strip().splitlines()[-1][:500]}",
+            f"case {case.case_id}: the second call raised: {repeat.error.strip().splitlines()[-1][:500]}",
             case=case,
             tier=tier,
-            message=str(repeat["error"])[-2000:],
+            message=repeat.error[-2000:],
         )
-    if repeat.get("compute_ops") or int(repeat.get("launches", 0)) < 1 or repeat.get("not_plain"):
+    if repeat.compute_ops or repeat.launches < 1 or repeat.not_plain:
         raise Verdict(
             "rejected",
             f"case {case.case_id}: the second call computed outside Triton or launched nothing",
             check="dispatch_audit",
             case=case,
             tier=tier,
-            message=f"second call: ops {repeat.get('compute_ops')}, launches {repeat.get('launches')}",
+            message=f"second call: ops {list(repeat.compute_ops)}, launches {repeat.launches}",
         )
-    decoded = wire.Decoder(blobs, private=False).decode(repeat.get("value"))
+    decoded = wire.Decoder(blobs, private=False).decode(repeat.value)
     second = judgement.spec.outputs_of(
         case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]
     )
@@ -155,20 +155,17 @@ def pure_output_keys(
 
 
 def decode_ghosts(
-    judgement: JudgementContext, reply: dict[str, Any], blobs: list[bytes], offsets: list[int], case: Case
+    judgement: JudgementContext, reply: protocol.Called, blobs: list[bytes], case: Case
 ) -> list[tuple[Any, ...] | None]:
     """Each ghost replay's compared outputs, in order; None for a replay that raised or returned something
-    other than plain tensors (its launches mattered). Empty when the reply holds no usable replays."""
-    ghosts = reply.get("ghosts", [])
-    if not ghosts or len(ghosts) != len(offsets):
-        return []
-    bounds = [*offsets, len(blobs)]
+    other than plain tensors (its launches mattered). Empty when the reply holds no replays."""
+    bounds = [*reply.ghost_blob_offsets, len(blobs)]
     decoded_outputs: list[tuple[Any, ...] | None] = []
-    for index, ghost in enumerate(ghosts):
-        if ghost.get("error") or ghost.get("not_plain"):
+    for index, ghost in enumerate(reply.ghosts):
+        if ghost.error or ghost.not_plain:
             decoded_outputs.append(None)
             continue
-        decoded = wire.Decoder(blobs[bounds[index] : bounds[index + 1]], private=False).decode(ghost.get("value"))
+        decoded = wire.Decoder(blobs[bounds[index] : bounds[index + 1]], private=False).decode(ghost.value)
         decoded_outputs.append(
             judgement.spec.outputs_of(
                 case, Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"])), decoded["returned"]

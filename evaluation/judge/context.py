@@ -107,6 +107,7 @@ class JudgementContext:
         self.poison_keys: dict[str, list[Any]] = {}  # per case: mutated args that are pure outputs
         self.expected_meta: dict[str, tuple[Any, ...]] = {}  # per case: expected outputs on "meta" (roofline)
         self.case_bytes: dict[str, int] = {}  # per case: input + output bytes (which cases to time)
+        self.passed_case_dtypes: list[frozenset[str]] = []  # per passed case: its tensors' dtypes
         self.backend = backend_for(job.device_type)
         self.speedup: float | None = None
         self.speedup_ci95: tuple[float, float] | None = None

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.catalog.spec import Call, Case
-from evaluation.judge import faults, wire
+from evaluation.judge import faults, interpreter_defects, protocol, wire
 from evaluation.judge.checks import (
     check_draws_differ,
     check_fp64_opinion,
@@ -50,7 +50,7 @@ class CaseInFlight:
     variants: int
     before: Call | None = None  # an untouched copy of what was sent
     outputs: tuple[Any, ...] = ()
-    reply: dict[str, Any] = field(default_factory=dict)
+    reply: protocol.Called | None = None
     repeat_blobs: list[bytes] = field(default_factory=list)
     ghost_outputs: list[tuple[Any, ...] | None] = field(default_factory=list)
     answered_at: float = 0.0
@@ -158,17 +158,17 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     pending.sent = None  # the sandbox has its copy, ``before`` the untouched one
     asked = time.perf_counter()
     # Ghost replays send back only what is compared (the return value, mutated arguments).
+    reply: protocol.Called
     reply, blobs = judgement.session.request(
-        {
-            "op": "call",
-            "entry_point": case.entry_point,
-            "payload": payload,
-            "ghost": pending.wants_ghost,
-            "ghost_variants": pending.variants,
-            "poison_keys": poison_keys,
-            "ghost_keep": list(entry.mutates),
-            "repeat": pending.wants_repeat,
-        },
+        protocol.CallCase(
+            entry_point=case.entry_point,
+            payload=payload,
+            ghost=pending.wants_ghost,
+            ghost_variants=pending.variants,
+            poison_keys=tuple(poison_keys),
+            ghost_keep=tuple(entry.mutates),
+            repeat=pending.wants_repeat,
+        ),
         encoder.blobs,
         case,
         tier,
@@ -182,11 +182,11 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     answered = pending.answered_at = time.perf_counter()
     judgement.add_stage("correctness.sandbox_round_trip", answered - asked)
     note_sandbox_phases(judgement, reply)
-    real = reply.get("real", {})
+    real = reply.real
     # Compute outside Triton is judged first: it happened before any error it led to (the host-read
     # budget raises in the kernel's call once overrun).
-    if real.get("compute_ops"):
-        ops = ", ".join(real["compute_ops"])
+    if real.compute_ops:
+        ops = ", ".join(real.compute_ops)
         raise Verdict(
             "rejected",
             f"computed outside Triton: {ops}",
@@ -195,8 +195,8 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             tier=tier,
             message=f"aten ops outside Triton: {ops}",
         )
-    if real.get("error"):
-        error = str(real["error"])
+    if real.error:
+        error = real.error
         if device_was_full(error):
             raise Verdict(
                 "error",
@@ -214,17 +214,20 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             reason = f"case {case.case_id}: {fault} ({faults.last_line(error, 300)})"
         else:
             reason = f"case {case.case_id} {'ran out of memory' if memory else 'raised'}: {faults.last_line(error)}"
+        if judgement.job.device_type == "cpu":
+            dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, pending.expected)
+            reason += _defect_note(judgement, interpreter_defects.for_error(error, dtypes=dtypes))
         raise Verdict("failed_runtime", reason, case=case, tier=tier, message=faults.tail_lines(error))
-    if real.get("not_plain"):
+    if real.not_plain:
         raise Verdict(
             "rejected",
-            f"output is not a plain tensor: {real['not_plain'][0]}",
+            f"output is not a plain tensor: {real.not_plain[0]}",
             check="plain_tensor_outputs",
             case=case,
             tier=tier,
-            message="; ".join(real["not_plain"]),
+            message="; ".join(real.not_plain),
         )
-    if int(real.get("launches", 0)) < 1:
+    if real.launches < 1:
         raise Verdict(
             "rejected",
             "no Triton kernel was launched",
@@ -233,11 +236,13 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             tier=tier,
             message="the call launched no Triton kernel",
         )
-    check_integrity(list(reply.get("integrity", [])), case, tier)
-    offsets = [int(item) for item in reply.get("ghost_blob_offsets", [])]
+    check_integrity(list(reply.integrity), case, tier)
+    offsets = list(reply.ghost_blob_offsets)
     offset = offsets[0] if offsets else len(blobs)
-    repeat_offset = int(reply.get("repeat_blob_offset", offset)) if pending.wants_repeat else offset
-    decoded = wire.Decoder(blobs[:repeat_offset], private=False).decode(real.get("value"))
+    repeat_offset = offset
+    if pending.wants_repeat and reply.repeat_blob_offset is not None:
+        repeat_offset = reply.repeat_blob_offset
+    decoded = wire.Decoder(blobs[:repeat_offset], private=False).decode(real.value)
     after = Call(args=list(decoded["args"]), kwargs=dict(decoded["kwargs"]))
     changed = mutated_inputs(judgement, entry, before, after)
     if changed:
@@ -252,7 +257,7 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     pending.outputs = judgement.spec.outputs_of(case, after, decoded["returned"])
     pending.reply, pending.repeat_blobs = reply, blobs[repeat_offset:offset]
     if pending.wants_ghost:
-        pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, offsets, case)
+        pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, case)
 
 
 def _unless_exactly_rounded(
@@ -293,16 +298,25 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
     message = compare_outputs(judgement.spec, case, before, outputs, expected)
     if message and judgement.spec.exact_formula is not None:
         message = _unless_exactly_rounded(judgement, case, before, outputs, expected, message)
+    dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, expected)
     if message:
-        raise Verdict(
-            "failed_correctness", f"case {case.case_id} failed: {message}", case=case, tier=tier, message=message
-        )
+        reason = f"case {case.case_id} failed: {message}"
+        if judgement.job.device_type == "cpu":
+            defect = interpreter_defects.for_mismatch(
+                dtypes=dtypes,
+                outputs=flat_tensors(outputs),
+                expected=flat_tensors(expected),
+                other_dtypes_passed=any("bfloat16" not in passed for passed in judgement.passed_case_dtypes),
+            )
+            reason += _defect_note(judgement, defect)
+        raise Verdict("failed_correctness", reason, case=case, tier=tier, message=message)
     if judgement.spec.fp64_relative_bound is not None:
         check_fp64_opinion(judgement, case, tier, before, outputs)
     if pending.wants_repeat:
         check_draws_differ(judgement, pending.reply, pending.repeat_blobs, case, tier, before, outputs, expected)
     if pending.wants_ghost:
         check_ghost_replay(judgement, pending.ghost_outputs, case, tier, before, expected)
+    judgement.passed_case_dtypes.append(dtypes)
     if record:
         judgement.case_results.append(
             CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params), passed=True)
@@ -310,24 +324,28 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
     judgement.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
 
 
-def note_sandbox_phases(judgement: JudgementContext, reply: dict[str, Any]) -> None:
+def _defect_note(judgement: JudgementContext, defect: interpreter_defects.InterpreterDefect | None) -> str:
+    """The reason's suffix naming a known interpreter defect (and a noted check saying why), or ""."""
+    if defect is None:
+        return ""
+    judgement.check("interpreter_defect", "noted", f"{defect.name}: {defect.why}")
+    return f"; {defect.note}"
+
+
+def note_sandbox_phases(judgement: JudgementContext, reply: protocol.Called) -> None:
     """The sandbox's own account of a call (decode, call, encode; ghosts apart; Triton compilations).
-    Untrusted numbers, used only to show where time goes; malformed ones are ignored."""
-    for kind, outcomes in (("sandbox", [reply.get("real", {})]), ("sandbox.ghost", reply.get("ghosts", []))):
-        for outcome in outcomes if isinstance(outcomes, list) else []:
-            phases = outcome.get("phase_s") if isinstance(outcome, dict) else None
-            if not isinstance(phases, dict):
-                continue
-            for phase in ("decode", "call", "encode", "launchers_lent"):
-                value = wire.bounded(phases.get(phase))
+    Untrusted numbers, used only to show where time goes (the decoder dropped malformed ones)."""
+    for kind, outcomes in (("sandbox", [reply.real]), ("sandbox.ghost", reply.ghosts)):
+        for outcome in outcomes:
+            for phase in protocol.CALL_PHASES:
+                value = outcome.phase_s.get(phase)
                 if value is not None:
                     judgement.add_stage(f"{kind}.{phase}", value)
-            compiles = outcome.get("compiles")
-            if kind == "sandbox" and wire.bounded(compiles, kinds=(int,)) is not None:
+            if kind == "sandbox" and outcome.compiles is not None:
                 environment = judgement.environment
-                environment["triton_compilations"] = environment.get("triton_compilations", 0) + compiles
-                call_s = wire.bounded(phases.get("call"))
-                if compiles and call_s is not None:
+                environment["triton_compilations"] = environment.get("triton_compilations", 0) + outcome.compiles
+                call_s = outcome.phase_s.get("call")
+                if outcome.compiles and call_s is not None:
                     # Calls that compiled: mostly Triton compilation, done while the GPU is held shared.
                     judgement.add_stage("sandbox.call_compiling", call_s)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import shutil
 import socket
@@ -20,7 +19,9 @@ import threading
 import time
 from typing import Any
 
+from evaluation.judge import wire
 from evaluation.judge.launch import isolation_prefix, zygote_env
+from evaluation.judge.protocol import zygote
 
 _SHARED: dict[tuple[int, str], ForkServer] = {}
 _SHARED_LOCK = threading.Lock()
@@ -69,35 +70,45 @@ class ForkServer:
         self.started_at = time.monotonic()
         self.ready_seconds: float | None = None
 
-    def _receive(self, timeout: float) -> dict[str, Any]:
+    def _receive(self, timeout: float, kind: Any = zygote.ZygoteReply) -> Any:
+        """The zygote's next message, decoded as ``kind``; ForkServerError when it is late or malformed."""
         self._sock.settimeout(timeout)
         try:
-            data = self._sock.recv(1 << 16)
+            data = self._sock.recv(zygote.DATAGRAM_BYTES)
         except (TimeoutError, OSError) as error:
             raise ForkServerError(f"zygote did not answer: {error}") from None
         if not data:
             raise ForkServerError("zygote closed its socket")
-        return json.loads(data)
+        try:
+            message = kind.decode(zygote.from_datagram(data))
+        except wire.WireError as error:
+            raise ForkServerError(f"zygote broke the protocol: {error}") from None
+        if getattr(message, "error", None):
+            raise ForkServerError(f"zygote refused the request: {message.error}")
+        return message
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         if not self._ready:
-            hello = self._receive(timeout)
-            if hello.get("cuda_initialized"):
+            hello = self._receive(timeout, zygote.ZygoteReady)
+            if hello.cuda_initialized:
                 raise ForkServerError("the zygote initialised CUDA before forking")
             self._ready = True
             self.ready_seconds = time.monotonic() - self.started_at
 
-    def fork(self, request: dict[str, Any], fds: list[int], timeout: float = 60.0) -> int:
+    def fork(self, request: zygote.ForkSandbox, fds: list[int], timeout: float = 60.0) -> int:
         with self._lock:
             self.wait_ready(timeout)
-            socket.send_fds(self._sock, [json.dumps(dict(request, op="fork")).encode()], fds)
-            return int(self._receive(timeout)["pid"])
+            socket.send_fds(self._sock, [zygote.to_datagram(request)], fds)
+            pid = self._receive(timeout).pid
+            if pid is None:
+                raise ForkServerError("zygote broke the protocol: a fork without a pid")
+            return pid
 
     def returncode(self, pid: int) -> int | None:
         with self._lock:
             try:
-                self._sock.send(json.dumps({"op": "status", "pid": pid}).encode())
-                return self._receive(30.0).get("returncode")
+                self._sock.send(zygote.to_datagram(zygote.StatusQuery(pid=pid)))
+                return self._receive(30.0).returncode
             except (OSError, ForkServerError):
                 return None
 

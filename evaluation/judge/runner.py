@@ -20,7 +20,7 @@ import traceback
 import torch
 
 from evaluation.catalog.spec import Case
-from evaluation.judge import wire
+from evaluation.judge import protocol, wire
 from evaluation.judge.context import JudgementContext, JudgeOptions, TimingOptions, device_memory_budget
 from evaluation.judge.correctness import run_correctness
 from evaluation.judge.device_lock import DeviceBusy
@@ -169,10 +169,10 @@ def start_sandbox(judgement: JudgementContext) -> None:
     try:
         if sandbox.ready_seconds is None:
             ready = sandbox.wait_ready(session.deadline)
-            judgement.environment["sandbox"]["uid"] = ready.get("uid")
-            for key in ("prewarm_s", "prewarm_error"):
-                if key in ready:
-                    judgement.environment["sandbox"][key] = ready[key]
+            judgement.environment["sandbox"]["uid"] = ready.uid
+            for key, value in (("prewarm_s", ready.prewarm_s), ("prewarm_error", ready.prewarm_error)):
+                if value is not None:
+                    judgement.environment["sandbox"][key] = value
     except wire.ChannelTimeout:
         raise Verdict("error", "the sandbox did not start within the budget") from None
     except (wire.PeerClosed, wire.WireError):
@@ -193,33 +193,31 @@ def start_sandbox(judgement: JudgementContext) -> None:
     # Two requests: "start" sets up the device with only the judge's code in the process; "load" imports the
     # candidate. A harness failure in the first is ours (an error); from the second on, the process has run
     # the kernel's code and a failure there is the kernel's (Session.request).
-    reply = session.request(
-        {
-            "op": "start",
-            "token": sandbox.token,
-            "device": sandbox_device(job.device_type),
-            "memory_fraction": job.device_memory_fraction,
-            "keep_alive_bytes": judgement.sandbox_keep_alive_bytes,
-            "timing": job.measure_timing,
-        },
+    started_reply: protocol.Started = session.request(
+        protocol.Start(
+            token=sandbox.token,
+            device=sandbox_device(job.device_type),
+            memory_fraction=job.device_memory_fraction,
+            keep_alive_bytes=judgement.sandbox_keep_alive_bytes,
+            timing=job.measure_timing,
+        ),
         [],
         None,
         call_limit_s=job.call_limit_s(0.0) + START_ALLOWANCE_S,
     )[0]
-    judgement.environment.update(reply.get("environment", {}))
-    reply = session.request(
-        {"op": "load", "source": job.source_code, "entry_points": entry_points},
+    judgement.environment.update(started_reply.environment())
+    loaded: protocol.Loaded = session.request(
+        protocol.Load(source=job.source_code, entry_points=tuple(entry_points)),
         [],
         None,
         call_limit_s=job.call_limit_s(0.0) + START_ALLOWANCE_S,
     )[0]
     judgement.stage_seconds["compile"] = round(time.monotonic() - started, 4)
-    if not reply.get("ok"):
-        error = str(reply.get("error", ""))
-        if reply.get("missing"):
-            raise Verdict("failed_compile", error)
-        raise Verdict("failed_compile", import_failure_reason(error))
-    check_integrity(reply.get("integrity", []), None, "")
+    if not loaded.ok:
+        if loaded.missing:
+            raise Verdict("failed_compile", loaded.error)
+        raise Verdict("failed_compile", import_failure_reason(loaded.error))
+    check_integrity(list(loaded.integrity), None, "")
     judgement.check("entry_points", "passed", ", ".join(entry_points))
 
 

@@ -29,14 +29,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from evaluation.judge import isolation, wire
+from evaluation.judge import isolation, protocol, wire
 from evaluation.judge.launch import Limits, Protections, base_env, netns_available, nobody_ids, preexec
+from evaluation.judge.protocol import zygote
 
 LOG_LIMIT = 4000
-
-
-# What a sandbox may report about its use of the GPU before its reply (see Sandbox.request).
-SANDBOX_GPU_EVENTS = ("compiling", "compiled", "want_gpu", "gpu_done")
 
 
 class Sandbox:
@@ -167,17 +164,17 @@ class Sandbox:
             if forkserver is not None:
                 from evaluation.judge.forkserver import ForkedProcess
 
-                request = {
-                    "workdir": str(self.workdir) if self.workdir else None,
-                    "env": run_env,
-                    "view": view.to_json() if view else None,
-                    "limits": {
-                        "nofile": limits.nofile,
-                        "fsize": limits.fsize_bytes,
-                        "nproc": limits.nproc,
-                        "address_space": limits.address_space_bytes if device_type == "cpu" else 0,
-                    },
-                }
+                request = zygote.ForkSandbox(
+                    workdir=str(self.workdir) if self.workdir else None,
+                    env=run_env,
+                    view=view.to_json() if view else None,
+                    limits=zygote.ForkLimits(
+                        nofile=limits.nofile,
+                        fsize=limits.fsize_bytes,
+                        nproc=limits.nproc,
+                        address_space=limits.address_space_bytes if device_type == "cpu" else 0,
+                    ),
+                )
                 pid = forkserver.fork(request, [cmd_read, res_write, stdout.fileno(), stderr.fileno()])
                 self.process: Any = ForkedProcess(forkserver, pid)
             else:
@@ -228,12 +225,14 @@ class Sandbox:
 
     # ---------------------------------------------------------------- messages
 
-    def wait_ready(self, deadline: float) -> dict[str, Any]:
+    def wait_ready(self, deadline: float) -> protocol.Ready:
         header, _ = wire.receive(self.res_read, deadline)
-        if header.get("event") != "ready":
-            raise wire.WireError(f"unexpected first message {header.get('event')!r}")
+        event = protocol.Envelope.decode(header).event
+        if event != "ready":
+            raise wire.WireError(f"unexpected first message {event!r}")
+        ready = protocol.Ready.decode(header)
         self.ready_seconds = time.monotonic() - self.started_at
-        return header
+        return ready
 
     def request(
         self,
@@ -243,7 +242,8 @@ class Sandbox:
         max_blob_bytes: int = wire.MAX_BLOB_BYTES,
         on_event: Callable[[str], None] | None = None,
     ) -> tuple[dict[str, Any], list[bytes]]:
-        """Send a command and read its reply; the reply must carry this run's token. ``deadline``: a
+        """Send a command (a protocol request's header) and read its reply's header, which must carry this
+        run's token (the caller decodes the rest: session.SandboxSession.request). ``deadline``: a
         monotonic time, or a function giving it (read again after each event: waiting for the GPU moves it).
 
         Before its reply the sandbox may report on its use of the GPU (harness.GpuGate and
@@ -255,17 +255,18 @@ class Sandbox:
         wire.send(self.cmd_write, header, blobs, deadline_of())
         while True:
             reply, reply_blobs = wire.receive(self.res_read, deadline_of(), max_blob_bytes)
-            if reply.get("token") != self.token:
+            envelope = protocol.Envelope.decode(reply)
+            if envelope.token != self.token:
                 raise wire.WireError("reply without this run's token")
-            event = reply.get("event")
-            if event not in SANDBOX_GPU_EVENTS:
+            if envelope.event not in protocol.GPU_EVENTS:
                 break
+            event = protocol.GpuEvent.decode(reply).event
             if on_event is not None:
                 on_event(event)
             if event in ("compiled", "want_gpu"):
-                wire.send(self.cmd_write, {"op": "resume"}, [], deadline_of())
-        if reply.get("event") == "harness_error":
-            raise HarnessError(str(reply.get("error", "")))
+                wire.send(self.cmd_write, protocol.Resume().to_header(), [], deadline_of())
+        if envelope.event == protocol.HarnessFailure.EVENT:
+            raise HarnessError(protocol.HarnessFailure.decode(reply).error)
         return reply, reply_blobs
 
     def set_priority(self, nice: int) -> bool:

@@ -8,13 +8,14 @@ the GPU is not the kernel's time: every wait moves the deadlines by as much.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
 from typing import Any
 
 from evaluation.catalog.spec import Case
-from evaluation.judge import faults, wire
+from evaluation.judge import faults, protocol, wire
 from evaluation.judge.device_lock import DeviceLock
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.sandbox import HarnessError, Sandbox
@@ -48,33 +49,40 @@ class SandboxSession:
 
     def request(
         self,
-        header: dict[str, Any],
+        message: protocol.Request,
         blobs: list[bytes],
         case: Case | None,
         tier: str = "",
         reply_cap: int = wire.MAX_BLOB_BYTES,
         gpu: bool = False,
         call_limit_s: float | None = None,
-    ) -> tuple[dict[str, Any], list[bytes]]:
-        """``gpu``: the request uses the GPU outside timing (the sandbox's calls, loading timing sets, its spot
-        copies): it holds the GPU shared, but only from the sandbox's ``want_gpu`` to its ``gpu_done`` (not
-        while the request and the reply cross the pipe), and lends it out while the sandbox compiles."""
+    ) -> tuple[Any, list[bytes]]:
+        """Send ``message``; its reply (protocol.REPLIES), decoded, and the reply's blobs. A reply that does not
+        decode is the kernel's tampering, as a forged frame is (WireError below).
+
+        ``gpu``: the request uses the GPU outside timing (the sandbox's calls, loading timing sets, its spot
+        copies; a protocol.GatedRequest): it holds the GPU shared, but only from the sandbox's ``want_gpu`` to
+        its ``gpu_done`` (not while the request and the reply cross the pipe), and lends it out while the
+        sandbox compiles."""
         assert self.sandbox is not None
         where = f" in case {case.case_id}" if case else " while loading"
         lock = self.device_lock
         gated = gpu and lock is not None and not (lock.exclusive_held or lock.shared_held)
-        self._gate_label = str(header.get("op", ""))
+        if gated:
+            message = dataclasses.replace(message, lend_gpu=True, gate_gpu=True)
+        self._gate_label = message.OP
         self.call_deadline = None if call_limit_s is None else time.monotonic() + call_limit_s
         self.compiling_since = None
         try:
             with lock.gated() if gated else contextlib.nullcontext():
-                return self.sandbox.request(
-                    dict(header, lend_gpu=True, gate_gpu=True) if gated else header,
+                header, reply_blobs = self.sandbox.request(
+                    message.to_header(),
                     blobs,
                     self._request_deadline,
                     reply_cap,
                     on_event=self._gate_event if gated else None,
                 )
+            return protocol.decode_reply(message, header), reply_blobs
         except wire.ChannelTimeout:
             self.sandbox.kill()
             if self.call_deadline is not None and self.call_deadline < self.deadline:
@@ -136,7 +144,7 @@ class SandboxSession:
             ) from None
         except HarnessError as error:
             text = str(error)
-            if header.get("op") == "start":  # only the judge's code has run in the process yet
+            if isinstance(message, protocol.Start):  # only the judge's code has run in the process yet
                 raise Verdict("error", f"sandbox harness failure{where}: {faults.tail_lines(text)}") from None
             # The kernel's code has run in this process: whatever broke the harness (a device fault that
             # poisoned the context, or the kernel's tampering) is the kernel's, never an error to retry.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.catalog.spec import Call
-from evaluation.judge import wire
+from evaluation.judge import protocol, wire
 from evaluation.judge.compare import compare_outputs, map_tensors
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.inputs import to_device
@@ -24,8 +24,9 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
     violation: skipping them would hide a timed call's wrong answer."""
     options = judgement.options.timing
     tier, first = cases[0][0], cases[0][1]
+    reply: protocol.Spots
     reply, blobs = judgement.session.request(
-        {"op": "time_spots", "keys": [case.case_id for _, case, _, _ in cases]},
+        protocol.FetchSpots(keys=tuple(case.case_id for _, case, _, _ in cases)),
         [],
         first,
         tier,
@@ -37,13 +38,11 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
         * sum(sent + judgement.case_bytes.get(case.case_id, 0) for _, case, sent, _ in cases),
         gpu=True,
     )  # the sandbox reads its device copies back (GPU held shared, gated)
-    if not reply.get("ok"):
-        raise Verdict(
-            "error", f"timing: the sandbox could not send its spot checks: {str(reply.get('error', ''))[-500:]}"
-        )
-    check_integrity(list(reply.get("integrity", [])), first, tier)
-    by_key = reply.get("spots", {})
-    if not isinstance(by_key, dict):
+    if not reply.ok:
+        raise Verdict("error", f"timing: the sandbox could not send its spot checks: {reply.error[-500:]}")
+    check_integrity(list(reply.integrity), first, tier)
+    by_key = reply.spots
+    if by_key is None:
         raise Verdict(
             "rejected",
             "harness integrity: the spot checks came back malformed",
@@ -52,7 +51,7 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
         )
     checked = []
     for tier, case, _, sets in cases:
-        spots = list(by_key.get(case.case_id, []))
+        spots = by_key.get(case.case_id, ())
         expected = min(options.spot_checks, max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
         if len(spots) < expected:
             raise Verdict(
@@ -81,12 +80,12 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
             check_spots(judgement, case, tier, decoded)
 
 
-def decode_spots(spots: list[Any], blobs: list[bytes]) -> list[dict[str, Any]]:
+def decode_spots(spots: tuple[protocol.SpotEntry, ...], blobs: list[bytes]) -> list[dict[str, Any]]:
     """The spot snapshots as tensors on the host (``before``, ``args``, ``kwargs``, ``returned``)."""
     decoded = []
     for spot in spots:
-        start, count = int(spot["blob_offset"]), int(spot["blob_count"])
-        decoded.append(wire.Decoder(blobs[start : start + count], private=False).decode(spot["value"]))
+        start, count = spot.blob_offset, spot.blob_count
+        decoded.append(wire.Decoder(blobs[start : start + count], private=False).decode(spot.value))
     return decoded
 
 

@@ -95,18 +95,6 @@ def roofline_floor_ms(
 TAIL_SLACK_MS = 0.05
 
 
-def numbers_only(value: Any) -> dict[str, float] | None:
-    """The sandbox's stream-hold summary as evidence: names and finite numbers only (it comes from the
-    kernel's process, so nothing else is kept)."""
-    if not isinstance(value, dict):
-        return None
-    return {
-        str(key)[:40]: float(item)
-        for key, item in list(value.items())[:16]
-        if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item)
-    }
-
-
 def select_timed_cases(
     cases: list[tuple[str, Any]],
     case_bytes: dict[str, int],

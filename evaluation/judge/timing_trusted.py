@@ -10,13 +10,14 @@ roofline flag, GPU clocks before/after, and a final correctness check on one fre
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import random
 import time
 from typing import Any
 
 from evaluation.catalog.spec import Call
-from evaluation.judge import wire
+from evaluation.judge import protocol, wire
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.correctness import check_case
@@ -30,7 +31,6 @@ from evaluation.judge.timing_stats import (
     host_bound_sides,
     low_quantile,
     median_iqr,
-    numbers_only,
     roofline_floor_ms,
     select_timed_cases,
     sets_for,
@@ -60,17 +60,16 @@ def run_timing(judgement: JudgementContext) -> None:
         if judgement.session.remaining() < 5:
             judgement.check("timing", "failed", "the budget ran out before every case was timed")
             break
-        load, blobs_out, header, first_call = _prepare_timed_case(judgement, case)
+        load, blobs_out, request, first_call = _prepare_timed_case(judgement, case)
         sent_bytes = sum(len(blob) for blob in blobs_out)
         # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
-        loaded, _ = judgement.session.request(load, blobs_out, case, tier, gpu=True)
-        if not loaded.get("ok"):
+        loaded: protocol.SetsLoaded = judgement.session.request(load, blobs_out, case, tier, gpu=True)[0]
+        if not loaded.ok:
             raise Verdict(
                 "error",
-                f"timing case {case.case_id}: the sandbox could not load its input sets: "
-                f"{str(loaded.get('error', ''))[-500:]}",
+                f"timing case {case.case_id}: the sandbox could not load its input sets: {loaded.error[-500:]}",
             )
-        prepared.append((tier, case, header, first_call, (sent_bytes, len(load["candidate_sets"]))))
+        prepared.append((tier, case, request, first_call, (sent_bytes, len(load.candidate_sets))))
     judgement.add_stage("timing.input_sets", time.perf_counter() - sets_started)
     started = time.perf_counter()
     judgement.environment["gpu_before"] = gpu_state(judgement.job.device_type)
@@ -80,9 +79,9 @@ def run_timing(judgement: JudgementContext) -> None:
     with judgement.session.device_exclusive(), _own_priority(TIMING_NICE if reniced else None):
         if reniced:
             judgement.session.sandbox.set_priority(TIMING_NICE)  # the timed loops wait for no other judge's CPU work
-        for index, (tier, case, header, first_call, (sent_bytes, sets)) in enumerate(prepared):
+        for index, (tier, case, request, first_call, (sent_bytes, sets)) in enumerate(prepared):
             # Only the first case spins the clocks up; the others follow it with the device still busy.
-            header = dict(header, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
+            request = dataclasses.replace(request, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
             host_started = time.perf_counter()
             # Bounded like a correctness call, for every call a timed loop may make (a kernel that sleeps
             # only once timed would otherwise hold the GPU alone for the rest of its budget).
@@ -90,40 +89,39 @@ def run_timing(judgement: JudgementContext) -> None:
                 judgement.reference_seconds.get(case.case_id, 0.0),
                 calls=2 * (options.min_iterations + options.sets_per_side + 2),
             )
-            reply, _ = judgement.session.request(header, [], case, tier, call_limit_s=limit_s)
+            reply, _ = judgement.session.request(request, [], case, tier, call_limit_s=limit_s)
             host_ms = (time.perf_counter() - host_started) * 1000
             replies.append((tier, case, first_call, reply, (sent_bytes, sets), host_ms))
         if reniced:
             judgement.session.sandbox.set_priority(CORRECTNESS_NICE)
     for tier, case, first_call, reply, _, host_ms in replies:
         judgement.add_stage("timing.sandbox_round_trip", host_ms / 1000)
-        for key, stage in (("loop_s", "sandbox.timing_loop"), ("prep_s", "sandbox.timing_prep")):
-            seconds = wire.bounded(reply.get(key))
+        for seconds, stage in ((reply.loop_s, "sandbox.timing_loop"), (reply.prep_s, "sandbox.timing_prep")):
             if seconds is not None:
                 judgement.add_stage(stage, seconds)
         checks_started = time.perf_counter()
-        if not reply.get("ok"):
-            if device_was_full(str(reply.get("error", ""))):
+        if not reply.ok:
+            if device_was_full(reply.error):
                 raise Verdict(
                     "error",
                     f"timing case {case.case_id}: {DEVICE_FULL}",
                     case=case,
                     tier=tier,
-                    message=str(reply.get("error", ""))[-2000:],
+                    message=reply.error[-2000:],
                     retryable=True,
                 )
             raise Verdict(
                 "failed_runtime",
-                f"timing case {case.case_id} raised: {str(reply.get('error', '')).strip().splitlines()[-1][:400]}",
+                f"timing case {case.case_id} raised: {reply.error.strip().splitlines()[-1][:400]}",
                 case=case,
                 tier=tier,
-                message=str(reply.get("error", ""))[-2000:],
+                message=reply.error[-2000:],
             )
-        check_integrity(list(reply.get("integrity", [])), case, tier)
-        candidate_ms = [float(value) for value in reply.get("candidate_ms", [])]
-        reference_ms = [float(value) for value in reply.get("reference_ms", [])]
+        check_integrity(list(reply.integrity), case, tier)
+        candidate_ms = list(reply.candidate_ms)
+        reference_ms = list(reply.reference_ms)
         event_total = sum(candidate_ms) + sum(reference_ms)
-        if not candidate_ms or not reference_ms or not reply.get("finite", False):
+        if not candidate_ms or not reference_ms or not reply.finite:
             raise Verdict("error", f"timing case {case.case_id} returned no usable samples")
         if event_total > host_ms:
             raise Verdict(
@@ -137,8 +135,8 @@ def run_timing(judgement: JudgementContext) -> None:
         # Low tails, not medians: work hidden on another stream lengthens every call's tail, host jitter only
         # some. On the H200 with 16 judges on 16 cores, an honest neg's median tail was 0.12 ms longer than
         # the reference's (0.307 vs 0.184 ms) and was rejected; its fast tenth was not.
-        candidate_tail = low_quantile([float(value) for value in reply.get("candidate_tail_ms", [])] or [0.0])
-        reference_tail = low_quantile([float(value) for value in reply.get("reference_tail_ms", [])] or [0.0])
+        candidate_tail = low_quantile(list(reply.candidate_tail_ms) or [0.0])
+        reference_tail = low_quantile(list(reply.reference_tail_ms) or [0.0])
         hidden = hidden_work_message(candidate_tail, reference_tail, median_iqr(candidate_ms)[0])
         if hidden:
             raise Verdict(
@@ -149,7 +147,7 @@ def run_timing(judgement: JudgementContext) -> None:
                 tier=tier,
                 message=hidden,
             )
-        if int(reply.get("foreign_stream_calls", 0)):
+        if reply.foreign_stream_calls:
             raise Verdict(
                 "rejected",
                 f"timing case {case.case_id}: a timed call issued work on a stream other than the timed one",
@@ -158,8 +156,8 @@ def run_timing(judgement: JudgementContext) -> None:
                 tier=tier,
                 message="work outside the timed stream",
             )
-        if int(reply.get("compute_calls", 0)):
-            ops = ", ".join(str(op)[:60] for op in list(reply.get("compute_ops", []))[:5])
+        if reply.compute_calls:
+            ops = ", ".join(op[:60] for op in reply.compute_ops[:5])
             raise Verdict(
                 "rejected",
                 f"timing case {case.case_id}: a timed call computed outside Triton: {ops}",
@@ -168,7 +166,7 @@ def run_timing(judgement: JudgementContext) -> None:
                 tier=tier,
                 message="compute outside Triton in timing",
             )
-        if int(reply.get("low_launch_calls", 0)):
+        if reply.low_launch_calls:
             raise Verdict(
                 "rejected",
                 f"timing case {case.case_id}: a timed call launched no Triton kernel",
@@ -178,7 +176,7 @@ def run_timing(judgement: JudgementContext) -> None:
                 message="timed call without a launch",
             )
         judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
-        reference_kind = str(reply.get("reference_kind", "reference"))
+        reference_kind = reply.reference_kind
         timed_against.add(reference_kind)
         reference_median, reference_iqr = median_iqr(reference_ms)
         candidate_median, candidate_iqr = median_iqr(candidate_ms)
@@ -203,13 +201,13 @@ def run_timing(judgement: JudgementContext) -> None:
                 "iterations": len(candidate_ms),
                 "host_ms": host_ms,
                 "event_ms": event_total,
-                "stop_reason": str(reply.get("stop_reason", "")),
+                "stop_reason": reply.stop_reason,
                 "candidate_tail_ms": candidate_tail,
                 "reference_tail_ms": reference_tail,
                 "reference_kind": reference_kind,
                 "timed_against": reference_kind,
-                "holds": numbers_only(reply.get("holds")),
-                "value_rotation": str(reply.get("value_rotation", ""))[:80],
+                "holds": reply.holds,
+                "value_rotation": reply.value_rotation,
             }
             bound = host_bound_sides(result.spread["holds"], len(candidate_ms))
             if bound:
@@ -255,7 +253,7 @@ def run_timing(judgement: JudgementContext) -> None:
 
 def _prepare_timed_case(
     judgement: JudgementContext, case: Any
-) -> tuple[dict[str, Any], list[bytes], dict[str, Any], Any]:
+) -> tuple[protocol.LoadTimingSets, list[bytes], protocol.TimeCase, Any]:
     """One timed case: the ``time_load`` message shipping its rotating input sets (drawn from the secret seed,
     candidate and reference apart) with their blobs, the ``time`` message that later runs the loop on them,
     and the first set's call (for the roofline's byte count)."""
@@ -282,27 +280,25 @@ def _prepare_timed_case(
         [encoder.encode({"args": call.args, "kwargs": call.kwargs}) for call in drawn[side]]
         for side in ("candidate", "reference")
     )
-    load = {"op": "time_load", "key": case.case_id, "candidate_sets": candidate_sets, "reference_sets": reference_sets}
-    header = {
-        "op": "time",
-        "sets_key": case.case_id,
-        "entry_point": case.entry_point,
-        "operator_id": spec.operator_id,
-        "case": case.to_json(),
-        "budget_s": min(options.budget_s_per_case, max(1.0, judgement.session.remaining() / 4)),
-        "rse_target": options.rse_target,
-        "min_iterations": options.min_iterations,
-        "max_iterations": options.max_iterations,
-        "spot_checks": options.spot_checks,
-        "spot_seed": derive_seed(judgement.secret, "spots", case.case_id),
-        "poison_keys": judgement.poison_keys.get(case.case_id, []),
-        "restore_keys": [
-            key
-            for key in spec.entry_point(case.entry_point).mutates
-            if key not in judgement.poison_keys.get(case.case_id, [])
-        ],
-    }
-    return load, encoder.blobs, header, first_call
+    load = protocol.LoadTimingSets(
+        key=case.case_id, candidate_sets=tuple(candidate_sets), reference_sets=tuple(reference_sets)
+    )
+    poison_keys = judgement.poison_keys.get(case.case_id, [])
+    request = protocol.TimeCase(
+        sets_key=case.case_id,
+        entry_point=case.entry_point,
+        operator_id=spec.operator_id,
+        case=case.to_json(),
+        budget_s=min(options.budget_s_per_case, max(1.0, judgement.session.remaining() / 4)),
+        rse_target=options.rse_target,
+        min_iterations=options.min_iterations,
+        max_iterations=options.max_iterations,
+        spot_checks=options.spot_checks,
+        spot_seed=derive_seed(judgement.secret, "spots", case.case_id),
+        poison_keys=tuple(poison_keys),
+        restore_keys=tuple(key for key in spec.entry_point(case.entry_point).mutates if key not in poison_keys),
+    )
+    return load, encoder.blobs, request, first_call
 
 
 @contextlib.contextmanager

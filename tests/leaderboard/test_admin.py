@@ -22,6 +22,7 @@ ADMIN_PAGES = [
     "evaluation_chip",
     "evaluation_worker",
     "evaluation_run",
+    "evaluation_rejudgebatch",
 ]
 
 

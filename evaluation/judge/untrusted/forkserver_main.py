@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import resource
 import signal
 import socket
 import sys
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evaluation.judge.protocol import zygote
 
 
-def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_pid: int) -> None:
+def _child(request: zygote.ForkSandbox, fds: list[int], sock: socket.socket, zygote_pid: int) -> None:
     """Runs in the forked child: become a sandbox, serve one job, never return."""
     code = 3
     try:
@@ -34,42 +36,43 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         os.close(stdout_fd)
         os.close(stderr_fd)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        for key, value in request["env"].items():
+        for key, value in request.env.items():
             os.environ[key] = value
-        limits = request["limits"]
+        limits = request.limits
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (limits["nofile"], limits["nofile"]))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limits["fsize"], limits["fsize"]))
-        resource.setrlimit(resource.RLIMIT_NPROC, (limits["nproc"], limits["nproc"]))
-        if limits.get("address_space"):
-            resource.setrlimit(resource.RLIMIT_AS, (limits["address_space"], limits["address_space"]))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limits.nofile, limits.nofile))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.fsize, limits.fsize))
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.nproc, limits.nproc))
+        if limits.address_space:
+            resource.setrlimit(resource.RLIMIT_AS, (limits.address_space, limits.address_space))
         from evaluation.judge.untrusted.lifeline import die_with_parent
 
-        if request.get("view"):
+        if request.view:
             from evaluation.judge.untrusted.confine import ViewPlan, enter_sandbox
 
             # This process stays behind as the keeper; what returns is the contained sandbox.
             die_with_parent(zygote_pid)
-            enter_sandbox(ViewPlan(**request["view"]), close_in_keeper=[cmd_read, res_write])
+            enter_sandbox(ViewPlan(**request.view), close_in_keeper=[cmd_read, res_write])
         else:
-            os.chdir(request["workdir"])
+            os.chdir(request.workdir)
             die_with_parent(zygote_pid)  # the zygote (our parent) dies: we die
         sys.argv = ["evaluation.judge.untrusted.sandbox_main", "--cmd-fd", str(cmd_read), "--res-fd", str(res_write)]
-        from evaluation.judge import wire
+        from evaluation.judge import protocol, wire
         from evaluation.judge.untrusted import guard
         from evaluation.judge.untrusted.harness import Harness
 
         hooks = guard.install_launch_hooks()
-        ready: dict[str, Any] = {"event": "ready", "pid": os.getpid(), "uid": os.getuid()}
+        prewarm_s = prewarm_error = None
         prewarm_device = os.environ.pop("KGB_SANDBOX_PREWARM", "")
         if prewarm_device:  # a spare GPU sandbox: context and compiler warmed before any job (prewarm.py)
             try:
                 from evaluation.judge.untrusted.prewarm import prewarm
 
-                ready["prewarm_s"] = prewarm(prewarm_device)
+                prewarm_s = prewarm(prewarm_device)
             except Exception as error:  # the job then pays for it, as without a spare
-                ready["prewarm_error"] = f"{type(error).__name__}: {error}"[:300]
-        wire.send(res_write, ready)
+                prewarm_error = f"{type(error).__name__}: {error}"[:300]
+        ready = protocol.Ready(pid=os.getpid(), uid=os.getuid(), prewarm_s=prewarm_s, prewarm_error=prewarm_error)
+        wire.send(res_write, ready.to_header())
         harness = Harness(cmd_read, res_write, hooks)
         try:
             harness.serve()
@@ -79,10 +82,8 @@ def _child(request: dict[str, Any], fds: list[int], sock: socket.socket, zygote_
         except BaseException:
             traceback.print_exc()  # in the sandbox's stderr, which the judge quotes if the report below fails
             with contextlib.suppress(Exception):
-                wire.send(
-                    res_write,
-                    {"event": "harness_error", "token": harness.token, "error": traceback.format_exc()[-4000:]},
-                )
+                failure = protocol.HarnessFailure(error=traceback.format_exc()[-4000:])
+                wire.send(res_write, dict(failure.to_header(), token=harness.token))
     except BaseException:
         traceback.print_exc()
     finally:
@@ -111,7 +112,9 @@ def main() -> int:
     import evaluation.catalog.spec  # noqa: F401
     from evaluation.catalog import registry
     from evaluation.judge.backends import ACCELERATOR_FAMILIES, BACKENDS
+    from evaluation.judge.protocol import zygote
     from evaluation.judge.untrusted import guard
+    from evaluation.judge.wire import WireError
 
     guard.warm_up()
     # The timed loops look up the operator's record for its reference (timing.reference_callable):
@@ -127,37 +130,31 @@ def main() -> int:
     statuses: dict[int, int] = {}
     zygote_pid = os.getpid()
     # Forking after CUDA initialisation breaks the children's CUDA: the client refuses such a zygote.
-    sock.send(
-        json.dumps(
-            {
-                "event": "ready",
-                "pid": os.getpid(),
-                "cuda_initialized": any(BACKENDS[family].is_initialized() for family in ACCELERATOR_FAMILIES),
-            }
-        ).encode()
-    )
+    cuda_initialized = any(BACKENDS[family].is_initialized() for family in ACCELERATOR_FAMILIES)
+    sock.send(zygote.to_datagram(zygote.ZygoteReady(pid=os.getpid(), cuda_initialized=cuda_initialized)))
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
+            message, fds, _, _ = socket.recv_fds(sock, zygote.DATAGRAM_BYTES, 8)
         except OSError:
             return 0
         if not message:
             return 0
-        request = json.loads(message)
         _reap(statuses)
-        if request["op"] == "fork":
+        try:
+            request = zygote.decode_zygote_request(zygote.from_datagram(message))
+        except WireError as error:  # say what was wrong; the judge's handle raises ForkServerError
+            request = None
+            reply = zygote.ZygoteReply(error=str(error))
+        if isinstance(request, zygote.ForkSandbox):
             pid = os.fork()
             if pid == 0:
                 _child(request, fds, sock, zygote_pid)
-            for fd in fds:
-                os.close(fd)
-            reply: dict[str, Any] = {"pid": pid}
-        elif request["op"] == "status":
-            pid = int(request["pid"])
-            reply = {"pid": pid, "returncode": statuses.get(pid)}
-        else:
-            reply = {"error": f"unknown op {request['op']!r}"}
-        sock.send(json.dumps(reply).encode())
+            reply = zygote.ZygoteReply(pid=pid)
+        elif isinstance(request, zygote.StatusQuery):
+            reply = zygote.ZygoteReply(pid=request.pid, returncode=statuses.get(request.pid))
+        for fd in fds:  # the child has its copies; with anything but a fork, none are kept
+            os.close(fd)
+        sock.send(zygote.to_datagram(reply))
 
 
 def _reap(statuses: dict[int, int]) -> None:

@@ -8,13 +8,15 @@ import contextlib
 import time
 from typing import Any, Protocol
 
+from evaluation.judge import protocol
+
 
 class Channel(Protocol):
     """What the gates need of the harness: its device backend and the result pipe."""
 
     backend: Any
 
-    def reply(self, header: dict[str, Any], blobs: list[bytes] = ...) -> None: ...
+    def reply(self, message: protocol.Reply, blobs: list[bytes] = ...) -> None: ...
 
     def report_and_wait(self, event: str) -> None: ...
 
@@ -74,7 +76,7 @@ class CompileWindows:
             # Kernels this call launched before the compilation must not run on into another judge's timed
             # loop once the GPU is lent out.
             self.harness.backend.synchronize()
-            self.harness.reply({"event": "compiling"})
+            self.harness.reply(protocol.GpuEvent(event="compiling"))
             self.lent = True
         return False  # falsy: Triton goes on and compiles
 
@@ -104,8 +106,9 @@ class GpuGate:
         self.harness = harness
         self.open_now = False
 
-    def open(self, header: dict[str, Any]) -> None:
-        if not header.get("gate_gpu") or self.open_now:
+    def open(self, gate_gpu: bool) -> None:
+        """``gate_gpu``: the request's (protocol.GatedRequest); without it the trusted side holds no gate."""
+        if not gate_gpu or self.open_now:
             return
         self.harness.report_and_wait("want_gpu")
         self.open_now = True
@@ -118,4 +121,4 @@ class GpuGate:
         # reply says so, and the hold ends anyway.
         with contextlib.suppress(Exception):
             self.harness.backend.synchronize()
-        self.harness.reply({"event": "gpu_done"})
+        self.harness.reply(protocol.GpuEvent(event="gpu_done"))

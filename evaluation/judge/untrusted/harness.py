@@ -1,26 +1,25 @@
 """The sandbox's command loop: load the candidate, run calls (real and ghost), time cases on a GPU.
 
-Runs in the untrusted process (see sandbox_main). Every reply carries the run token the trusted side sent
-first; replies hold raw outputs and observations, never verdicts.
+Runs in the untrusted process (see sandbox_main). Requests and replies are evaluation.judge.protocol's
+messages; every reply carries the run token the trusted side sent first, and holds raw outputs and
+observations, never verdicts. The timing requests are in harness_timing.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
-import random
 import sys
 import time
-import traceback
 from typing import Any
 
 import torch
 
-from evaluation.judge import wire
+from evaluation.judge import protocol, wire
 from evaluation.judge.backends import backend_for
 from evaluation.judge.untrusted import guard
 from evaluation.judge.untrusted.gpu_gate import COMPILES, LAUNCHER_SECONDS, CompileWindows, GpuGate
+from evaluation.judge.untrusted.harness_timing import TimingRequests, format_error
 from evaluation.judge.untrusted.timing_sets import host_snapshot
 
 # Device memory earlier cases' inputs and outputs may hold (Harness._trim_keep_alive), unless the judge says
@@ -28,11 +27,7 @@ from evaluation.judge.untrusted.timing_sets import host_snapshot
 KEEP_ALIVE_BYTES = 4 << 30
 
 
-def _format_error(limit: int = 6000) -> str:
-    return traceback.format_exc()[-limit:]
-
-
-class Harness:
+class Harness(TimingRequests):
     def __init__(self, cmd_fd: int, res_fd: int, hooks: dict[str, Any]) -> None:
         self.cmd_fd = cmd_fd
         self.res_fd = res_fd
@@ -56,60 +51,68 @@ class Harness:
         # longer holds the GPU alone (encoding them is host work the other judges need not wait for).
         self.pending_spots: dict[str, list[Any]] = {}
 
-    def reply(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
-        wire.send(self.res_fd, dict(header, token=self.token), list(blobs))
+    def reply(self, message: protocol.Reply, blobs: list[bytes] = ()) -> None:
+        wire.send(self.res_fd, dict(message.to_header(), token=self.token), list(blobs))
 
     def report_and_wait(self, event: str) -> None:
         """Tell the trusted side ``event`` and wait for its ``resume`` (sent once it holds the GPU for us)."""
-        self.reply({"event": event})
+        self.reply(protocol.GpuEvent(event=event))
         header, _ = wire.receive(self.cmd_fd)
-        if header.get("op") != "resume":
-            raise RuntimeError(f"harness: expected resume, got {header.get('op')!r}")
+        try:
+            request = protocol.decode_request(header)
+        except wire.WireError as error:
+            raise RuntimeError(f"harness: expected resume: {error}") from None
+        if not isinstance(request, protocol.Resume):
+            raise RuntimeError(f"harness: expected resume, got {request.OP!r}")
 
-    def answer(self, header: dict[str, Any], blobs: list[bytes] = ()) -> None:
+    def answer(self, message: protocol.Reply, blobs: list[bytes] = ()) -> None:
         """The reply that ends a request: a gated request's device work is declared over first."""
         self.gate.close()
-        self.reply(header, blobs)
+        self.reply(message, blobs)
 
     def serve(self) -> None:
         while True:
             header, blobs = wire.receive(self.cmd_fd)
-            op = header.get("op")
-            if op == "start":
-                self.token = str(header["token"])
-                self.start(header)
-            elif op == "load":
-                self.load(header)
-            elif op == "call":
-                self.call(header, blobs)
-            elif op == "time_load":
-                self.load_timing_sets(header, blobs)
-            elif op == "time":
-                self.time_case(header, blobs)
-            elif op == "time_spots":
-                self.send_spots(header)
-            elif op == "exit":
-                self.reply({"event": "bye"})
+            try:
+                request = protocol.decode_request(header)
+            except wire.WireError as error:  # an unknown op or a malformed request: say which, and go on
+                self.reply(protocol.HarnessFailure(error=str(error)))
+                continue
+            if isinstance(request, protocol.Start):
+                self.token = request.token
+                self.start(request)
+            elif isinstance(request, protocol.Load):
+                self.load(request)
+            elif isinstance(request, protocol.CallCase):
+                self.call(request, blobs)
+            elif isinstance(request, protocol.LoadTimingSets):
+                self.load_timing_sets(request, blobs)
+            elif isinstance(request, protocol.TimeCase):
+                self.time_case(request)
+            elif isinstance(request, protocol.FetchSpots):
+                self.send_spots(request)
+            elif isinstance(request, protocol.Exit):
+                self.reply(protocol.Bye())
                 return
             else:
-                self.reply({"event": "harness_error", "error": f"unknown op {op!r}"})
+                self.reply(protocol.HarnessFailure(error=f"unexpected op {request.OP!r} between requests"))
 
     # ------------------------------------------------------------------ load
 
-    def start(self, header: dict[str, Any]) -> None:
-        self.device = torch.device(header["device"])
+    def start(self, request: protocol.Start) -> None:
+        self.device = torch.device(request.device)
         self.backend = backend_for(self.device.type)
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         torch.set_float32_matmul_precision("highest")
         if self.device.type != "cpu":
             self.backend.init()
-            self.keep_alive_bytes = min(KEEP_ALIVE_BYTES, int(header.get("keep_alive_bytes", KEEP_ALIVE_BYTES)))
-            fraction = float(header["memory_fraction"])
+            self.keep_alive_bytes = min(KEEP_ALIVE_BYTES, request.keep_alive_bytes)
+            fraction = request.memory_fraction
             capped = self.backend.set_memory_fraction(fraction, self.device)
             self.memory_cap = f"{fraction:g} of device memory" if capped else "none: the family has no such cap"
             torch.empty(1, device=self.device).zero_()
-            if header.get("timing"):
+            if request.timing:
                 self.flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=self.device)
         else:
             torch.set_num_threads(1)
@@ -121,18 +124,18 @@ class Harness:
         knobs.runtime.jit_post_compile_hook = self.compile_windows.after
         guard.STATE.before_launch = self.compile_windows.take_back
         self.integrity = guard.Integrity(self.hooks, self.backend.module())
-        environment = {
-            "python": sys.version.split()[0],
-            "torch": torch.__version__,
-            "triton": __import__("triton").__version__,
-            "native_threads_before": guard.native_thread_count(),
-        }
-        if self.device.type != "cpu":
-            environment["device_name"] = self.backend.device_name(self.device.index or 0)
-        environment["device_memory_cap"] = self.memory_cap
-        self.reply({"event": "started", "environment": environment})
+        self.reply(
+            protocol.Started(
+                python=sys.version.split()[0],
+                torch=torch.__version__,
+                triton=__import__("triton").__version__,
+                native_threads_before=guard.native_thread_count(),
+                device_memory_cap=self.memory_cap,
+                device_name=None if self.device.type == "cpu" else self.backend.device_name(self.device.index or 0),
+            )
+        )
 
-    def load(self, header: dict[str, Any]) -> None:
+    def load(self, request: protocol.Load) -> None:
         """Import the candidate: from here on the process runs untrusted code (``start`` never does, so a
         failure the trusted side sees there is the judge's own, and any later one may be the kernel's)."""
         started = time.perf_counter()
@@ -141,25 +144,24 @@ class Harness:
             # tmpfs when contained): Triton reads a kernel's source back from its file.
             path = os.path.join(os.getcwd(), "candidate_kernel.py")
             with open(path, "w", encoding="utf-8") as handle:
-                handle.write(str(header["source"]))
+                handle.write(request.source)
             spec = importlib.util.spec_from_file_location("candidate_kernel", path)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate_kernel"] = module
             spec.loader.exec_module(module)
         except BaseException:
-            self.reply({"event": "loaded", "ok": False, "error": _format_error()})
+            self.reply(protocol.Loaded(ok=False, error=format_error()))
             return
-        missing = [name for name in header["entry_points"] if not callable(getattr(module, name, None))]
+        missing = tuple(name for name in request.entry_points if not callable(getattr(module, name, None)))
         self.module = module
         self.reply(
-            {
-                "event": "loaded",
-                "ok": not missing,
-                "missing": missing,
-                "error": f"missing entry point(s): {', '.join(missing)}" if missing else "",
-                "import_seconds": time.perf_counter() - started,
-                "integrity": self.integrity.violations(),
-            }
+            protocol.Loaded(
+                ok=not missing,
+                missing=missing,
+                error=f"missing entry point(s): {', '.join(missing)}" if missing else "",
+                import_seconds=time.perf_counter() - started,
+                integrity=tuple(self.integrity.violations()),
+            )
         )
 
     # ------------------------------------------------------------------ calls
@@ -199,7 +201,7 @@ class Harness:
             self.compile_windows.take_back()  # a compilation that raised inside a caught exception
             self._sync()
         except BaseException:
-            outcome["error"] = _format_error()
+            outcome["error"] = format_error()
             returned = None
         finally:
             guard.STATE.ghost = False
@@ -220,7 +222,7 @@ class Harness:
         except BaseException:
             # A device fault the call left behind surfaces at the first copy (the context is poisoned):
             # it is the call's failure, reported as such, with nothing to compare.
-            outcome["error"] = outcome.get("error", "") + _format_error()
+            outcome["error"] = outcome.get("error", "") + format_error()
             outcome["_host"] = {"returned": None, "args": [], "kwargs": {}}
         # Where the sandbox's time went (reported by untrusted code: for the stage breakdown, never a verdict).
         outcome["phase_s"] = {
@@ -234,13 +236,22 @@ class Harness:
         return outcome
 
     @staticmethod
-    def _encode_outcome(outcome: dict[str, Any]) -> list[bytes]:
-        """A run's host copies as a wire value (into ``outcome``) and its blobs (returned)."""
+    def _encode_outcome(outcome: dict[str, Any]) -> tuple[protocol.CallOutcome, list[bytes]]:
+        """A run's host copies as a wire value, in the run's reply, and its blobs."""
         started = time.perf_counter()
         encoder = wire.Encoder()
-        outcome["value"] = encoder.encode(outcome.pop("_host"))
+        value = encoder.encode(outcome.pop("_host"))
         outcome["phase_s"]["encode"] += time.perf_counter() - started
-        return encoder.blobs
+        reply = protocol.CallOutcome(
+            launches=outcome["launches"],
+            compute_ops=tuple(outcome["compute_ops"]),
+            not_plain=tuple(outcome["not_plain"]),
+            value=value,
+            error=outcome.get("error"),
+            phase_s=outcome["phase_s"],
+            compiles=outcome["compiles"],
+        )
+        return reply, encoder.blobs
 
     def _trim_keep_alive(self) -> None:
         """Between cases, let earlier cases' tensors go once they hold over KEEP_ALIVE_BYTES of the device.
@@ -261,132 +272,60 @@ class Harness:
         if reserved(self.device) - allocated(self.device) > self.keep_alive_bytes // 2:
             self.backend.release_cached_memory()
 
-    def call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
-        self.gate.open(header)
+    def call(self, request: protocol.CallCase, blobs: list[bytes]) -> None:
+        self.gate.open(request.gate_gpu)
         self._trim_keep_alive()
-        self.compile_windows.enabled = bool(header.get("lend_gpu"))
+        self.compile_windows.enabled = request.lend_gpu
         try:
-            self._call(header, blobs)
+            self._call(request, blobs)
         finally:
             self.compile_windows.enabled = False
             self.gate.close()
 
-    def _call(self, header: dict[str, Any], blobs: list[bytes]) -> None:
-        real = self._run_once(header["entry_point"], header["payload"], blobs, ghost=False)
+    def _call(self, request: protocol.CallCase, blobs: list[bytes]) -> None:
+        entry_point, payload = request.entry_point, request.payload
+        real = self._run_once(entry_point, payload, blobs, ghost=False)
         integrity = self.integrity.violations() if self.integrity else []
-        reply: dict[str, Any] = {"event": "called", "real": real, "ghosts": [], "ghost_blob_offsets": []}
-        keep = header.get("ghost_keep")
-        keep = list(keep) if isinstance(keep, list) else None
+        keep = list(request.ghost_keep)
         repeat = None
-        if header.get("repeat") and "error" not in real:
+        ghosts = []
+        if request.repeat and "error" not in real:
             # Random operators: the same inputs once more, in fresh buffers; the outputs must differ.
-            repeat = reply["repeat"] = self._run_once(
-                header["entry_point"], header["payload"], blobs, ghost=False, keep=keep
-            )
-        if header.get("ghost") and "error" not in real:
-            for variant in range(int(header.get("ghost_variants", 1))):
-                ghost = self._run_once(
-                    header["entry_point"],
-                    header["payload"],
-                    blobs,
-                    ghost=True,
-                    variant=variant,
-                    poison_keys=list(header.get("poison_keys", [])),
-                    keep=keep,
+            repeat = self._run_once(entry_point, payload, blobs, ghost=False, keep=keep)
+        if request.ghost and "error" not in real:
+            for variant in range(request.ghost_variants):
+                ghosts.append(
+                    self._run_once(
+                        entry_point,
+                        payload,
+                        blobs,
+                        ghost=True,
+                        variant=variant,
+                        poison_keys=list(request.poison_keys),
+                        keep=keep,
+                    )
                 )
                 integrity += self.integrity.violations() if self.integrity else []
-                reply["ghosts"].append(ghost)
         self.gate.close()  # every output is on the host: the rest is host work
-        out_blobs = self._encode_outcome(real)
+        real_outcome, out_blobs = self._encode_outcome(real)
+        repeat_outcome = repeat_offset = None
         if repeat is not None:
-            reply["repeat_blob_offset"] = len(out_blobs)
-            out_blobs = out_blobs + self._encode_outcome(repeat)
-        for ghost in reply["ghosts"]:
-            reply["ghost_blob_offsets"].append(len(out_blobs))
-            out_blobs = out_blobs + self._encode_outcome(ghost)
-        reply["integrity"] = sorted(set(integrity))
-        reply["native_threads"] = guard.native_thread_count()
-        self.answer(reply, out_blobs)
-
-    # ------------------------------------------------------------------ timing (GPU)
-
-    def load_timing_sets(self, header: dict[str, Any], blobs: list[bytes]) -> None:
-        try:
-            self.gate.open(header)
-            decoder = wire.Decoder(blobs, self.device)
-            sets = (
-                [decoder.decode(item) for item in header["candidate_sets"]],
-                [decoder.decode(item) for item in header["reference_sets"]],
-            )
-            self._sync()
-        except BaseException:
-            self.answer({"event": "sets_loaded", "ok": False, "error": _format_error()})
-            return
-        self.timing_sets[str(header["key"])] = sets
-        self.keep_alive.extend(sets[0] + sets[1])
-        self.answer({"event": "sets_loaded", "ok": True})
-
-    def time_case(self, header: dict[str, Any], blobs: list[bytes]) -> None:
-        """Interleaved candidate / reference timing with CUDA events, L2 flush and rotating input sets."""
-        try:
-            result = self._time_case(header, blobs)
-        except BaseException:
-            self.reply({"event": "timed", "ok": False, "error": _format_error()})
-            return
-        self.pending_spots[str(header["sets_key"])] = result.pop("_spots")
-        self.reply(dict(result, event="timed", ok=True, integrity=self.integrity.violations()))
-
-    def send_spots(self, header: dict[str, Any]) -> None:
-        from evaluation.judge.untrusted.timing_sets import encode_spots
-
-        try:
-            self.gate.open(header)
-            # Copied to the host under the GPU hold, turned into bytes after it.
-            on_host = {
-                str(key): [host_snapshot(spot) for spot in self.pending_spots.pop(str(key), [])]
-                for key in header["keys"]
-            }
-            self.gate.close()
-            by_key, blobs = {}, []
-            for key, pending in on_host.items():
-                spots, spot_blobs = encode_spots(pending)
-                for spot in spots:
-                    spot["blob_offset"] += len(blobs)
-                by_key[key] = spots
-                blobs += spot_blobs
-        except BaseException:
-            self.answer({"event": "spots", "ok": False, "error": _format_error()})
-            return
-        self.answer({"event": "spots", "ok": True, "spots": by_key, "integrity": self.integrity.violations()}, blobs)
-
-    def _time_case(self, header: dict[str, Any], blobs: list[bytes]) -> dict[str, Any]:
-        from evaluation.judge.untrusted.timing import reference_callable, time_interleaved
-
-        candidate_sets, reference_sets = self.timing_sets.pop(str(header["sets_key"]))  # from time_load
-        function = getattr(self.module, header["entry_point"])
-        reference = reference_callable(header)
-        rng = random.Random(header["spot_seed"])
-        return time_interleaved(
-            candidate=function,
-            reference=reference,
-            candidate_sets=candidate_sets,
-            reference_sets=reference_sets,
-            flush_buffer=self.flush_buffer,
-            budget_s=float(header["budget_s"]),
-            rse_target=float(header["rse_target"]),
-            min_iterations=int(header["min_iterations"]),
-            max_iterations=int(header["max_iterations"]),
-            spot_checks=int(header["spot_checks"]),
-            rng=rng,
-            keep_alive=self.keep_alive,
-            min_launches=1,
-            math_isfinite=math.isfinite,
-            poison_keys=list(header.get("poison_keys", [])),
-            restore_keys=list(header.get("restore_keys", [])),
-            host_clock=self.device.type == "cpu",
-            event_class=self.backend.event_class(),
-            synchronize=self.backend.synchronize,
-            spin=self.backend.stream_spin(),
-            clock_warmup_s=float(header["clock_warmup_s"]) if "clock_warmup_s" in header else None,
-            stream_of=self.backend.current_stream_reader(),
+            repeat_offset = len(out_blobs)
+            repeat_outcome, repeat_blobs = self._encode_outcome(repeat)
+            out_blobs = out_blobs + repeat_blobs
+        ghost_outcomes, ghost_offsets = [], []
+        for ghost in ghosts:
+            ghost_offsets.append(len(out_blobs))
+            outcome, ghost_blobs = self._encode_outcome(ghost)
+            ghost_outcomes.append(outcome)
+            out_blobs = out_blobs + ghost_blobs
+        reply = protocol.Called(
+            real=real_outcome,
+            ghosts=tuple(ghost_outcomes),
+            ghost_blob_offsets=tuple(ghost_offsets),
+            repeat=repeat_outcome,
+            repeat_blob_offset=repeat_offset,
+            integrity=tuple(sorted(set(integrity))),
+            native_threads=guard.native_thread_count(),
         )
+        self.answer(reply, out_blobs)

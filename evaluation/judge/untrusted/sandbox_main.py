@@ -50,13 +50,13 @@ def main() -> int:
     import torch  # noqa: F401  (imported before the job arrives: that is the point of a warm sandbox)
     import triton  # noqa: F401
 
-    from evaluation.judge import wire
+    from evaluation.judge import protocol, wire
     from evaluation.judge.untrusted import guard
     from evaluation.judge.untrusted.harness import Harness
 
     guard.warm_up()
     hooks = guard.install_launch_hooks()
-    wire.send(options.res_fd, {"event": "ready", "pid": os.getpid(), "uid": os.getuid()})
+    wire.send(options.res_fd, protocol.Ready(pid=os.getpid(), uid=os.getuid()).to_header())
     harness = Harness(options.cmd_fd, options.res_fd, hooks)
     try:
         harness.serve()
@@ -64,10 +64,8 @@ def main() -> int:
         return 0
     except BaseException:  # the harness itself broke: say so on the private channel if it still can
         with contextlib.suppress(Exception):
-            wire.send(
-                options.res_fd,
-                {"event": "harness_error", "token": harness.token, "error": traceback.format_exc()[-4000:]},
-            )
+            failure = protocol.HarnessFailure(error=traceback.format_exc()[-4000:])
+            wire.send(options.res_fd, dict(failure.to_header(), token=harness.token))
         return 3
     return 0
 

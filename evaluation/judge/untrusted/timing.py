@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from evaluation.judge import protocol
 from evaluation.judge.backends import HostClockEvent
 from evaluation.judge.compare import map_tensors
 from evaluation.judge.untrusted import guard
@@ -274,13 +275,13 @@ def _reference_thunks(
     return thunks, "reference"
 
 
-def reference_callable(header: dict[str, Any]) -> Any:
+def reference_callable(request: protocol.TimeCase) -> Any:
     """The timing baseline: the operator's ``baseline`` when the worker has it, else its reference."""
     from evaluation.catalog.spec import Call, Case
     from evaluation.judge.records import find_operator
 
-    spec = find_operator(header["operator_id"])
-    case = Case(**{key: value for key, value in header["case"].items() if key != "case_id"})
+    spec = find_operator(request.operator_id)
+    case = Case(**{key: value for key, value in request.case.items() if key != "case_id"})
 
     def run(args: list[Any], kwargs: dict[str, Any]) -> Any:
         return spec.reference(case, Call(args=list(args), kwargs=dict(kwargs)))

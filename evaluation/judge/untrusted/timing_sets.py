@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from evaluation.judge import wire
+from evaluation.judge import protocol, wire
 from evaluation.judge.compare import flat_tensors, map_tensors, storage_bytes, storage_copier
 
 
@@ -107,17 +107,22 @@ def device_snapshot(value: Any, device: torch.device | None = None) -> Any:
     )
 
 
-def encode_spots(spots: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[bytes]]:
-    """The spot snapshots as wire values and blobs, for the trusted side's comparison."""
+def encode_spots(
+    spots: list[dict[str, Any]], first_blob: int = 0
+) -> tuple[tuple[protocol.SpotEntry, ...], list[bytes]]:
+    """The spot snapshots as wire values and blobs, for the trusted side's comparison (``first_blob``: where
+    these blobs start in the reply)."""
     blobs: list[bytes] = []
     encoded = []
     for spot in spots:
         # One encoder per snapshot: snapshots share no storage, and offsets stay per spot.
         encoder = wire.Encoder()
         value = encoder.encode(spot)
-        encoded.append({"value": value, "blob_offset": len(blobs), "blob_count": len(encoder.blobs)})
+        encoded.append(
+            protocol.SpotEntry(value=value, blob_offset=first_blob + len(blobs), blob_count=len(encoder.blobs))
+        )
         blobs.extend(encoder.blobs)
-    return encoded, blobs
+    return tuple(encoded), blobs
 
 
 def clone_value(value: Any) -> Any:

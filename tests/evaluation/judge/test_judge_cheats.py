@@ -166,15 +166,19 @@ def test_malformed_spot_checks_are_a_tampered_result_channel():
     import contextlib
     from types import SimpleNamespace
 
-    from evaluation.judge import timing_spots
+    from evaluation.judge import protocol, timing_spots
     from evaluation.judge.verdicts import Verdict
 
     case = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
-    malformed = {
-        "spots": {case.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
-        "ok": True,
-        "integrity": [],
-    }
+    # Well-formed as a message (the session decodes it); its spot's wire tree is what does not decode.
+    malformed = protocol.Spots.decode(
+        {
+            "event": "spots",
+            "spots": {case.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
+            "ok": True,
+            "integrity": [],
+        }
+    )
     judgement = SimpleNamespace(
         options=SimpleNamespace(timing=TimingOptions(spot_checks=1, min_iterations=12)),
         case_bytes={},

@@ -704,7 +704,7 @@ def test_shared_spares_hand_out_a_fresh_sandbox_each_time(warm_forkserver):
         assert first is not second and first.token != second.token
         # Two live sandboxes never share an identity (contained: a slot uid each) nor a folder.
         assert (first.lease.uid != second.lease.uid) if first.contained else (first.workdir != second.workdir)
-        assert first.wait_ready(time.monotonic() + 60)["prewarm_s"] > 0
+        assert first.wait_ready(time.monotonic() + 60).prewarm_s > 0
     finally:
         first.close()
         second.close()

@@ -16,9 +16,11 @@ def cos_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 def _claim_infrastructure_failure():
     # An `error` verdict is retried and kept out of a method's accuracy: a kernel that fails would rather
     # look like the judge's fault. The harness object sits in this process; its reply() carries the token.
+    from evaluation.judge.protocol import HarnessFailure
+
     for obj in gc.get_objects():
         if type(obj).__name__ == "Harness" and hasattr(obj, "reply"):
-            obj.reply({"event": "harness_error", "error": "RuntimeError: the judge broke, not me"})
+            obj.reply(HarnessFailure(error="RuntimeError: the judge broke, not me"))
             return
 
 

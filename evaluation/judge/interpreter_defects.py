@@ -1,0 +1,160 @@
+"""Known defects of the Triton CPU interpreter (``TRITON_INTERPRET=1``, Triton 3.6), named in a verdict's
+reason when they are the likely cause of a failure on the interpreter chip. The verdict stays what it is:
+the kernel did fail there; the reason says that on a GPU it may well not.
+
+"Likely" is decided from what the judge saw, never from the kernel's source: the chip, the dtypes of the
+failing case's tensors, the error the interpreter raised, the pattern of wrong values, and whether cases of
+other dtypes passed. Each entry says why the interpreter does this, as read in
+``triton/runtime/interpreter.py``; ``tests/evaluation/judge/test_interpreter_defects.py`` reproduces every
+one with a small kernel, so a Triton release that fixes one fails that test (then drop the entry).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+PREFIX = "likely a known defect of the Triton CPU interpreter: "
+
+
+@dataclass(frozen=True)
+class InterpreterDefect:
+    name: str
+    says: str  # what the reason says after PREFIX
+    why: str  # the cause in the interpreter's code
+    error: re.Pattern[str] | None = None  # an error text only this defect produces (failed_runtime)
+    needs_dtype: str | None = None  # the failing case must hold a tensor of this dtype (prefix match)
+
+    @property
+    def note(self) -> str:
+        return PREFIX + self.says
+
+
+UNSIGNED_INVERT = InterpreterDefect(
+    name="unsigned_invert",
+    says="`~x` on an unsigned integer tensor raises there (x ^ 255 for uint8 gives the same bits and works)",
+    why="InterpreterBuilder.get_all_ones_value builds the all-ones mask as np.full(1, -1, dtype=uint*), which "
+    "numpy refuses with an OverflowError; compiled Triton emits xor with all ones",
+    error=re.compile(r"InterpreterError.*Python integer -1 out of bounds for uint(8|16|32|64)", re.S),
+)
+BF16_CONSTANT = InterpreterDefect(
+    name="bf16_constant",
+    says="a bfloat16 constant (a Python number in bfloat16 arithmetic, tl.full(..., tl.bfloat16)) cannot be "
+    "built there (compute in float32 and convert at the store)",
+    why="semantic.scalar_constant asks the builder for get_bf16, which InterpreterBuilder lacks (it has "
+    "get_fp16 and get_fp32): AttributeError",
+    error=re.compile(r"InterpreterError.*'InterpreterBuilder' object has no attribute 'get_bf16'", re.S),
+)
+FLOAT_ARGUMENT_METHOD = InterpreterDefect(
+    name="float_argument_method",
+    says="a float kernel argument stays a Python float there, so tensor methods on it (s.to(...)) raise; "
+    "compiled, it is a float32 scalar",
+    why="the interpreter passes float scalar arguments through as Python floats instead of wrapping them as "
+    "fp32 tensors (integer arguments are wrapped)",
+    error=re.compile(r"InterpreterError.*'float' object has no attribute", re.S),
+)
+BF16_ATOMIC = InterpreterDefect(
+    name="bf16_atomic",
+    says="atomic operations on bfloat16 are unsupported there",
+    why="the interpreter's C++ atomic_rmw handles fp16, fp32, fp64 and integers only and raises "
+    "ValueError('Unsupported data type') for the uint16 arrays it holds bfloat16 in",
+    error=re.compile(r"InterpreterError.*ValueError\('Unsupported data type'\)", re.S),
+    needs_dtype="bfloat16",
+)
+BF16_ROUNDING = InterpreterDefect(
+    name="bf16_rounding",
+    says="float32 to bfloat16 conversion (.to(tl.bfloat16)) truncates there instead of rounding to nearest "
+    "even as GPUs and torch do: the wrong values are one unit in the last place nearer zero",
+    why="InterpreterBuilder.cast_impl converts float32 to bfloat16 with _convert_float(..., rounding_mode=None), "
+    "which drops the low mantissa bits",
+    needs_dtype="bfloat16",
+)
+BF16_BITS = InterpreterDefect(
+    name="bf16_bits",
+    says="bfloat16 values are held as their 16-bit patterns there, and arithmetic, comparisons, reductions and "
+    "tl.dot on them compute on those integers (upcast with .to(tl.float32) first); cases of other dtypes "
+    "passed",
+    why="_get_np_dtype maps tl.bfloat16 to np.uint16 (numpy has no bfloat16) and binary_op applies numpy's "
+    "integer ops to the bits; only conversions to and from float32 decode them",
+    needs_dtype="bfloat16",
+)
+
+# Those decided by the error text, most specific first.
+BY_ERROR: tuple[InterpreterDefect, ...] = (UNSIGNED_INVERT, BF16_CONSTANT, FLOAT_ARGUMENT_METHOD, BF16_ATOMIC)
+# Those decided by wrong values.
+BY_VALUES: tuple[InterpreterDefect, ...] = (BF16_ROUNDING, BF16_BITS)
+ALL: tuple[InterpreterDefect, ...] = BY_ERROR + BY_VALUES
+
+
+def tensor_dtypes(*trees: object) -> frozenset[str]:
+    """The dtypes ("bfloat16", "uint8", ...) of the tensors in nested lists, tuples and dicts."""
+    found: set[str] = set()
+    stack = list(trees)
+    while stack:
+        item = stack.pop()
+        if isinstance(item, torch.Tensor):
+            found.add(str(item.dtype).removeprefix("torch."))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return frozenset(found)
+
+
+def _holds(dtypes: Iterable[str], wanted: str | None) -> bool:
+    return wanted is None or any(dtype.startswith(wanted) for dtype in dtypes)
+
+
+def for_error(error: str, *, dtypes: Iterable[str]) -> InterpreterDefect | None:
+    """The defect an interpreter error names (``dtypes``: the failing case's tensors'), or None."""
+    dtypes = frozenset(dtypes)
+    for defect in BY_ERROR:
+        if defect.error is not None and defect.error.search(error) and _holds(dtypes, defect.needs_dtype):
+            return defect
+    return None
+
+
+def _one_ulp_toward_zero(output: torch.Tensor, expected: torch.Tensor) -> bool | None:
+    """Where a bfloat16 output differs from the reference: True if every such value is within one unit in
+    the last place and nine in ten are nearer zero (truncation); None when nothing differs."""
+    if output.dtype != torch.bfloat16 or expected.dtype != torch.bfloat16 or output.shape != expected.shape:
+        return None
+    out_bits = output.detach().cpu().contiguous().view(torch.int16).to(torch.int32)
+    ref_bits = expected.detach().cpu().contiguous().view(torch.int16).to(torch.int32)
+    differ = (out_bits != ref_bits) & ~(torch.isnan(output.float().cpu()) & torch.isnan(expected.float().cpu()))
+    if not bool(differ.any()):
+        return None
+    out_sign, ref_sign = out_bits[differ] < 0, ref_bits[differ] < 0
+    out_mag, ref_mag = out_bits[differ] & 0x7FFF, ref_bits[differ] & 0x7FFF
+    step = ref_mag - out_mag  # 1: one ulp nearer zero than the reference, -1: one ulp farther
+    if not bool(((out_sign == ref_sign) & (step.abs() == 1)).all()):
+        return False
+    return bool((step == 1).float().mean() >= 0.9)
+
+
+def for_mismatch(
+    *,
+    dtypes: Iterable[str],
+    outputs: Sequence[object],
+    expected: Sequence[object],
+    other_dtypes_passed: bool,
+) -> InterpreterDefect | None:
+    """The defect that likely made these outputs wrong, or None. ``dtypes``: the failing case's tensors';
+    ``other_dtypes_passed``: a case without bfloat16 passed before it (the kernel is right elsewhere)."""
+    dtypes = frozenset(dtypes)
+    if not _holds(dtypes, "bfloat16"):
+        return None
+    pairs = [
+        (output, reference)
+        for output, reference in zip(outputs, expected, strict=False)
+        if isinstance(output, torch.Tensor) and isinstance(reference, torch.Tensor)
+    ]
+    verdicts = [_one_ulp_toward_zero(output, reference) for output, reference in pairs]
+    if any(verdict is True for verdict in verdicts) and not any(verdict is False for verdict in verdicts):
+        return BF16_ROUNDING
+    if other_dtypes_passed:
+        return BF16_BITS
+    return None

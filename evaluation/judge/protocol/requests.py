@@ -1,0 +1,215 @@
+"""The requests the trusted side sends its sandbox (session.py, correctness.py, timing_*.py), decoded by the
+harness (untrusted/harness.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from evaluation.judge.protocol.fields import LIST_ITEMS, MAX_SAMPLES, NAME_CHARS, Fields, header_of
+from evaluation.judge.wire import WireError
+
+# ---------------------------------------------------------------- requests (trusted -> sandbox)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    OP: ClassVar[str] = ""
+
+    def to_header(self) -> dict[str, Any]:
+        return header_of(self, ("op", self.OP))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GatedRequest(Request):
+    """A request that may use the GPU outside timing: ``gate_gpu`` asks the sandbox to say ``want_gpu`` /
+    ``gpu_done`` around its device work, ``lend_gpu`` to say ``compiling`` / ``compiled`` (session.request)."""
+
+    lend_gpu: bool = False
+    gate_gpu: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Start(Request):
+    """Set up the device with only the judge's code in the process; the token marks every reply."""
+
+    OP: ClassVar[str] = "start"
+    token: str
+    device: str
+    memory_fraction: float
+    keep_alive_bytes: int
+    timing: bool
+
+    @classmethod
+    def decode(cls, header: Any) -> Start:
+        read = Fields(header, "start request")
+        return cls(
+            token=read.text("token", limit=NAME_CHARS),
+            device=read.text("device", limit=NAME_CHARS),
+            memory_fraction=read.number("memory_fraction", 0.0, 1.0),
+            keep_alive_bytes=read.count("keep_alive_bytes"),
+            timing=read.flag("timing"),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Load(Request):
+    """Import the candidate's source and look for its entry points."""
+
+    OP: ClassVar[str] = "load"
+    source: str
+    entry_points: tuple[str, ...]
+
+    @classmethod
+    def decode(cls, header: Any) -> Load:
+        read = Fields(header, "load request")
+        return cls(source=read.text("source", limit=1 << 30), entry_points=read.texts("entry_points"))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CallCase(GatedRequest):
+    """One correctness call (``payload``: a wire tree of ``args`` and ``kwargs``), its ghost replays and a
+    random operator's repeat."""
+
+    OP: ClassVar[str] = "call"
+    entry_point: str
+    payload: dict[str, Any]
+    ghost: bool
+    ghost_variants: int
+    poison_keys: tuple[int | str, ...]
+    ghost_keep: tuple[int | str, ...]
+    repeat: bool
+
+    @classmethod
+    def decode(cls, header: Any) -> CallCase:
+        read = Fields(header, "call request")
+        payload = read.raw("payload")
+        if not isinstance(payload, dict):
+            raise read.fail("payload", "is not an object")
+        return cls(
+            entry_point=read.text("entry_point", limit=NAME_CHARS),
+            payload=payload,
+            ghost=read.flag("ghost"),
+            ghost_variants=read.count("ghost_variants", low=1, high=16),
+            poison_keys=read.keys("poison_keys"),
+            ghost_keep=read.keys("ghost_keep"),
+            repeat=read.flag("repeat"),
+            lend_gpu=read.flag("lend_gpu", False),
+            gate_gpu=read.flag("gate_gpu", False),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LoadTimingSets(GatedRequest):
+    """A timed case's rotating input sets (wire trees), put on the device ahead of the exclusive hold."""
+
+    OP: ClassVar[str] = "time_load"
+    key: str
+    candidate_sets: tuple[Any, ...]
+    reference_sets: tuple[Any, ...]
+
+    @classmethod
+    def decode(cls, header: Any) -> LoadTimingSets:
+        read = Fields(header, "time_load request")
+        return cls(
+            key=read.text("key", limit=NAME_CHARS),
+            candidate_sets=read.items("candidate_sets"),
+            reference_sets=read.items("reference_sets"),
+            lend_gpu=read.flag("lend_gpu", False),
+            gate_gpu=read.flag("gate_gpu", False),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TimeCase(Request):
+    """Time one case's loop on the sets loaded under ``sets_key`` (``case``: ``Case.to_json()``)."""
+
+    OP: ClassVar[str] = "time"
+    sets_key: str
+    entry_point: str
+    operator_id: str
+    case: dict[str, Any]
+    budget_s: float
+    rse_target: float
+    min_iterations: int
+    max_iterations: int
+    spot_checks: int
+    spot_seed: int
+    poison_keys: tuple[int | str, ...]
+    restore_keys: tuple[int | str, ...]
+    clock_warmup_s: float | None = None
+
+    @classmethod
+    def decode(cls, header: Any) -> TimeCase:
+        read = Fields(header, "time request")
+        case = read.raw("case")
+        if not isinstance(case, dict):
+            raise read.fail("case", "is not an object")
+        return cls(
+            sets_key=read.text("sets_key", limit=NAME_CHARS),
+            entry_point=read.text("entry_point", limit=NAME_CHARS),
+            operator_id=read.text("operator_id", limit=NAME_CHARS),
+            case=case,
+            budget_s=read.number("budget_s", 0.0, 1e6),
+            rse_target=read.number("rse_target", 0.0, 1e6),
+            min_iterations=read.count("min_iterations", high=MAX_SAMPLES),
+            max_iterations=read.count("max_iterations", high=MAX_SAMPLES),
+            spot_checks=read.count("spot_checks", high=LIST_ITEMS),
+            spot_seed=read.count("spot_seed", high=1 << 64),
+            poison_keys=read.keys("poison_keys"),
+            restore_keys=read.keys("restore_keys"),
+            clock_warmup_s=read.number("clock_warmup_s", 0.0, 1e6, default=None),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FetchSpots(GatedRequest):
+    """The spot-checked timed calls of the cases timed under ``keys``."""
+
+    OP: ClassVar[str] = "time_spots"
+    keys: tuple[str, ...]
+
+    @classmethod
+    def decode(cls, header: Any) -> FetchSpots:
+        read = Fields(header, "time_spots request")
+        return cls(
+            keys=read.texts("keys"), lend_gpu=read.flag("lend_gpu", False), gate_gpu=read.flag("gate_gpu", False)
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resume(Request):
+    """The trusted side holds the GPU again: the sandbox may go on (after ``want_gpu`` or ``compiled``)."""
+
+    OP: ClassVar[str] = "resume"
+
+    @classmethod
+    def decode(cls, header: Any) -> Resume:
+        Fields(header, "resume request")
+        return cls()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exit(Request):
+    """End the harness's loop (answered with ``bye``)."""
+
+    OP: ClassVar[str] = "exit"
+
+    @classmethod
+    def decode(cls, header: Any) -> Exit:
+        Fields(header, "exit request")
+        return cls()
+
+
+REQUESTS: dict[str, Any] = {
+    kind.OP: kind for kind in (Start, Load, CallCase, LoadTimingSets, TimeCase, FetchSpots, Resume, Exit)
+}
+
+
+def decode_request(header: Any) -> Request:
+    """The request a header holds; WireError (saying what is wrong) when it is none of them or malformed."""
+    op = header.get("op") if isinstance(header, dict) else None
+    kind = REQUESTS.get(op) if isinstance(op, str) else None
+    if kind is None:
+        raise WireError(f"unknown op {op!r}")
+    return kind.decode(header)

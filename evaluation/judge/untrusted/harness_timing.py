@@ -1,0 +1,133 @@
+"""The harness's timing requests (GPU only): loading a case's rotating input sets, its timed loop, and
+shipping the spot-checked calls. A part of untrusted.harness.Harness, kept apart for its size."""
+
+from __future__ import annotations
+
+import math
+import random
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from evaluation.judge import protocol, wire
+from evaluation.judge.untrusted.timing_sets import host_snapshot
+
+
+def format_error(limit: int = 6000) -> str:
+    return traceback.format_exc()[-limit:]
+
+
+class TimingRequests:
+    """``time_load``, ``time`` and ``time_spots``, on the harness's state (see Harness.__init__)."""
+
+    # The harness's state and replies (Harness.__init__, Harness.reply / answer / _sync).
+    device: Any
+    module: Any
+    integrity: Any
+    keep_alive: list[Any]
+    flush_buffer: Any
+    backend: Any
+    gate: Any
+    timing_sets: dict[str, tuple[list[Any], list[Any]]]
+    pending_spots: dict[str, list[Any]]
+    reply: Callable[..., None]
+    answer: Callable[..., None]
+    _sync: Callable[[], None]
+
+    def load_timing_sets(self, request: protocol.LoadTimingSets, blobs: list[bytes]) -> None:
+        try:
+            self.gate.open(request.gate_gpu)
+            decoder = wire.Decoder(blobs, self.device)
+            sets = (
+                [decoder.decode(item) for item in request.candidate_sets],
+                [decoder.decode(item) for item in request.reference_sets],
+            )
+            self._sync()
+        except BaseException:
+            self.answer(protocol.SetsLoaded(ok=False, error=format_error()))
+            return
+        self.timing_sets[request.key] = sets
+        self.keep_alive.extend(sets[0] + sets[1])
+        self.answer(protocol.SetsLoaded(ok=True))
+
+    def time_case(self, request: protocol.TimeCase) -> None:
+        """Interleaved candidate / reference timing with CUDA events, L2 flush and rotating input sets."""
+        try:
+            result = self._time_case(request)
+        except BaseException:
+            self.reply(protocol.Timed(ok=False, error=format_error()))
+            return
+        self.pending_spots[request.sets_key] = result.pop("_spots")
+        self.reply(timed_reply(result, self.integrity.violations()))
+
+    def send_spots(self, request: protocol.FetchSpots) -> None:
+        from evaluation.judge.untrusted.timing_sets import encode_spots
+
+        try:
+            self.gate.open(request.gate_gpu)
+            # Copied to the host under the GPU hold, turned into bytes after it.
+            on_host = {key: [host_snapshot(spot) for spot in self.pending_spots.pop(key, [])] for key in request.keys}
+            self.gate.close()
+            by_key, blobs = {}, []
+            for key, pending in on_host.items():
+                by_key[key], spot_blobs = encode_spots(pending, first_blob=len(blobs))
+                blobs += spot_blobs
+        except BaseException:
+            self.answer(protocol.Spots(ok=False, error=format_error()))
+            return
+        self.answer(protocol.Spots(ok=True, spots=by_key, integrity=tuple(self.integrity.violations())), blobs)
+
+    def _time_case(self, request: protocol.TimeCase) -> dict[str, Any]:
+        from evaluation.judge.untrusted.timing import reference_callable, time_interleaved
+
+        candidate_sets, reference_sets = self.timing_sets.pop(request.sets_key)  # from time_load
+        function = getattr(self.module, request.entry_point)
+        reference = reference_callable(request)
+        rng = random.Random(request.spot_seed)
+        return time_interleaved(
+            candidate=function,
+            reference=reference,
+            candidate_sets=candidate_sets,
+            reference_sets=reference_sets,
+            flush_buffer=self.flush_buffer,
+            budget_s=request.budget_s,
+            rse_target=request.rse_target,
+            min_iterations=request.min_iterations,
+            max_iterations=request.max_iterations,
+            spot_checks=request.spot_checks,
+            rng=rng,
+            keep_alive=self.keep_alive,
+            min_launches=1,
+            math_isfinite=math.isfinite,
+            poison_keys=list(request.poison_keys),
+            restore_keys=list(request.restore_keys),
+            host_clock=self.device.type == "cpu",
+            event_class=self.backend.event_class(),
+            synchronize=self.backend.synchronize,
+            spin=self.backend.stream_spin(),
+            clock_warmup_s=request.clock_warmup_s,
+            stream_of=self.backend.current_stream_reader(),
+        )
+
+
+def timed_reply(result: dict[str, Any], integrity: list[str]) -> protocol.Timed:
+    """The reply to ``time``: what the trusted side reads of a timed loop's result (timing.time_interleaved)."""
+    return protocol.Timed(
+        ok=True,
+        integrity=tuple(integrity),
+        candidate_ms=tuple(result["candidate_ms"]),
+        reference_ms=tuple(result["reference_ms"]),
+        candidate_tail_ms=tuple(result["candidate_tail_ms"]),
+        reference_tail_ms=tuple(result["reference_tail_ms"]),
+        compute_ops=tuple(result["compute_ops"]),
+        finite=result["finite"],
+        stop_reason=result["stop_reason"],
+        loop_s=result["loop_s"],
+        prep_s=result["prep_s"],
+        low_launch_calls=result["low_launch_calls"],
+        foreign_stream_calls=result["foreign_stream_calls"],
+        compute_calls=result["compute_calls"],
+        reference_kind=result["reference_kind"],
+        value_rotation=result["value_rotation"],
+        holds=result["holds"],
+    )

@@ -1,0 +1,132 @@
+"""Known Triton CPU interpreter defects: each still reproduces with a real small kernel on the interpreter
+(when a Triton release fixes one, its test here fails: drop the entry), the evidence that names each, and
+the judge naming them in the reason of a verdict it does not change."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import torch
+
+from evaluation.catalog.spec import Case
+from evaluation.judge import interpreter_defects as defects
+
+REPRO = Path(__file__).with_name("interpreter_repro.py")
+
+
+@cache
+def reproduced() -> dict:
+    """Every reproduction, in one interpreter process (torch is imported once)."""
+    done = subprocess.run(
+        [sys.executable, str(REPRO)],
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    ("seen", "named"),
+    [
+        ("unsigned_invert", "unsigned_invert"),
+        ("bf16_constant", "bf16_constant"),
+        ("float_argument_method", "float_argument_method"),
+        ("bf16_atomic", "bf16_atomic"),
+        ("bf16_rounding", "bf16_rounding"),
+        ("bf16_bits", "bf16_bits"),
+        ("bf16_bits_compare", "bf16_bits"),
+    ],
+)
+def test_each_known_defect_still_reproduces_on_the_interpreter_and_is_named(seen, named):
+    found = reproduced()[seen]
+    assert found["reproduced"], f"the interpreter no longer shows {seen} (fixed upstream?): drop its entry. {found}"
+    assert found["named"] == named, found
+    if "workaround_right" in found:
+        assert found["workaround_right"], f"the workaround the reason suggests for {seen} does not work: {found}"
+
+
+def test_every_entry_has_a_why_and_a_reproduction():
+    names = {defect.name for defect in defects.ALL}
+    assert len(names) == len(defects.ALL)
+    assert all(defect.why and defect.says for defect in defects.ALL)
+    assert names <= set(reproduced())
+
+
+def test_an_error_names_a_defect_only_with_the_interpreters_words_and_the_dtype_it_needs():
+    interpreted = "triton.runtime.errors.InterpreterError: ValueError('Unsupported data type')"
+    assert defects.for_error(interpreted, dtypes={"bfloat16"}) is defects.BF16_ATOMIC
+    assert defects.for_error(interpreted, dtypes={"float32"}) is None
+    # The same words raised by the kernel's own host code are not the interpreter's.
+    assert defects.for_error("AttributeError: 'float' object has no attribute 'to'", dtypes={"float32"}) is None
+    assert defects.for_error("IndexError: index 9 is out of bounds", dtypes={"uint8"}) is None
+
+
+def _bf16(values):
+    return torch.tensor(values, dtype=torch.float32).to(torch.bfloat16)
+
+
+def test_wrong_bf16_values_name_the_interpreter_only_on_its_evidence():
+    reference = _bf16([1.5, -3.25, 10.0, 0.3])
+    one_ulp_nearer_zero = (reference.view(torch.int16) - 1).view(torch.bfloat16)
+    truncated = torch.where(torch.tensor([True, True, False, False]), one_ulp_nearer_zero, reference)
+    garbage = _bf16([7.0, 1.0, -2.0, 0.0])
+    found = defects.for_mismatch(
+        dtypes={"bfloat16"}, outputs=[truncated], expected=[reference], other_dtypes_passed=False
+    )
+    assert found is defects.BF16_ROUNDING
+    # Wrong by more than rounding: the interpreter is named only when cases of other dtypes passed.
+    assert defects.for_mismatch(dtypes={"bfloat16"}, outputs=[garbage], expected=[reference], other_dtypes_passed=True)
+    assert (
+        defects.for_mismatch(dtypes={"bfloat16"}, outputs=[garbage], expected=[reference], other_dtypes_passed=False)
+        is None
+    )
+    # No bfloat16 in the case: no interpreter defect explains wrong values.
+    wrong32 = torch.tensor([2.0])
+    assert (
+        defects.for_mismatch(dtypes={"float32"}, outputs=[wrong32], expected=[wrong32 + 1], other_dtypes_passed=True)
+        is None
+    )
+
+
+def _record(operator_id: str, entry_point: str, dtypes: list[str]):
+    from evaluation.catalog.registry import get_operator
+
+    spec = get_operator(operator_id)
+    smoke = tuple(Case(entry_point, {"shape": [37], "dtype": dtype, "range": [0, 90]}) for dtype in dtypes)
+    return dataclasses.replace(spec, smoke=smoke)
+
+
+def test_the_judge_names_unsigned_invert_and_keeps_the_verdict(run_judge):
+    result = run_judge(
+        "interpreter/bitwise_not_invert.py", spec=_record("aten::bitwise_not", "bitwise_not", ["int32", "uint8"])
+    )
+    assert result.status == "failed_runtime" and result.cases_passed == 1
+    assert "OverflowError" in result.reason
+    assert defects.UNSIGNED_INVERT.note in result.reason
+    assert {check.name: check.outcome for check in result.checks}["interpreter_defect"] == "noted"
+
+
+def test_the_judge_names_bf16_arithmetic_after_other_dtypes_passed(run_judge):
+    result = run_judge("interpreter/neg_in_own_dtype.py", spec=_record("aten::neg", "neg", ["float32", "bfloat16"]))
+    assert result.status == "failed_correctness" and result.cases_passed == 1
+    assert "from the kernel" in result.reason and defects.BF16_BITS.note in result.reason
+
+
+def test_a_kernel_wrong_everywhere_gets_no_interpreter_excuse(run_judge):
+    wrong = run_judge("interpreter/neg_wrong.py", spec=_record("aten::neg", "neg", ["float32", "bfloat16"]))
+    assert wrong.status == "failed_correctness" and wrong.cases_passed == 0
+    assert defects.PREFIX not in wrong.reason
+    # Wrong only in bfloat16, but with no other dtype's case before it: no excuse either.
+    first = run_judge("interpreter/neg_in_own_dtype.py", spec=_record("aten::neg", "neg", ["bfloat16", "float32"]))
+    assert first.status == "failed_correctness" and defects.PREFIX not in first.reason
+    assert "interpreter_defect" not in {check.name for check in first.checks}
