@@ -207,7 +207,7 @@ def rejudge_set(
     Raises RejudgeRefused when the chip has no live worker to judge them (unless not ``require_worker``: a
     chip judged through offline bundles) or there is nothing to re-judge.
     """
-    from leaderboard.selectors import chip_has_live_worker  # leaderboard imports these services: import here
+    from leaderboard.progress import chip_has_live_worker  # leaderboard imports these services: import here
 
     if require_worker and not chip_has_live_worker(chip=chip):
         raise RejudgeRefused(

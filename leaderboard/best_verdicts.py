@@ -1,23 +1,27 @@
-"""The best-verdict summary (``leaderboard.models.BestVerdict``): how its rows follow from the runs, and the
-service that keeps them so, in the transaction of every write that changes them.
+"""The boards' summary of the runs, and the service that keeps it in the transaction of every write that
+changes it. Three tables, all derived from the runs:
 
-The writes that can change what a board shows, and what they call:
+- ``BestVerdict``: one row per (method, operator, chip, native) with counted work, by ``group_fields``;
+- ``BoardTotal``: per (operator set, method, chip, native, source), the sums of those rows, by ``set_totals``;
+- ``RooflinePoint``: the roofline plot's points (counted native passes with a known speedup).
+
+The writes that change them, and what they call:
 
 - a run reaching a finished status (a recorded verdict, an imported bundle's, a run given up as an error):
   ``evaluation.services.run_transition`` calls ``runs_changed``;
-- the admin's edits and deletions of submissions (visibility, method, target chip), kernels (tokens,
-  time), methods (visibility), runs, chips (their targeted submissions) and users (their submissions): each
-  wraps its write in ``kept``, which refreshes the groups the objects belonged to before and after it.
+- the admin's edits and deletions of submissions (visibility, method, target chip), kernels (tokens, time,
+  operator), methods (visibility), runs, chips (their targeted submissions) and accounts (their
+  submissions): each wraps its write in ``kept``, which refreshes the groups its objects belonged to before
+  and after it;
+- a set's members (the admin, the catalog loader) and operator versions (the catalog loader):
+  ``sets_changed`` and ``operators_changed`` recompute the totals they enter.
 
-Nothing else needs to: a queued run (an upload, a re-run) has no verdict yet, operator set membership is
-applied when a board reads, and whether a verdict is stale (an operator's version bumped by the catalog
-loader, a newer judge deployed) is decided when read, from the versions each row keeps.
+Nothing else needs to: a queued run (an upload, a re-run) has no verdict yet, and a newer judge makes older
+verdicts stale when read (rows keep the versions that made them). Every write bumps a ``BoardGeneration``:
+the boards' memo is keyed on their sum, and writers of one method queue on its row.
 
-The roofline plot's points (``RooflinePoint``: counted native passes with a speedup) are kept with the rows,
-group by group.
-
-``rebuild`` recomputes every row and point from the runs (``manage.py rebuild_best_verdicts``, the data migration);
-``differences`` compares the stored rows with a rebuild without writing (``--check``).
+``rebuild`` recomputes everything from the runs (``manage.py rebuild_best_verdicts``, the data migration);
+``differences`` compares what is stored with a rebuild, writing nothing (``--check``).
 """
 
 from __future__ import annotations
@@ -92,12 +96,20 @@ class RunVerdict(NamedTuple):
         return self.status == PASSED and not self.flagged
 
 
+def _decides_over(run: RunVerdict, best: RunVerdict) -> bool:
+    """Whether passing ``run`` decides its operator rather than the passing ``best`` of earlier kernels."""
+    if run.flagged != best.flagged:
+        return best.flagged  # a clean pass beats a flagged one, however fast
+    return run.speedup is not None and (best.speedup or 0) < run.speedup
+
+
 def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
     """A group's row from its finished runs, in id order (one method, operator, chip and nativeness).
 
     Per kernel its latest run counts (a re-judgement supersedes the run before it). The operator is solved if
-    a kernel's latest verdict passed; the deciding kernel is the fastest passing one, an unknown speedup
-    counting as 0 and ties going to the earlier kernel; tokens and time are summed over every kernel.
+    a kernel's latest verdict passed and was not flagged (PROTOCOL 6-7): the deciding kernel is the fastest
+    clean pass, else (the row is then flagged, so unsolved on boards) the fastest flagged one; an unknown
+    speedup counts as 0 and ties go to the earlier kernel. Tokens and time are summed over every kernel.
     """
     latest: dict[int, RunVerdict] = {}
     for run in runs:
@@ -107,7 +119,7 @@ def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
         run = latest[kernel_id]
         tokens += run.tokens or 0
         seconds += run.solve_seconds or 0.0
-        if run.status == PASSED and (best is None or (run.speedup is not None and (best.speedup or 0) < run.speedup)):
+        if run.status == PASSED and (best is None or _decides_over(run, best)):
             best = run
     # The pass matrix links the fastest passing run of all, else the latest one.
     link = max(runs, key=lambda run: (run.status == PASSED, run.speedup or 0.0, run.run_id))

@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from evaluation.models import Chip
 from leaderboard.intake import IntakeOptions
 from leaderboard.models import Method, MethodKind, OperatorSet, Visibility
-from leaderboard.selectors import chip_has_live_worker
+from leaderboard.progress import chip_has_live_worker
 
 VISIBILITY_HELP = (
     "Public: code and results are shown to everyone and ranked on the boards. Private: code and "

@@ -15,8 +15,9 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from evaluation.models import Chip
-from leaderboard import selectors
+from leaderboard import access
 from leaderboard.models import Method, MethodKind, Submission, Visibility
+from leaderboard.progress import chip_has_live_worker
 from leaderboard.services import (
     KernelUpload,
     SubmissionRejected,
@@ -46,15 +47,13 @@ class IntakeOptions:
 def default_chips() -> list[Chip]:
     """Chips a new upload is judged on unless told otherwise: those a worker serves now, else all active."""
     active = list(Chip.objects.filter(active=True).order_by("slug"))
-    live = [chip for chip in active if selectors.chip_has_live_worker(chip=chip)]
+    live = [chip for chip in active if chip_has_live_worker(chip=chip)]
     return live or active
 
 
 def chip_statuses() -> list[tuple[Chip, bool]]:
     """Every active chip with whether a worker serves it now (what the forms show beside each box)."""
-    return [
-        (chip, selectors.chip_has_live_worker(chip=chip)) for chip in Chip.objects.filter(active=True).order_by("slug")
-    ]
+    return [(chip, chip_has_live_worker(chip=chip)) for chip in Chip.objects.filter(active=True).order_by("slug")]
 
 
 def read_files(
@@ -105,7 +104,7 @@ def submission_intake(
             problems.append(f"unknown target chip {options.target_chip_slug!r}")
     method = options.method
     if method is None and options.method_id:
-        method = selectors.visible_methods(user=owner).filter(pk=options.method_id).first()
+        method = access.visible_methods(user=owner).filter(pk=options.method_id).first()
         if method is None:
             problems.append(f"unknown method {options.method_id}")
     if method is None and not (options.method_id or options.scaffold.strip()):

@@ -7,10 +7,12 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TypeVar
 
 import numpy as np
 
 FAST_P_THRESHOLDS: tuple[float, ...] = (0.8, 1.0, 1.5)
+K = TypeVar("K")  # what a method is keyed by
 
 
 def geomean(values: Iterable[float]) -> float | None:
@@ -27,18 +29,40 @@ def bootstrap_geomean_ci(
     Each resample draws len(values) logs with ``random.Random(seed).choice``, in order, and averages them
     left to right; computed with NumPy on the same Mersenne Twister stream, to the same bits.
     """
-    logs = [math.log(value) for value in values if value is not None and value > 0]
-    if len(logs) < 2:
-        return None
-    count = len(logs)
-    picks = np.asarray(logs)[_bootstrap_picks(count, resamples, seed)]
-    sums = picks[:, 0].copy()
-    for column in range(1, count):  # one column at a time: the additions of a left-to-right sum, in its order
-        sums += picks[:, column]
-    means = np.sort(sums / count)
+    return bootstrap_geomean_cis([values], resamples=resamples, seed=seed, level=level)[0]
+
+
+def bootstrap_geomean_cis(
+    groups: Sequence[Sequence[float]], *, resamples: int = 2000, seed: int = 0, level: float = 0.95
+) -> list[tuple[float, float] | None]:
+    """``bootstrap_geomean_ci`` of each group, to the same bits; groups of one size are resampled together
+    (the draws depend only on the size and the seed), one column of every group's resamples at a time."""
+    logs = [[math.log(value) for value in values if value is not None and value > 0] for values in groups]
+    result: list[tuple[float, float] | None] = [None] * len(groups)
+    by_count: dict[int, list[int]] = {}
+    for index, group_logs in enumerate(logs):
+        if len(group_logs) >= 2:
+            by_count.setdefault(len(group_logs), []).append(index)
     low_index = int((1 - level) / 2 * resamples)
     high_index = min(resamples - 1, int((1 + level) / 2 * resamples))
-    return math.exp(means[low_index]), math.exp(means[high_index])
+    for count, indexes in by_count.items():
+        table = np.asarray([logs[index] for index in indexes])  # groups x count
+        columns = _bootstrap_columns(count, resamples, seed)  # count x resamples
+        sums = table[:, columns[0]]
+        for column in columns[1:]:  # the additions of each resample's left-to-right sum, in its order
+            sums += table[:, column]
+        means = np.sort(sums / count, axis=1)
+        for row, index in enumerate(indexes):
+            result[index] = (math.exp(means[row, low_index]), math.exp(means[row, high_index]))
+    return result
+
+
+@lru_cache(maxsize=32)
+def _bootstrap_columns(count: int, resamples: int, seed: int) -> np.ndarray:
+    """``_bootstrap_picks`` by draw position: row j holds every resample's j-th index."""
+    columns = np.ascontiguousarray(_bootstrap_picks(count, resamples, seed).T)
+    columns.flags.writeable = False
+    return columns
 
 
 @lru_cache(maxsize=32)
@@ -80,7 +104,7 @@ class OperatorOutcome:
     solve_seconds: float = 0.0
     attempts: int = 0
     stale: bool = False  # the deciding run was judged against an older operator version
-    flagged: bool = False  # the best run beat the roofline floor: not ranked
+    flagged: bool = False  # every passing kernel beat the roofline floor: not solved, not ranked
 
 
 @dataclass
@@ -168,18 +192,17 @@ def summarize(outcomes: Sequence[OperatorOutcome], operators_total: int) -> Summ
     return summarize_totals(outcome_totals(outcomes), operators_total)
 
 
-def matched_set_speedups(per_method: Mapping[str, Mapping[str, OperatorOutcome]]) -> tuple[set[str], dict]:
-    """Geomean speedup of each method over the operators *every* method solved with a known speedup."""
-    solved_sets = [
-        {op for op, outcome in outcomes.items() if outcome.solved and outcome.speedup is not None}
-        for outcomes in per_method.values()
-    ]
-    common = set.intersection(*solved_sets) if solved_sets else set()
-    result = {}
-    for method, outcomes in per_method.items():
-        values = [outcomes[op].speedup for op in sorted(common)]
-        result[method] = (geomean(values), bootstrap_geomean_ci(values))
-    return common, result
+def matched_set_speedups(per_method: Mapping[K, Mapping[str, float]]) -> tuple[list[str], dict[K, MatchedSpeedup]]:
+    """Geomean speedup of each method over the operators *every* method passed cleanly with a known speedup,
+    given as operator -> speedup per method, with 95% bootstrap intervals (all methods resampled together)."""
+    common = set.intersection(*(set(speedups) for speedups in per_method.values())) if per_method else set()
+    ordered = sorted(common)
+    values = {method: [speedups[op] for op in ordered] for method, speedups in per_method.items()}
+    intervals = bootstrap_geomean_cis(list(values.values()))
+    return ordered, {
+        method: MatchedSpeedup(geomean(speedups), interval, len(ordered))
+        for (method, speedups), interval in zip(values.items(), intervals, strict=True)
+    }
 
 
 # --- Beyond the paper -----------------------------------------------------------------------------------
@@ -235,18 +258,19 @@ class MatchedSpeedup:
 
 
 def matched_speedups(
-    per_method: Mapping[int, Mapping[str, OperatorOutcome]],
-) -> tuple[list[str], dict[int, MatchedSpeedup]]:
+    per_method: Mapping[K, Mapping[str, OperatorOutcome]],
+) -> tuple[list[str], dict[K, MatchedSpeedup]]:
     """Like-with-like speedups: only operators every method solved cleanly with a known speedup count."""
-    common, figures = matched_set_speedups(
+    return matched_set_speedups(
         {
-            key: {op: outcome for op, outcome in outcomes.items() if not outcome.flagged}
+            key: {
+                op: outcome.speedup
+                for op, outcome in outcomes.items()
+                if outcome.solved and outcome.speedup is not None and not outcome.flagged
+            }
             for key, outcomes in per_method.items()
         }
     )
-    return sorted(common), {
-        key: MatchedSpeedup(value, interval, len(common)) for key, (value, interval) in figures.items()
-    }
 
 
 def ratio(value: float | None, reference: float | None) -> float | None:

@@ -263,7 +263,18 @@ class BestVerdict(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["method", "operator", "chip", "native"], name="best_verdict_unique"),
         ]
-        indexes = [models.Index(fields=["chip", "operator"], name="best_verdict_chip_operator")]
+        indexes = [
+            models.Index(fields=["chip", "operator"], name="best_verdict_chip_operator"),
+            # Speedup figures (the matched board, the speedup plot) read only the clean passes with a known
+            # speedup of kernels written for the chip: from the index alone on PostgreSQL (it includes the
+            # speedup), instead of every row of the chip from the table.
+            models.Index(
+                fields=["chip", "operator", "method"],
+                include=["speedup"],
+                condition=models.Q(native=True, solved=True, flagged=False, speedup__isnull=False),
+                name="best_verdict_clean_speedup",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"best verdict of method {self.method_id} on {self.operator_id} / chip {self.chip_id}"

@@ -1,8 +1,9 @@
-"""Reads that build pages and API answers: leaderboards, submissions with their runs, access checks.
+"""Reads that build the boards, plots, board downloads and the API's leaderboard (access rules are in
+``leaderboard.access``, a submission's progress in ``leaderboard.progress``).
 
-Boards read the best-verdict summary (``leaderboard.models.BestVerdict``, kept by ``leaderboard.best_verdicts``),
-never the runs: a page's work depends on the methods, operators and chips it shows, not on the history behind
-them. Its figures are aggregated in SQL (``board_totals``); per-operator outcomes are read only where a page
+Boards read the summary kept by ``leaderboard.best_verdicts``, never the runs: a page's work depends on the
+methods, operators and chips it shows, not on the history behind them. Its figures come from the set totals
+(``BoardTotal``, by ``board_totals``); per-operator outcomes (``BestVerdict`` rows) are read only where a page
 shows them.
 """
 
@@ -14,18 +15,16 @@ from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Sum
 
 from evaluation.judge.version import JUDGE_VERSION
-from evaluation.models import Chip, Run, RunStatus, Worker, run_is_stale
-from evaluation.queue_estimates import queue_estimates
+from evaluation.models import Chip, run_is_stale
 from leaderboard.metrics import (
     MatchedSpeedup,
     OperatorOutcome,
     OutcomeTotals,
     Summary,
-    matched_speedups,
+    matched_set_speedups,
     ratio,
     summarize_totals,
 )
@@ -34,12 +33,9 @@ from leaderboard.models import (
     BoardGeneration,
     BoardTotal,
     Method,
-    Operator,
     OperatorSet,
     PaperCost,
     PaperResult,
-    Submission,
-    Visibility,
 )
 
 SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
@@ -49,7 +45,7 @@ SOURCE_VIEWS: tuple[str, ...] = ("overall", "aten", "vllm", "cublas")
 class LeaderboardRow:
     method: Method
     summaries: dict[str, Summary] = field(default_factory=dict)  # view ("overall", "aten", ...) -> figures
-    # operator_id -> outcome; filled only when the page asked for them (``leaderboard_rows(outcomes=...)``)
+    # operator_id -> outcome; filled only when the page asked for them (``leaderboard_rows(outcomes=True)``)
     outcomes: dict[str, OperatorOutcome] = field(default_factory=dict)
 
 
@@ -159,7 +155,7 @@ def board_data_stamp() -> str:
 
 # Memo of board figures in this process: small and short-lived; every web worker keeps its own.
 _BOARD_MEMO: OrderedDict[str, tuple[float, object]] = OrderedDict()
-BOARD_MEMO_SIZE = 64
+BOARD_MEMO_SIZE = 32
 
 
 def clear_board_memo() -> None:
@@ -185,72 +181,63 @@ def _memoised(parts: tuple, compute):
 BoardTotals = dict[tuple[bool, int, int], dict[str, OutcomeTotals]]
 
 
-def board_totals(*, chip_ids: list[int], operator_set: OperatorSet, ported: bool = False) -> BoardTotals:
+def board_totals(
+    *, chip_ids: list[int], operator_set: OperatorSet, ported: bool = False, method_ids: list[int] | None = None
+) -> BoardTotals:
     """Per method and chip, per operator source: the counts and sums its figures are made of, as kept for the
     set (``BoardTotal``), memoised. Kernels written for the chip only, or with ``ported`` those written for
-    another chip too (keyed by nativeness)."""
+    another chip too (keyed by nativeness); every method's, or those of ``method_ids`` only."""
     natives = (True, False) if ported else (True,)
+    methods = tuple(sorted(method_ids)) if method_ids is not None else None
     return _memoised(
-        ("totals", operator_set.pk, tuple(sorted(chip_ids)), natives),
-        lambda: _read_totals(chip_ids=chip_ids, operator_set=operator_set, natives=natives),
+        ("totals", operator_set.pk, tuple(sorted(chip_ids)), natives, methods),
+        lambda: _read_totals(chip_ids=chip_ids, operator_set=operator_set, natives=natives, method_ids=methods),
     )
 
 
-TOTAL_COLUMNS = (
-    "native",
-    "method_id",
-    "chip_id",
-    "source",
-    "outcomes",
-    "solved",
-    "covered",
-    "logged",
-    "log_sum",
-    "faster_than_0_8",
-    "faster_than_1",
-    "faster_than_1_5",
-    "tokens",
-    "solve_seconds",
-    "stale_by_operator",
-    "solved_by_judge",
-)
+class TotalRow(NamedTuple):
+    """One ``BoardTotal`` row as boards read it: a method's sums over one source's operators of a set."""
+
+    native: bool
+    method_id: int
+    chip_id: int
+    source: str
+    outcomes: int
+    solved: int
+    covered: int
+    logged: int
+    log_sum: float
+    faster_than_0_8: int
+    faster_than_1: int
+    faster_than_1_5: int
+    tokens: int
+    solve_seconds: float
+    stale_by_operator: int
+    solved_by_judge: dict[str, int]  # judge version -> solved rows it decided
 
 
-def _read_totals(*, chip_ids: list[int], operator_set: OperatorSet, natives: tuple[bool, ...]) -> BoardTotals:
+def _read_totals(
+    *, chip_ids: list[int], operator_set: OperatorSet, natives: tuple[bool, ...], method_ids: tuple[int, ...] | None
+) -> BoardTotals:
     totals: BoardTotals = defaultdict(dict)
     rows = BoardTotal.objects.filter(operator_set=operator_set, chip_id__in=chip_ids, native__in=natives).order_by()
-    for (
-        native,
-        method_id,
-        chip_id,
-        source,
-        outcomes,
-        solved,
-        covered,
-        logged,
-        log_sum,
-        fast_0_8,
-        fast_1,
-        fast_1_5,
-        tokens,
-        seconds,
-        stale_by_operator,
-        solved_by_judge,
-    ) in rows.values_list(*TOTAL_COLUMNS):
+    if method_ids is not None:
+        rows = rows.filter(method_id__in=method_ids)
+    for row in map(TotalRow._make, rows.values_list(*TotalRow._fields)):
         # Verdicts of an older judge are stale now, whatever they were when the totals were written.
         stale_by_judge = sum(
-            count for judged, count in solved_by_judge.items() if judged and int(judged) < JUDGE_VERSION
+            count for judged, count in row.solved_by_judge.items() if judged and int(judged) < JUDGE_VERSION
         )
-        totals[(native, method_id, chip_id)][source] = OutcomeTotals(
-            outcomes=outcomes,
-            solved=solved,
-            covered=covered,
-            logged=logged,
-            log_sum=log_sum,
-            fast=(fast_0_8, fast_1, fast_1_5),
-            tokens=tokens,
-            solve_seconds=seconds,
-            stale=stale_by_operator + stale_by_judge,
+        totals[(row.native, row.method_id, row.chip_id)][row.source] = OutcomeTotals(
+            outcomes=row.outcomes,
+            solved=row.solved,
+            covered=row.covered,
+            logged=row.logged,
+            log_sum=row.log_sum,
+            fast=(row.faster_than_0_8, row.faster_than_1, row.faster_than_1_5),
+            tokens=row.tokens,
+            solve_seconds=row.solve_seconds,
+            stale=row.stale_by_operator + stale_by_judge,
         )
     return dict(totals)
 
@@ -272,18 +259,97 @@ def _summaries(by_source: dict[str, OutcomeTotals], totals: dict[str, int]) -> d
 
 
 def operator_outcomes(
-    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int], clean_only: bool = False
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
 ) -> dict[int, dict[str, OperatorOutcome]]:
-    """Per method id, per operator id: the methods' outcomes on ``chip`` (kernels written for it), or with
-    ``clean_only`` just the clean passes with a known speedup (all a speedup figure reads)."""
+    """Per method id, per operator id: the methods' outcomes on ``chip`` (kernels written for it), memoised."""
+    key = ("outcomes", chip.pk, _operators_key(operators), tuple(method_ids))
+    return _memoised(key, lambda: _read_outcomes(chip=chip, operators=operators, method_ids=method_ids))
+
+
+def clean_speedups(*, chip: Chip, operator_set: OperatorSet, method_ids: list[int]) -> dict[int, dict[str, float]]:
+    """Per method id, operator id -> speedup of its clean passes with a known speedup on ``chip`` (kernels
+    written for it), memoised: all that speedup figures read (the matched board, the speedup plot)."""
+    operators = set_operators(operator_set=operator_set)
+    shown = sorted(method_ids)
+    return _memoised(
+        ("clean speedups", chip.pk, _operators_key(operators), tuple(shown)),
+        lambda: _read_clean_speedups(chip=chip, operators=operators, method_ids=shown),
+    )
+
+
+def _operators_key(operators: dict[int, SetOperator]) -> str:
+    """The operators and their versions (outcomes' staleness depends on them), as a memo key part."""
+    listed = ",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(), key=lambda op: op.pk))
+    return hashlib.sha1(listed.encode()).hexdigest()
+
+
+def _read_outcomes(
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
+) -> dict[int, dict[str, OperatorOutcome]]:
     filters = {"chip_id": chip.pk, "native": True, "method_id__in": method_ids}
-    if clean_only:
-        filters.update(solved=True, flagged=False, speedup__isnull=False)
     by_method: dict[int, dict[str, OperatorOutcome]] = defaultdict(dict)
-    for verdict in board_verdicts(operators=operators, **filters):
-        operator = operators[verdict.operator_pk]
-        by_method[verdict.method_id][operator.operator_id] = verdict_outcome(verdict, operator)
-    return by_method
+    # The API's per-operator lists read every row of the chip (ten thousand at a million runs): built straight
+    # from the columns, with ``verdict_outcome``'s staleness rule written out.
+    rows = BestVerdict.objects.filter(operator_id__in=list(operators), **filters).order_by("operator_id")
+    for (
+        method_id,
+        operator_pk,
+        attempts,
+        tokens,
+        seconds,
+        solved,
+        speedup,
+        flagged,
+        version,
+        judged,
+    ) in rows.values_list(
+        "method_id",
+        "operator_id",
+        "attempts",
+        "tokens",
+        "solve_seconds",
+        "solved",
+        "speedup",
+        "flagged",
+        "operator_version",
+        "judge_version",
+    ):
+        operator = operators[operator_pk]
+        by_method[method_id][operator.operator_id] = OperatorOutcome(
+            operator.operator_id,
+            operator.source,
+            solved=solved,
+            speedup=speedup,
+            tokens=tokens,
+            solve_seconds=seconds,
+            attempts=attempts,
+            stale=solved and (version < operator.version or (judged is not None and judged < JUDGE_VERSION)),
+            flagged=flagged,
+        )
+    return dict(by_method)
+
+
+def _read_clean_speedups(
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
+) -> dict[int, dict[str, float]]:
+    """Per method, operator id -> speedup of its clean passes with a known speedup on ``chip`` (kernels written
+    for it): one scan of a covering index, plain tuples (the matched board reads thousands)."""
+    by_method: dict[int, dict[str, float]] = defaultdict(dict)
+    for method_id, operator_pk, speedup in (
+        BestVerdict.objects.filter(
+            chip_id=chip.pk,
+            native=True,
+            method_id__in=method_ids,
+            operator_id__in=list(operators),
+            solved=True,
+            flagged=False,
+            speedup__isnull=False,
+        )
+        .order_by("operator_id")
+        .values_list("method_id", "operator_id", "speedup")
+    ):
+        by_method[method_id][operators[operator_pk].operator_id] = speedup
+    return dict(by_method)
 
 
 def _admitted_methods(method_ids, method_filter: MethodFilter) -> dict[int, Method]:
@@ -330,13 +396,10 @@ def leaderboard_rows(
     operator_set: OperatorSet,
     method_filter: MethodFilter = NO_FILTER,
     sort: str = "",
-    outcomes: str = "",
+    outcomes: bool = False,
 ) -> list[LeaderboardRow]:
-    """One row per method with figures per source view, sorted by overall accuracy then speedup.
-
-    ``outcomes``: "all" fills each row's per-operator outcomes, "clean" only its clean passes with a known
-    speedup; by default none are read.
-    """
+    """One row per method with figures per source view, sorted by overall accuracy then speedup; with
+    ``outcomes``, each row's per-operator outcomes too (by default none are read)."""
     operators = set_operators(operator_set=operator_set)
     totals = _view_totals(operators)
     board = board_totals(chip_ids=[chip.pk], operator_set=operator_set)
@@ -347,9 +410,7 @@ def leaderboard_rows(
         if method_id in methods
     ]
     if outcomes and rows:
-        found = operator_outcomes(
-            chip=chip, operators=operators, method_ids=sorted(methods), clean_only=outcomes == "clean"
-        )
+        found = operator_outcomes(chip=chip, operators=operators, method_ids=sorted(methods))
         for row in rows:
             row.outcomes = found.get(row.method.pk, {})
     rows.sort(
@@ -384,12 +445,16 @@ def multi_chip_rows(
     method_filter: MethodFilter = NO_FILTER,
     sort: str = "",
     reference_chip: Chip | None = None,
+    method_ids: list[int] | None = None,
 ) -> list[ChipRow]:
     """Per method, its figures on every chip, each from the kernels it wrote for that chip (PROTOCOL 7); ratios
-    against ``reference_chip`` and figures of kernels written for other chips feed portability."""
+    against ``reference_chip`` and figures of kernels written for other chips feed portability. Every method's
+    row, or only those of ``method_ids`` (a method's own page)."""
     operators = set_operators(operator_set=operator_set)
     total = len(operators)
-    board = board_totals(chip_ids=[chip.pk for chip in chips], operator_set=operator_set, ported=True)
+    board = board_totals(
+        chip_ids=[chip.pk for chip in chips], operator_set=operator_set, ported=True, method_ids=method_ids
+    )
     overall_only = {view: (total if view == "overall" else 0) for view in SOURCE_VIEWS}
     methods = _admitted_methods({method_id for _, method_id, _ in board}, method_filter)
     rows: dict[int, ChipRow] = {}
@@ -439,13 +504,13 @@ def matched_rows(
 
     Methods that solved nothing with a known speedup are left out: they would empty the common set.
     """
-    rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter, outcomes="clean")
+    rows = leaderboard_rows(chip=chip, operator_set=operator_set, method_filter=method_filter)
     if method_ids:
         rows = [row for row in rows if row.method.pk in method_ids]
-    rows = [
-        row for row in rows if any(o.solved and o.speedup is not None and not o.flagged for o in row.outcomes.values())
-    ]
-    common, figures = matched_speedups({row.method.pk: row.outcomes for row in rows})
+    rows = [row for row in rows if row.summaries["overall"].speedup_covered]
+    shown = sorted(row.method.pk for row in rows)
+    found = clean_speedups(chip=chip, operator_set=operator_set, method_ids=shown)
+    common, figures = matched_set_speedups({pk: found.get(pk, {}) for pk in shown})
     result = [MatchedRow(row.method, figures[row.method.pk], row.summaries["overall"]) for row in rows]
     result.sort(key=lambda r: (-(r.figure.speedup_geomean or 0), str(r.method)))
     return common, result
@@ -501,79 +566,3 @@ def paper_results(*, table: str, platform: str | None = None) -> dict[tuple[str,
 
 def paper_costs() -> list[PaperCost]:
     return list(PaperCost.objects.order_by("tokens_per_passed_operator_millions"))
-
-
-# --- Catalog pages --------------------------------------------------------------------------------------
-
-
-def method_submissions(*, method: Method, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Submission]:
-    return visible_submissions(user=user).filter(method=method)
-
-
-def visible_methods(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Method]:
-    """Public methods, plus the user's own (all, for staff)."""
-    if user.is_authenticated and user.is_staff:
-        return Method.objects.all()
-    if user.is_authenticated:
-        return Method.objects.filter(Q(public=True) | Q(owner=user))
-    return Method.objects.filter(public=True)
-
-
-# --- Access -------------------------------------------------------------------------------------------
-
-
-def can_view_code(*, user: AbstractBaseUser | AnonymousUser, submission: Submission) -> bool:
-    """Public code is for everyone; private code for its owner and staff only."""
-    if submission.visibility == Visibility.PUBLIC:
-        return True
-    return bool(user.is_authenticated and (user.is_staff or submission.owner_id == user.pk))
-
-
-def visible_submissions(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Submission]:
-    """Submissions a user may see listed: public ones, plus their own (all, for staff).
-
-    A private submission's results are its owner's business: it is neither listed nor ranked for others.
-    """
-    submissions = Submission.objects.select_related("method", "owner", "target_chip")
-    if user.is_authenticated and user.is_staff:
-        return submissions
-    if user.is_authenticated:
-        return submissions.filter(Q(visibility=Visibility.PUBLIC) | Q(owner=user))
-    return submissions.filter(visibility=Visibility.PUBLIC)
-
-
-def submission_progress(*, submission: Submission) -> dict:
-    """Counts and per-run statuses of a submission, for its page and its live-updating JSON."""
-    runs = list(
-        Run.objects.filter(kernel__submission=submission)
-        .select_related("chip", "kernel__operator")
-        .order_by("kernel__operator__operator_id", "chip__slug", "created_at")
-    )
-    finished = sum(1 for run in runs if run.is_finished)
-    chips = {run.chip for run in runs}
-    estimates = queue_estimates(runs=runs)
-    for run in runs:
-        run.queue_estimate = estimates.get(run.pk)  # None unless queued
-    return {
-        "runs": runs,
-        "total": len(runs),
-        "finished": finished,
-        "passed": sum(1 for run in runs if run.status == RunStatus.PASSED),
-        "chips_without_worker": sorted(chip.slug for chip in chips if not chip_has_live_worker(chip=chip)),
-    }
-
-
-def chip_has_live_worker(*, chip: Chip) -> bool:
-    from datetime import timedelta
-
-    from django.conf import settings
-    from django.utils import timezone
-
-    # Said as soon as three beats are missed, well before the re-queuer gives up on the worker (a minute).
-    silent_after = min(settings.KGB_WORKER_STALE_AFTER_S, 3 * settings.KGB_HEARTBEAT_INTERVAL_S)
-    since = timezone.now() - timedelta(seconds=silent_after)
-    return Worker.objects.filter(chip=chip, last_heartbeat_at__gte=since).exists()
-
-
-def active_operators() -> QuerySet[Operator]:
-    return Operator.objects.filter(active=True).order_by("source", "operator_id")

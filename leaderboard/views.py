@@ -11,9 +11,10 @@ from django.shortcuts import get_object_or_404, render
 
 from evaluation.judge.version import JUDGE_VERSION
 from evaluation.models import Chip, Run
-from leaderboard import board_exports, plots, reads, run_report, selectors
+from leaderboard import access, board_exports, plots, reads, run_report, selectors
 from leaderboard.boards import BoardQuery, board_query, pick, reference_chip
 from leaderboard.models import Operator, OperatorSet, Visibility
+from leaderboard.progress import submission_progress
 from leaderboard.ranking import multi_chip_order, rank_rows
 from leaderboard.templatetags.board import highlight_python
 
@@ -268,7 +269,10 @@ def plots_page(request: HttpRequest) -> HttpResponse:
     figures: dict = {}
     if query.chip and query.operator_set:
         rows = selectors.leaderboard_rows(
-            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter, outcomes="clean"
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter
+        )
+        speedups = selectors.clean_speedups(
+            chip=query.chip, operator_set=query.operator_set, method_ids=[row.method.pk for row in rows]
         )
         chip_rows = selectors.multi_chip_rows(
             chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter
@@ -279,7 +283,7 @@ def plots_page(request: HttpRequest) -> HttpResponse:
             "accuracy-vs-tokens": plots.accuracy_vs_tokens(rows, query.chip),
             "accuracy-heatmap": heatmaps[0],
             "speedup-heatmap": heatmaps[1],
-            "speedup-distribution": plots.speedup_distribution(rows, query.chip),
+            "speedup-distribution": plots.speedup_distribution(rows, speedups, query.chip),
             "speedup-vs-roofline": plots.roofline_fraction(chip=query.chip, operator_set=query.operator_set),
         }
     return render(request, "leaderboard/plots.html", {**query.context(), "figures": figures, "board": "plots"})
@@ -385,12 +389,14 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
         or (sets[0] if sets else None)
     )
     rows = (
-        selectors.multi_chip_rows(chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips))
+        selectors.multi_chip_rows(
+            chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips), method_ids=[method.pk]
+        )
         if operator_set
         else []
     )
     row = next((r for r in rows if r.method.pk == method.pk), None)
-    submissions = list(selectors.method_submissions(method=method, user=request.user)[:100])
+    submissions = list(access.method_submissions(method=method, user=request.user)[:100])
     dates = sorted(s.created_at for s in submissions)
     return render(
         request,
@@ -412,23 +418,23 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    submission = get_object_or_404(selectors.visible_submissions(user=request.user), pk=pk)
-    progress = selectors.submission_progress(submission=submission)
+    submission = get_object_or_404(access.visible_submissions(user=request.user), pk=pk)
+    progress = submission_progress(submission=submission)
     return render(
         request,
         "leaderboard/submission_detail.html",
         {
             "submission": submission,
             "progress": progress,
-            "can_view_code": selectors.can_view_code(user=request.user, submission=submission),
+            "can_view_code": access.can_view_code(user=request.user, submission=submission),
         },
     )
 
 
 def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     """What the submission page polls to update without reloading."""
-    submission = get_object_or_404(selectors.visible_submissions(user=request.user), pk=pk)
-    progress = selectors.submission_progress(submission=submission)
+    submission = get_object_or_404(access.visible_submissions(user=request.user), pk=pk)
+    progress = submission_progress(submission=submission)
     return JsonResponse(
         {
             "total": progress["total"],
@@ -455,9 +461,9 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(Run.objects.select_related("kernel__submission__method", "kernel__operator", "chip"), pk=pk)
     submission = run.kernel.submission
-    if not selectors.visible_submissions(user=request.user).filter(pk=submission.pk).exists():
+    if not access.visible_submissions(user=request.user).filter(pk=submission.pk).exists():
         raise Http404("No such run")
-    can_view_code = selectors.can_view_code(user=request.user, submission=submission)
+    can_view_code = access.can_view_code(user=request.user, submission=submission)
     return render(
         request,
         "leaderboard/run_detail.html",

@@ -12,9 +12,14 @@ with ``slowest cold page: N ms``.
     .venv/bin/python scripts/bench_leaderboard.py                                   # both, 63,000 runs
     .venv/bin/python scripts/bench_leaderboard.py --databases sqlite --runs 200000
     .venv/bin/python scripts/bench_leaderboard.py --databases postgresql --runs 1000000
+    .venv/bin/python scripts/bench_leaderboard.py --databases postgresql --runs 1000000 --keep
+    .venv/bin/python scripts/bench_leaderboard.py --databases postgresql --reuse kgb_bench_1a2b3c4d
 
 PostgreSQL: postgres://postgres@127.0.0.1:5432 with trust auth (KGB_BENCH_POSTGRES); a fresh database
-``kgb_bench_<hex>`` is created and dropped afterwards.
+``kgb_bench_<hex>`` is created and dropped afterwards, or kept with ``--keep`` (its name is printed, the
+fill's figures stored as the database's comment). ``--reuse NAME`` times a kept database again without
+refilling: it migrates it first (new indexes and columns), and with ``--rebuild`` rebuilds the summary from
+its runs (after a change to what the summary keeps); the database is kept.
 """
 
 from __future__ import annotations
@@ -412,37 +417,60 @@ def child(args: argparse.Namespace) -> None:
     from leaderboard.models import BestVerdict
 
     call_command("migrate", verbosity=0)
-    started = time.perf_counter()
-    facts = fill(runs=args.runs, methods=args.methods, operators=args.operators, chips=args.chips)
-    with connection.cursor() as cursor:  # statistics, as a database in service has them
-        cursor.execute("ANALYZE")
-    facts["write_s"] = round(time.perf_counter() - started, 1)
-    started = time.perf_counter()
-    facts["summary_rows"] = best_verdicts.rebuild()
-    facts["summary_s"] = round(time.perf_counter() - started, 1)
+    if args.reuse:  # filled by an earlier --keep: its figures are the database's comment
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = current_database()"
+            )
+            facts = json.loads(cursor.fetchone()[0])
+    else:
+        started = time.perf_counter()
+        facts = fill(runs=args.runs, methods=args.methods, operators=args.operators, chips=args.chips)
+        with connection.cursor() as cursor:  # statistics, as a database in service has them
+            cursor.execute("ANALYZE")
+        facts["write_s"] = round(time.perf_counter() - started, 1)
+    if not args.reuse or args.rebuild:
+        started = time.perf_counter()
+        facts["summary_rows"] = best_verdicts.rebuild()
+        facts["summary_s"] = round(time.perf_counter() - started, 1)
     with connection.cursor() as cursor:  # statistics (and PostgreSQL's visibility map) as a settled database has
         cursor.execute("VACUUM ANALYZE" if connection.vendor == "postgresql" else "ANALYZE")
     facts["fill_s"] = round(facts["write_s"] + facts["summary_s"], 1)
     assert BestVerdict.objects.count() == facts["summary_rows"]
+    if args.keep and not args.reuse:
+        with connection.cursor() as cursor:
+            comment = connection.ops.quote_name(connection.settings_dict["NAME"])
+            cursor.execute(f"COMMENT ON DATABASE {comment} IS %s", [json.dumps(facts)])
     client = Client()
     results = []
-    client.get("/")  # load templates and open the connection once
+    for _, url in pages(facts):  # imports, templates and the connection, once: the timings are the data's
+        client.get(url)
+    facts["load_before"] = os.getloadavg()[0]
     for name, url in pages(facts):
-        cold, warm = [], []
+        cold, warm, cold_cpu = [], [], []
         for _ in range(args.repeat):
             for timings in (cold, warm):  # cold: the boards' memoised figures cleared first; warm: kept
                 if timings is cold:
                     selectors.clear_board_memo()
-                start = time.perf_counter()
+                start, start_cpu = time.perf_counter(), time.process_time()
                 response = client.get(url)
                 if getattr(response, "streaming", False):
                     b"".join(response.streaming_content)
                 timings.append((time.perf_counter() - start) * 1000)
+                if timings is cold:
+                    cold_cpu.append((time.process_time() - start_cpu) * 1000)
                 if response.status_code != 200:
                     raise SystemExit(f"{url}: HTTP {response.status_code}")
         results.append(
-            {"page": name, "url": url, "cold_ms": statistics.median(cold), "warm_ms": statistics.median(warm)}
+            {
+                "page": name,
+                "url": url,
+                "cold_ms": statistics.median(cold),
+                "warm_ms": statistics.median(warm),
+                "cold_cpu_ms": statistics.median(cold_cpu),
+            }
         )
+    facts["load_after"] = os.getloadavg()[0]
     print("RESULT " + json.dumps({"facts": facts, "results": results}))
 
 
@@ -459,6 +487,8 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict:
         database = None
         if backend == "sqlite":
             env["DATABASE_URL"] = f"sqlite:///{data_dir}/bench.sqlite3"
+        elif args.reuse:
+            env["DATABASE_URL"] = f"{POSTGRES_SERVER}/{args.reuse}"
         else:
             import psycopg
 
@@ -470,13 +500,18 @@ def run_backend(backend: str, args: argparse.Namespace) -> dict:
             command = [sys.executable, __file__, "--child"]
             for option in ("runs", "methods", "operators", "chips", "repeat"):
                 command += [f"--{option}", str(getattr(args, option))]
+            command += ["--keep"] if args.keep else []
+            command += ["--reuse", args.reuse] if args.reuse else []
+            command += ["--rebuild"] if args.rebuild else []
             completed = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
             line = next((ln for ln in completed.stdout.splitlines() if ln.startswith("RESULT ")), None)
             if line is None:
                 raise SystemExit(f"{backend} failed:\n{completed.stdout}\n{completed.stderr}")
             return json.loads(line[len("RESULT ") :])
         finally:
-            if database:
+            if database and args.keep:
+                print(f"kept database {database} (time it again with --reuse {database})")
+            elif database:
                 import psycopg
 
                 with psycopg.connect(POSTGRES_SERVER + "/postgres", autocommit=True) as connection:
@@ -491,8 +526,16 @@ def main() -> None:
     parser.add_argument("--operators", type=int, default=210)
     parser.add_argument("--chips", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--keep", action="store_true", help="keep the filled PostgreSQL database; print its name")
+    parser.add_argument("--reuse", metavar="NAME", help="time a PostgreSQL database kept by --keep, not refilled")
+    parser.add_argument("--rebuild", action="store_true", help="with --reuse: rebuild the summary from the runs")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    only_postgresql = args.databases.strip() in ("postgresql", "postgres", "pg")
+    if (args.reuse or args.keep) and not args.child and not only_postgresql:
+        parser.error("--keep and --reuse are for one PostgreSQL database: pass --databases postgresql")
+    if args.reuse and not args.reuse.replace("_", "").isalnum():
+        parser.error(f"--reuse: {args.reuse!r} is not a database name this script makes")
     sys.path.insert(0, str(ROOT))
     if args.child:
         child(args)
@@ -513,16 +556,21 @@ def main() -> None:
             f"{backend}: fill {facts['fill_s']} s (rows written {facts['write_s']} s, summary rebuilt "
             f"{facts['summary_s']} s)"
         )
+    loads = ", ".join(
+        f"{b} {figures[b]['facts']['load_before']:.1f} to {figures[b]['facts']['load_after']:.1f}" for b in backends
+    )
+    print(f"machine: {os.cpu_count()} cores, load average while timing: {loads}")
     print(f"median of {args.repeat} requests; target {TARGET_MS:.0f} ms cold ('!' = over)")
-    print("cold = the boards' memo cleared first; warm = memoised (data unchanged since)")
-    header = f"{'page':<34}" + "".join(f"{b + ' cold':>20}{b + ' warm':>18}" for b in backends)
+    print("cold = the boards' memo cleared first; warm = memoised (data unchanged since); cpu = the cold")
+    print("request's processor time in the site's process (not the database's): what a loaded machine stretches")
+    header = f"{'page':<34}" + "".join(f"{b + ' cold':>20}{b + ' warm':>18}{'cpu':>9}" for b in backends)
     print(header)
     print("-" * len(header))
     for index, result in enumerate(figures[backends[0]]["results"]):
         cells = ""
         for backend in backends:
             row = figures[backend]["results"][index]
-            for figure, width in (("cold_ms", 17), ("warm_ms", 15)):
+            for figure, width in (("cold_ms", 17), ("warm_ms", 15), ("cold_cpu_ms", 6)):
                 flag = "!" if figure == "cold_ms" and row[figure] > TARGET_MS else " "
                 cells += f"{row[figure]:>{width}.0f} ms{flag}"
         print(f"{result['page']:<34}{cells}")

@@ -10,10 +10,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from evaluation.models import Chip, Run, RunStatus
-from leaderboard import selectors
+from leaderboard import access
 from leaderboard.api.exports import RUN_COLUMNS
 from leaderboard.api.filters import MAX_ID
 from leaderboard.models import Kernel, Method, MethodKind, Operator, OperatorSet, Submission, Visibility
+from leaderboard.progress import chip_has_live_worker, submission_progress
 from leaderboard.services import MAX_SOLVE_SECONDS, MAX_TOKEN_COUNT
 
 # --- Catalog --------------------------------------------------------------------------------------------
@@ -100,7 +101,7 @@ class ChipSerializer(serializers.ModelSerializer):
         ]
 
     def get_live(self, chip: Chip) -> bool:
-        return selectors.chip_has_live_worker(chip=chip)
+        return chip_has_live_worker(chip=chip)
 
     def get_queued_runs(self, chip: Chip) -> int:
         return Run.objects.filter(chip=chip, status=RunStatus.QUEUED).count()
@@ -201,7 +202,7 @@ class SubmissionDetailSerializer(SubmissionSerializer):
 
 
 def progress_data(submission: Submission) -> dict[str, Any]:
-    progress = selectors.submission_progress(submission=submission)
+    progress = submission_progress(submission=submission)
     return {
         "total": progress["total"],
         "finished": progress["finished"],
@@ -255,7 +256,7 @@ class KernelDetailSerializer(KernelSerializer):
     def get_source_code(self, kernel: Kernel) -> str | None:
         request = self.context.get("request")
         user = request.user if request else None
-        if user is not None and selectors.can_view_code(user=user, submission=kernel.submission):
+        if user is not None and access.can_view_code(user=user, submission=kernel.submission):
             return kernel.source_code
         return None
 

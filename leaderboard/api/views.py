@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 
 from evaluation.models import Chip, Run
 from evaluation.services import run_rerun
-from leaderboard import importers, intake, reads, selectors
+from leaderboard import access, importers, intake, reads, selectors
 from leaderboard.api import exports, serializers
 from leaderboard.api.filters import KernelFilter, MethodFilter, OperatorFilter, RunFilter, SubmissionFilter
 from leaderboard.api.permissions import IsStaff, ReadOnlyOrAuthenticatedCreate
@@ -178,7 +178,7 @@ class SubmissionViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self) -> QuerySet:
         return (
-            selectors.visible_submissions(user=self.request.user)
+            access.visible_submissions(user=self.request.user)
             .annotate(kernel_count=Count("kernels"))
             .order_by("-created_at", "-pk")
         )
@@ -274,7 +274,7 @@ class KernelViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = KernelFilter
 
     def get_queryset(self) -> QuerySet[Kernel]:
-        visible = selectors.visible_submissions(user=self.request.user)
+        visible = access.visible_submissions(user=self.request.user)
         return (
             Kernel.objects.filter(submission__in=visible)
             .select_related("operator", "submission")
@@ -292,7 +292,7 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     filterset_class = RunFilter
 
     def get_queryset(self) -> QuerySet[Run]:
-        visible = selectors.visible_submissions(user=self.request.user)
+        visible = access.visible_submissions(user=self.request.user)
         return (
             Run.objects.filter(kernel__submission__in=visible)
             .select_related("chip", "kernel__operator", "kernel__submission")
@@ -346,7 +346,7 @@ class LeaderboardView(APIView):
         if chip is None or operator_set is None:
             raise NotFound("no such chip or operator set")
         with_outcomes = request.query_params.get("operators", "").lower() in ("1", "true", "yes")
-        rows = selectors.leaderboard_rows(chip=chip, operator_set=operator_set, outcomes="all" if with_outcomes else "")
+        rows = selectors.leaderboard_rows(chip=chip, operator_set=operator_set, outcomes=with_outcomes)
         views = [view for view in selectors.SOURCE_VIEWS if rows and view in rows[0].summaries] or ["overall"]
         data = exports.leaderboard_json(rows, with_outcomes=with_outcomes)
         if request.accepted_renderer.format == "csv":
@@ -384,7 +384,7 @@ class RunsExportView(APIView):
         },
     )
     def get(self, request: Request) -> StreamingHttpResponse:
-        visible = selectors.visible_submissions(user=request.user)
+        visible = access.visible_submissions(user=request.user)
         runs = RunFilter(request.query_params, queryset=Run.objects.filter(kernel__submission__in=visible))
         if not runs.is_valid():
             raise ValidationError(runs.errors)

@@ -1,12 +1,15 @@
 """Small template helpers for the leaderboard pages."""
 
 import json
+from html import escape as html_escape  # what django.utils.html.escape does, without its lazy-string wrapper
 from typing import Any
+from urllib.parse import quote
 
 from django import template
 from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
+from django.utils.http import RFC3986_SUBDELIMS
 from django.utils.safestring import SafeString, mark_safe
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
@@ -84,28 +87,48 @@ def figure_script(value: Any, element_id: str) -> SafeString:
 # that markup and compares): keep them in step with the templates around them.
 
 
-def _run_url() -> tuple[str, str]:
-    sentinel = 987654321
-    before, after = reverse("leaderboard:run", args=[sentinel]).split(str(sentinel))
-    return before, after
+def _url_around(context: Any, name: str) -> tuple[str, str]:
+    """A one-argument route's URL before and after its argument, reversed once per rendering."""
+    cached = context.render_context.setdefault("kgb_urls", {})
+    parts = cached.get(name)
+    if parts is None:
+        sentinel = "987654321"
+        parts = cached[name] = tuple(reverse(name, args=[sentinel]).split(sentinel))
+    return parts
 
 
-@register.simple_tag
-def matrix_cells(line: dict) -> SafeString:
+def _run_url(context: Any) -> tuple[str, str]:
+    """The run page's URL around its id, reversed once per rendering."""
+    return _url_around(context, "leaderboard:run")
+
+
+@register.simple_tag(takes_context=True)
+def row_url(context: Any, name: str, value: Any) -> str:
+    """``{% url name value %}`` for a route of one argument (a method's pk, an operator id), as ``reverse``
+    writes it, but reversed once per rendering: boards link every row, and a reverse costs as much as a row."""
+    text = str(value)
+    if not text or "/" in text:  # no route takes these: let reverse say so, as the url tag would
+        return reverse(name, args=[value])
+    before, after = _url_around(context, name)
+    return before + quote(text, safe=RFC3986_SUBDELIMS + "/~:@") + after
+
+
+@register.simple_tag(takes_context=True)
+def matrix_cells(context: Any, line: dict) -> SafeString:
     """A pass-matrix line's cells: each chip's verdict, linked to the run it stands for."""
-    before, after = _run_url()
-    operator_id = escape(line["operator_id"])
+    before, after = _run_url(context)
+    operator_id = html_escape(line["operator_id"])
     parts = []
     for cell in line["cells"]:
-        outcome, state = cell["outcome"], escape(cell["state"])
-        title = f"{operator_id} on {escape(cell['chip'].label)}: {state}"
+        outcome, state = cell["outcome"], html_escape(cell["state"])
+        title = f"{operator_id} on {html_escape(cell['chip'].label)}: {state}"
         if outcome is not None and outcome.speedup:
             title += f", {num(outcome.speedup, 2)}×"
         if outcome is not None and outcome.stale:
             title += " (stale)"
         mark = "✓" if cell["state"] == "passed" else "✗"
         if cell.get("run_id"):
-            body = f'<a href="{escape(before + str(cell["run_id"]) + after)}">{mark}</a>'
+            body = f'<a href="{html_escape(before + str(cell["run_id"]) + after)}">{mark}</a>'
         else:
             body = mark if cell["state"] in ("passed", "failed") else ""
         parts.append(f'<td class="cell {state}" title="{title}">{body}</td>')
@@ -137,7 +160,7 @@ def portability_cells(row: Any, chips: list, reference: Any) -> SafeString:
         if ported is not None:
             cell += (
                 f'<br><small class="ported" title="Kernels this method wrote for another chip, judged on '
-                f'{escape(chip.label)}">ported: {num(ported.accuracy_pct, 0)}%</small>'
+                f'{html_escape(chip.label)}">ported: {num(ported.accuracy_pct, 0)}%</small>'
             )
         parts.append(f'\n      <td class="num">{cell}</td>\n    ')
     return mark_safe("".join(parts))

@@ -329,9 +329,12 @@ def test_a_group_row_follows_the_boards_rules():
     ]
     row = best_verdicts.group_fields(runs)
     assert (row["attempts"], row["tokens"], row["solve_seconds"], row["runs"]) == (4, 40, 6.0, 5)
-    # Kernel 12 (1.2, flagged) decides over kernel 13 (also 1.2): the earlier kernel wins a tie.
-    assert (row["solved"], row["speedup"], row["flagged"]) == (True, 1.2, True)
+    # Kernel 13 (1.2, clean) decides over kernel 12 (also 1.2, flagged); kernel 11's unknown speedup counts as 0.
+    assert (row["solved"], row["speedup"], row["flagged"]) == (True, 1.2, False)
     assert row["log_speedup"] == pytest.approx(0.1823215568)
+    # Between clean passes of one speedup the earlier kernel wins the tie.
+    tied = best_verdicts.group_fields([verdict(1, 10, "passed", 2.0, tokens=1), verdict(2, 11, "passed", 2.0)])
+    assert tied["tokens"] == 11 and tied["link_run_id"] == 2 and (tied["speedup"], tied["flagged"]) == (2.0, False)
     # The set totals count clean speedups above the boards' fast_p thresholds.
     assert tuple(threshold for _, threshold in best_verdicts.FAST_FIELDS) == FAST_P_THRESHOLDS
     # The pass matrix links the fastest pass of every run; the operator page the best clean pass.
@@ -341,3 +344,27 @@ def test_a_group_row_follows_the_boards_rules():
         1,
         True,
     )
+
+
+def test_a_flagged_fastest_kernel_leaves_the_operator_solved_by_a_clean_pass(
+    chips, user, django_capture_on_commit_callbacks
+):
+    """Solved when any kernel passed and was not flagged: a faster flagged kernel does not unsolve it, on the
+    summary row nor on the board's figures; only flagged passes leave the row flagged (unsolved)."""
+    h200 = chips["h200"]
+    agent = method_get_or_create(owner=user, scaffold="Agent", model="M1")
+    with django_capture_on_commit_callbacks(execute=False):  # judged below, not by a worker
+        submission = upload(user, agent, ["aten::cos", "aten::neg"], [h200], rounds=2)
+        for op in ("aten::cos", "aten::neg"):
+            first, second = runs_of(submission, op, h200)
+            judge(first, RunStatus.PASSED, 9.0, flagged=True)
+            judge(second, RunStatus.PASSED if op == "aten::cos" else RunStatus.FAILED_CORRECTNESS, 1.5)
+    consistent()
+    rows = {
+        row.operator.operator_id: (row.solved, row.speedup, row.flagged)
+        for row in BestVerdict.objects.filter(chip=h200, method=agent, native=True).select_related("operator")
+    }
+    assert rows == {"aten::cos": (True, 1.5, False), "aten::neg": (True, 9.0, True)}
+    (row,) = selectors.leaderboard_rows(chip=h200, operator_set=OperatorSet.objects.get(slug="kgb-ms"))
+    summary = row.summaries["overall"]
+    assert (summary.solved, summary.speedup_covered, summary.speedup_geomean) == (1, 1, pytest.approx(1.5))

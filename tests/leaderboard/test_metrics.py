@@ -10,6 +10,7 @@ import pytest
 from leaderboard.metrics import (
     OperatorOutcome,
     bootstrap_geomean_ci,
+    bootstrap_geomean_cis,
     geomean,
     matched_speedups,
     pareto_front,
@@ -109,3 +110,17 @@ def test_bootstrap_interval_is_the_same_bits_as_drawing_one_value_at_a_time(coun
     assert bootstrap_geomean_ci(values, resamples=resamples, seed=seed) == _bootstrap_one_draw_at_a_time(
         values, resamples=resamples, seed=seed
     )
+
+
+def test_groups_resampled_together_give_each_group_its_own_interval():
+    """Groups of one size share draws and are summed column by column: the bits of one group at a time."""
+    rng = random.Random(5)
+    groups = [[rng.lognormvariate(0, 0.5) for _ in range(size)] for size in (40, 40, 3, 1, 40, 0)]
+    groups.append([2.0, -1.0, 3.0])  # a non-positive value is left out, as from one group alone
+    expected = [
+        _bootstrap_one_draw_at_a_time(values, resamples=500, seed=2)
+        if sum(1 for value in values if value > 0) >= 2
+        else None
+        for values in groups
+    ]
+    assert bootstrap_geomean_cis(groups, resamples=500, seed=2) == expected

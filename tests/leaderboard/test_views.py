@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from leaderboard import best_verdicts, selectors
+from leaderboard import access, best_verdicts, selectors
 from tests.leaderboard.board_data import make_world
 
 ROLES = ("anonymous", "other", "owner", "staff")
@@ -354,8 +354,8 @@ def test_public_submission_status_json(world, as_role, role):
 
 
 def test_private_code_stays_hidden_when_listed_by_selectors(world, other_user, user):
-    assert selectors.can_view_code(user=other_user, submission=world.submissions["private"]) is False
-    assert selectors.can_view_code(user=user, submission=world.submissions["private"]) is True
+    assert access.can_view_code(user=other_user, submission=world.submissions["private"]) is False
+    assert access.can_view_code(user=user, submission=world.submissions["private"]) is True
 
 
 # --- Uploads and accounts ---------------------------------------------------------------------------------
