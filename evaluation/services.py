@@ -17,8 +17,10 @@ from celery import signature
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Min
+from django.db.models.functions import Now
 from django.utils import timezone
 
+from evaluation.clock import database_now
 from evaluation.judge.bundle import BUNDLE_LEASE_PREFIX
 from evaluation.judge.job import JudgeJob, JudgeResult
 from evaluation.models import FINISHED_STATUSES, Chip, DeviceType, OwnerTurn, Run, RunStatus, Worker
@@ -51,11 +53,11 @@ def run_transition(*, run: Run, to_status: str, expected_lease: str | None = Non
     IllegalRunTransition when the move is illegal or the run changed in the meantime.
     """
     check_run_transition(from_status=run.status, to_status=to_status)
-    now = timezone.now()
+    # The database's time, not this host's: the re-queuer of another host compares these (evaluation.clock).
     if to_status in FINISHED_STATUSES:
-        fields.setdefault("finished_at", now)
+        fields.setdefault("finished_at", Now())
     if to_status == RunStatus.QUEUED:
-        fields.setdefault("queued_at", now)
+        fields.setdefault("queued_at", Now())
     conditions: dict[str, Any] = {"pk": run.pk, "status": run.status}
     if expected_lease is not None:
         conditions["lease"] = expected_lease
@@ -132,7 +134,7 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
         "worker_pid": pid,
         "lease": lease,
         "attempts": run.attempts + 1,
-        "started_at": timezone.now(),
+        "started_at": Now(),  # judged overdue by other hosts: the database's clock (evaluation.clock)
     }
     try:
         run = run_transition(run=run, to_status=RunStatus.RUNNING, **claim_fields)
@@ -187,7 +189,7 @@ def _fairest_queued_run_id(*, chip_id: int) -> int | None:
 
 def _record_owner_turn(*, run: Run) -> None:
     owner_id = Run.objects.filter(pk=run.pk).values_list("kernel__submission__owner_id", flat=True).first()
-    now = timezone.now()
+    now = Now()  # compared with the re-queuer's "forgotten" bound: the database's clock (evaluation.clock)
     if OwnerTurn.objects.filter(chip_id=run.chip_id, owner_id=owner_id).update(last_claimed_at=now):
         return
     try:
@@ -352,11 +354,15 @@ def chip_ensure(*, slug: str, device_type: str | None = None, display_name: str 
 def worker_heartbeat(
     *, hostname: str, chip_slug: str, software: dict[str, Any] | None = None, device_type: str | None = None
 ) -> Worker:
-    """Record that ``hostname`` is alive and serving ``chip_slug``; registers the chip on first sight."""
+    """Record that ``hostname`` is alive and serving ``chip_slug``; registers the chip on first sight.
+
+    The beat is stamped with the database's time, not this host's: other hosts judge it stale against theirs
+    (evaluation.clock), so a worker whose clock runs far behind still looks alive."""
     chip = chip_ensure(slug=chip_slug, device_type=device_type)
-    now = timezone.now()
+    now = Now()
     worker, created = Worker.objects.get_or_create(
-        hostname=hostname, defaults={"chip": chip, "software": software or {}, "started_at": now}
+        hostname=hostname,
+        defaults={"chip": chip, "software": software or {}, "started_at": now, "last_heartbeat_at": now},
     )
     if not created:
         Worker.objects.filter(pk=worker.pk).update(
@@ -434,7 +440,7 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
     Also re-sends runs that sat queued far longer than a worker needs to pick them up (a message lost
     with a broker or a worker): redelivering is safe because claiming is atomic.
     """
-    now = now or timezone.now()
+    now = now or database_now()  # heartbeats and claims carry the database's time (evaluation.clock)
     stale_before = now - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
     live_workers = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("hostname", flat=True))
     counts = {"requeued": 0, "gave_up": 0, "resent": 0}
