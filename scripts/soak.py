@@ -271,6 +271,9 @@ def main() -> int:
     if args.config == "postgres-redis" and not FAKETIME.exists():
         parser.error(f"the clock fault needs libfaketime ({FAKETIME}: apt-get install -y faketime)")
     folder = Path(tempfile.mkdtemp(prefix="kgb-soak-"))
+    # A soak started in the background (nohup ... &) ignores SIGINT: SIGTERM must still take the deployment
+    # down with it (its processes, its database, its folder).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     soak = Soak(args, folder)
     try:
         return soak.run()
