@@ -139,7 +139,12 @@ class Stack:
         process = self.processes.pop(name)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a graceful stop that hangs (gunicorn mid-request) is forced
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
 
     def stop(self) -> None:
         for name in list(self.processes):
