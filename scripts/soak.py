@@ -16,10 +16,11 @@ uploads keep at most ``--ahead`` runs unfinished, so they go on while runs are j
 - ``db``: drop every database connection of the deployment (PostgreSQL's pg_terminate_backend; on SQLite,
   which has no server, the fault is skipped and says so);
 - ``clock``: stop a worker gracefully and start its replacement with its clock 20 minutes behind or ahead
-  (libfaketime; the monotonic clock is left true, as NTP would leave it). Heartbeats and claims carry the
-  database's time (evaluation.clock), so nothing may change: before that, a clock behind made the live
-  worker look stale and its runs were judged again. On SQLite, where every process shares one host's
-  clock and the database's time is the caller's, it is skipped and says so.
+  (libfaketime, which shifts the monotonic clock by as much: its sleeps fail with EINVAL when only the wall
+  clock is shifted). Heartbeats and claims carry the database's time (evaluation.clock), so nothing may
+  change: before that, a clock behind made the live worker look stale and its runs were judged again. On
+  SQLite, where every process shares one host's clock and the database's time is the caller's, it is
+  skipped and says so.
 
 It ends with one line, ``N runs, L lost, D doubled, S stuck`` (lost: an upload that left no run, a refused
 request included; doubled: a kernel with two runs on one chip; stuck: a run not finished by the deadline),
@@ -151,11 +152,12 @@ class Soak:
                 fault = "clock (skipped: SQLite shares one host's clock)"
             elif workers:
                 self.skews += 1
-                offset = "-20m" if self.skews % 2 else "+20m"
+                # Behind by no more than half the uptime: the shifted monotonic clock must stay positive.
+                uptime_s = float(Path("/proc/uptime").read_text().split()[0])
+                minutes = max(1, min(20, int(uptime_s / 120)))
+                offset = f"-{minutes}m" if self.skews % 2 else "+20m"
                 self.stack.kill(self.random.choice(workers), signal.SIGTERM)
-                self.start_worker(
-                    {"LD_PRELOAD": str(FAKETIME), "FAKETIME": offset, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
-                )
+                self.start_worker({"LD_PRELOAD": str(FAKETIME), "FAKETIME": offset})
         elif fault == "db":
             if not self.database:
                 fault = "db (skipped: SQLite has no server)"
