@@ -112,7 +112,7 @@ def run_rerun(*, run: Run, chip: Chip | None = None) -> Run:
 # --- Claiming and recording ---------------------------------------------------------------------------
 
 
-def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run, str] | None:
+def run_claim(*, run_id: int, worker: str, pid: int | None = None, lease: str | None = None) -> tuple[Run, str] | None:
     """Claim this queued run for this worker; None when another claim holds it or it is finished.
 
     A run still marked running by a process of *this* host that no longer exists (a worker child killed
@@ -128,7 +128,7 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
         return None
     if run.status != RunStatus.QUEUED:
         return None
-    lease = secrets.token_hex(16)
+    lease = lease or secrets.token_hex(16)
     claim_fields = {
         "worker": worker,
         "worker_pid": pid,
@@ -143,7 +143,9 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
     return run, lease
 
 
-def run_claim_fairest(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run, str] | None:
+def run_claim_fairest(
+    *, run_id: int, worker: str, pid: int | None = None, lease: str | None = None
+) -> tuple[Run, str] | None:
     """Claim, for this worker, the queued run of ``run_id``'s chip whose owner was served longest ago.
 
     A message on a chip's queue is a ticket for one judgement there, not for the run it names: choosing at
@@ -151,7 +153,18 @@ def run_claim_fairest(*, run_id: int, worker: str, pid: int | None = None) -> tu
     the judgements already running. Every queued run was sent a ticket, so every one is judged; a ticket
     left over (a re-send, a duplicate delivery) finds nothing queued and does nothing. An owner's own runs
     go oldest first. None when nothing on the chip is left to claim.
+
+    ``lease`` makes a retry of this claim safe: when an earlier try committed its claim and then lost its
+    connection before it could say so, the run it holds is returned instead of a second run being claimed
+    (the first would stay running under a lease nobody holds until it was judged overdue).
     """
+    if lease:
+        held = (
+            Run.objects.select_related("chip", "kernel__operator").filter(lease=lease, status=RunStatus.RUNNING).first()
+        )
+        if held is not None:
+            _record_owner_turn(run=held)
+            return held, lease
     named = Run.objects.select_related("chip", "kernel__operator").filter(pk=run_id).first()
     if named is None:
         logger.warning("run %s does not exist (deleted?): message dropped", run_id)
@@ -162,7 +175,7 @@ def run_claim_fairest(*, run_id: int, worker: str, pid: int | None = None) -> tu
         candidate = _fairest_queued_run_id(chip_id=named.chip_id)
         if candidate is None:
             return None
-        claim = run_claim(run_id=candidate, worker=worker, pid=pid)
+        claim = run_claim(run_id=candidate, worker=worker, pid=pid, lease=lease)
         if claim is not None:
             _record_owner_turn(run=claim[0])
             return claim
