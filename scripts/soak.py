@@ -15,19 +15,18 @@ uploads keep at most ``--ahead`` runs unfinished, so they go on while runs are j
   restarted as if their host rebooted);
 - ``db``: drop every database connection of the deployment (PostgreSQL's pg_terminate_backend; on SQLite,
   which has no server, the fault is skipped and says so);
-- ``clock``: stop a worker gracefully and start its replacement with its clock 20 minutes behind or ahead
-  (libfaketime, which shifts the monotonic clock by as much: its sleeps fail with EINVAL when only the wall
-  clock is shifted). Heartbeats and claims carry the database's time (evaluation.clock), so nothing may
-  change: before that, a clock behind made the live worker look stale and its runs were judged again. On
-  SQLite, where every process shares one host's clock and the database's time is the caller's, it is
-  skipped and says so.
+- ``clock``: stop a worker gracefully and start its replacement with its wall clock 20 minutes behind or
+  ahead (``scripts/skewed_clock/sitecustomize.py``; the monotonic clock stays true, as on a real host).
+  Heartbeats and claims carry the database's time (evaluation.clock), so nothing may change: before that, a
+  clock behind made the live worker look stale and its runs were judged again. On SQLite, where every
+  process shares one host's clock, it is skipped and says so.
 
 It ends with one line, ``N runs, L lost, D doubled, S stuck`` (lost: an upload that left no run, a refused
 request included; doubled: a kernel with two runs on one chip; stuck: a run not finished by the deadline),
 and exits non-zero unless L = D = S = 0. A verdict recorded twice for one run is not counted from outside:
 recording is conditional on the run's lease (tests/evaluation/test_run_services.py).
 
-A progress line is printed every 50 judged runs (``--runs 1000`` takes about an hour on a shared 2-core host).
+A progress line is printed every 50 judged runs (``--runs 1000`` took 25 minutes on a shared 2-core host).
 """
 
 from __future__ import annotations
@@ -53,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.stack import Stack  # noqa: E402  (the deployment harness the end-to-end tests use)
 
 KERNELS = ROOT / "tests" / "fixtures" / "kernels"
-FAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")  # apt-get install faketime
+SKEWED_CLOCK = ROOT / "scripts" / "skewed_clock"  # a sitecustomize that shifts a worker's wall clock
 POSTGRES_URL = os.environ.get("KGB_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
@@ -152,12 +151,9 @@ class Soak:
                 fault = "clock (skipped: SQLite shares one host's clock)"
             elif workers:
                 self.skews += 1
-                # Behind by no more than half the uptime: the shifted monotonic clock must stay positive.
-                uptime_s = float(Path("/proc/uptime").read_text().split()[0])
-                minutes = max(1, min(20, int(uptime_s / 120)))
-                offset = f"-{minutes}m" if self.skews % 2 else "+20m"
+                path = os.pathsep.join(filter(None, [str(SKEWED_CLOCK), os.environ.get("PYTHONPATH", "")]))
                 self.stack.kill(self.random.choice(workers), signal.SIGTERM)
-                self.start_worker({"LD_PRELOAD": str(FAKETIME), "FAKETIME": offset})
+                self.start_worker({"PYTHONPATH": path, "KGB_SKEW_CLOCK_S": "-1200" if self.skews % 2 else "1200"})
         elif fault == "db":
             if not self.database:
                 fault = "db (skipped: SQLite has no server)"
@@ -270,8 +266,6 @@ def main() -> int:
     args = parser.parse_args()
     if args.config == "postgres-redis" and shutil.which("redis-server") is None:
         parser.error("postgres-redis needs redis-server on PATH (apt-get install -y redis-server)")
-    if args.config == "postgres-redis" and not FAKETIME.exists():
-        parser.error(f"the clock fault needs libfaketime ({FAKETIME}: apt-get install -y faketime)")
     folder = Path(tempfile.mkdtemp(prefix="kgb-soak-"))
     # A soak started in the background (nohup ... &) ignores SIGINT: SIGTERM must still take the deployment
     # down with it (its processes, its database, its folder).
