@@ -228,7 +228,7 @@ def test_a_worker_whose_clock_is_off_is_still_alive_to_the_others(run, skewed_cl
     # The worker claims and heartbeats on a host whose clock is half an hour off; the re-queuer runs on a
     # host with the right time (and then the other way round). Beats and claims carry the database's time,
     # so neither judges the live worker stale or its run overdue, and the site shows the chip served.
-    from leaderboard.selectors import chip_has_live_worker
+    from leaderboard.progress import chip_has_live_worker
 
     skewed_clock(offset)
     claimed, lease = services.run_claim(run_id=run.pk, worker="skewed")
