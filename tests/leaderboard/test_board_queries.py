@@ -110,9 +110,25 @@ def test_query_counts_per_page_do_not_grow_with_the_runs(world, client):
     assert max(small.values()) <= 20, small
 
 
-def test_figure_script_writes_what_json_script_writes():
-    figure = {"text": ["</script><b>&amp;", "a<>b&c", "é ✓ \u2028"], "y": [1.5, None, 2e-300, True]}
-    assert figure_script(figure, "plots-data") == json_script(figure, "plots-data")
+@pytest.mark.parametrize(
+    "figure",
+    [
+        {"text": ["</script><b>&amp;", "a<>b&c", "é ✓ \u2028"], "y": [1.5, None, 2e-300, True, 3e-05, 1e22]},
+        {"when": datetime.date(2026, 12, 1), "amount": decimal.Decimal("1.5"), 3: "int key"},
+        {"title": gettext_lazy("Accuracy"), "x": [1, 2]},
+    ],
+)
+def test_figure_script_writes_what_json_script_writes(figure):
+    """The same element and escapes as ``json_script``, and the same values when the browser parses it (its
+    text is read raw, entities and all: there must be no ``<``, ``>`` or ``&`` in it)."""
+    ours, django = figure_script(figure, "plots-data"), json_script(figure, "plots-data")
+    start, end = '<script id="plots-data" type="application/json">', "</script>"
+    assert ours.startswith(start) and ours.endswith(end) and ours.count("</script>") == 1
+    text = ours[len(start) : -len(end)]
+    assert not {"<", ">", "&"} & set(text)
+    assert json.loads(text) == json.loads(django[len(start) : -len(end)])
+    if not isinstance(figure.get("text"), list):  # orjson's types are DjangoJSONEncoder's bytes
+        assert ours == django
 
 
 # The template markup each cell tag replaced, verbatim: the tags must write exactly what it wrote.
