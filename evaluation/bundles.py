@@ -27,8 +27,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.utils import timezone as django_timezone
 
+from evaluation.clock import database_now
 from evaluation.judge.bundle import (
     BUNDLE_LEASE_PREFIX,
     BUNDLE_WORKER_PREFIX,
@@ -56,7 +56,7 @@ def bundle_export(*, chip_slug: str, limit: int = 100) -> dict[str, Any]:
     except Chip.DoesNotExist:
         raise BundleRefused([f"unknown chip {chip_slug!r}"]) from None
     bundle_id = BUNDLE_LEASE_PREFIX + secrets.token_hex(12)
-    now = django_timezone.now()
+    now = database_now()  # the re-queuer compares the claims' start with its own database time
     jobs = []
     queued = (
         Run.objects.filter(chip=chip, status=RunStatus.QUEUED)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db.models import Count
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from evaluation.models import FINISHED_STATUSES, OwnerTurn, Run, RunStatus
@@ -61,8 +62,8 @@ def queue_estimates(*, runs: list[Run]) -> dict[int, QueueEstimate]:
         owners = {run.pk: owner for run, owner in _owners(chip_runs)}
         own_ahead = _own_runs_ahead(chip_id, chip_runs, owners)
         finished_lately = Run.objects.filter(
-            chip_id=chip_id, status__in=FINISHED_STATUSES, finished_at__gte=now - RATE_WINDOW
-        ).count()
+            chip_id=chip_id, status__in=FINISHED_STATUSES, finished_at__gte=Now() - RATE_WINDOW
+        ).count()  # finished_at is the database's time (evaluation.clock), so is the window's start
         rate = finished_lately / RATE_WINDOW.total_seconds()
         for run in chip_runs:
             owner, k = owners[run.pk], own_ahead[run.pk]

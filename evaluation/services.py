@@ -17,8 +17,10 @@ from celery import signature
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Min
+from django.db.models.functions import Now
 from django.utils import timezone
 
+from evaluation.clock import database_now
 from evaluation.judge.bundle import BUNDLE_LEASE_PREFIX
 from evaluation.judge.job import JudgeJob, JudgeResult
 from evaluation.judge.version import JUDGE_VERSION
@@ -62,11 +64,11 @@ def run_transition(*, run: Run, to_status: str, expected_lease: str | None = Non
     IllegalRunTransition when the move is illegal or the run changed in the meantime.
     """
     check_run_transition(from_status=run.status, to_status=to_status)
-    now = timezone.now()
+    # The database's time, not this host's: the re-queuer of another host compares these (evaluation.clock).
     if to_status in FINISHED_STATUSES:
-        fields.setdefault("finished_at", now)
+        fields.setdefault("finished_at", Now())
     if to_status == RunStatus.QUEUED:
-        fields.setdefault("queued_at", now)
+        fields.setdefault("queued_at", Now())
     conditions: dict[str, Any] = {"pk": run.pk, "status": run.status}
     if expected_lease is not None:
         conditions["lease"] = expected_lease
@@ -236,7 +238,7 @@ def rejudge_set(
 # --- Claiming and recording ---------------------------------------------------------------------------
 
 
-def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run, str] | None:
+def run_claim(*, run_id: int, worker: str, pid: int | None = None, lease: str | None = None) -> tuple[Run, str] | None:
     """Claim this queued run for this worker; None when another claim holds it or it is finished.
 
     A run still marked running by a process of *this* host that no longer exists (a worker child killed
@@ -252,13 +254,13 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
         return None
     if run.status != RunStatus.QUEUED:
         return None
-    lease = secrets.token_hex(16)
+    lease = lease or secrets.token_hex(16)
     claim_fields = {
         "worker": worker,
         "worker_pid": pid,
         "lease": lease,
         "attempts": run.attempts + 1,
-        "started_at": timezone.now(),
+        "started_at": Now(),  # judged overdue by other hosts: the database's clock (evaluation.clock)
     }
     try:
         run = run_transition(run=run, to_status=RunStatus.RUNNING, **claim_fields)
@@ -267,7 +269,9 @@ def run_claim(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run,
     return run, lease
 
 
-def run_claim_fairest(*, run_id: int, worker: str, pid: int | None = None) -> tuple[Run, str] | None:
+def run_claim_fairest(
+    *, run_id: int, worker: str, pid: int | None = None, lease: str | None = None
+) -> tuple[Run, str] | None:
     """Claim, for this worker, the queued run of ``run_id``'s chip whose owner was served longest ago.
 
     A message on a chip's queue is a ticket for one judgement there, not for the run it names: choosing at
@@ -275,7 +279,18 @@ def run_claim_fairest(*, run_id: int, worker: str, pid: int | None = None) -> tu
     the judgements already running. Every queued run was sent a ticket, so every one is judged; a ticket
     left over (a re-send, a duplicate delivery) finds nothing queued and does nothing. An owner's own runs
     go oldest first. None when nothing on the chip is left to claim.
+
+    ``lease`` makes a retry of this claim safe: when an earlier try committed its claim and then lost its
+    connection before it could say so, the run it holds is returned instead of a second run being claimed
+    (the first would stay running under a lease nobody holds until it was judged overdue).
     """
+    if lease:
+        held = (
+            Run.objects.select_related("chip", "kernel__operator").filter(lease=lease, status=RunStatus.RUNNING).first()
+        )
+        if held is not None:
+            _record_owner_turn(run=held)
+            return held, lease
     named = Run.objects.select_related("chip", "kernel__operator").filter(pk=run_id).first()
     if named is None:
         logger.warning("run %s does not exist (deleted?): message dropped", run_id)
@@ -286,7 +301,7 @@ def run_claim_fairest(*, run_id: int, worker: str, pid: int | None = None) -> tu
         candidate = _fairest_queued_run_id(chip_id=named.chip_id)
         if candidate is None:
             return None
-        claim = run_claim(run_id=candidate, worker=worker, pid=pid)
+        claim = run_claim(run_id=candidate, worker=worker, pid=pid, lease=lease)
         if claim is not None:
             _record_owner_turn(run=claim[0])
             return claim
@@ -313,7 +328,7 @@ def _fairest_queued_run_id(*, chip_id: int) -> int | None:
 
 def _record_owner_turn(*, run: Run) -> None:
     owner_id = Run.objects.filter(pk=run.pk).values_list("kernel__submission__owner_id", flat=True).first()
-    now = timezone.now()
+    now = Now()  # compared with the re-queuer's "forgotten" bound: the database's clock (evaluation.clock)
     if OwnerTurn.objects.filter(chip_id=run.chip_id, owner_id=owner_id).update(last_claimed_at=now):
         return
     try:
@@ -478,11 +493,15 @@ def chip_ensure(*, slug: str, device_type: str | None = None, display_name: str 
 def worker_heartbeat(
     *, hostname: str, chip_slug: str, software: dict[str, Any] | None = None, device_type: str | None = None
 ) -> Worker:
-    """Record that ``hostname`` is alive and serving ``chip_slug``; registers the chip on first sight."""
+    """Record that ``hostname`` is alive and serving ``chip_slug``; registers the chip on first sight.
+
+    The beat is stamped with the database's time, not this host's: other hosts judge it stale against theirs
+    (evaluation.clock), so a worker whose clock runs far behind still looks alive."""
     chip = chip_ensure(slug=chip_slug, device_type=device_type)
-    now = timezone.now()
+    now = Now()
     worker, created = Worker.objects.get_or_create(
-        hostname=hostname, defaults={"chip": chip, "software": software or {}, "started_at": now}
+        hostname=hostname,
+        defaults={"chip": chip, "software": software or {}, "started_at": now, "last_heartbeat_at": now},
     )
     if not created:
         Worker.objects.filter(pk=worker.pk).update(
@@ -560,7 +579,7 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
     Also re-sends runs that sat queued far longer than a worker needs to pick them up (a message lost
     with a broker or a worker): redelivering is safe because claiming is atomic.
     """
-    now = now or timezone.now()
+    now = now or database_now()  # heartbeats and claims carry the database's time (evaluation.clock)
     stale_before = now - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
     live_workers = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("hostname", flat=True))
     counts = {"requeued": 0, "gave_up": 0, "resent": 0}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import time
 import traceback
 from collections.abc import Callable
@@ -60,7 +61,11 @@ def judge_run(run_id: int) -> str:
     from celery import current_task
 
     hostname = current_task.request.hostname or f"celery@{os.uname().nodename}"
-    claim = with_database_retries(lambda: services.run_claim_fairest(run_id=run_id, worker=hostname, pid=os.getpid()))
+    # One lease for every try: a try whose claim committed before its connection dropped is found again.
+    lease = secrets.token_hex(16)
+    claim = with_database_retries(
+        lambda: services.run_claim_fairest(run_id=run_id, worker=hostname, pid=os.getpid(), lease=lease)
+    )
     if claim is None:
         return "skipped"  # nothing queued on the chip: a ticket left over from a re-send or a redelivery
     run, lease = claim

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import platform
 import threading
+import time
+from datetime import timedelta
 from typing import Any
 
 from celery import bootsteps
@@ -47,10 +49,10 @@ class HeartbeatStep(bootsteps.StartStopStep):
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         # Taken before the pool can claim anything: runs claimed under this name earlier are a dead
-        # predecessor's (see services.runs_reclaim_from_earlier_incarnation).
-        from django.utils import timezone
-
-        self._born = timezone.now()
+        # predecessor's (see services.runs_reclaim_from_earlier_incarnation). Claims carry the database's
+        # time, not this host's (evaluation.clock), so the birth is kept on the monotonic clock and turned
+        # into database time at the first beat: no query here, before the pool forks, and no skew.
+        self._born_monotonic = time.monotonic()
 
     def start(self, worker: Any) -> None:
         from django.conf import settings
@@ -64,6 +66,7 @@ class HeartbeatStep(bootsteps.StartStopStep):
             from django.db import close_old_connections
 
             from evaluation import services
+            from evaluation.clock import database_now
 
             reclaimed = False
             while not self._stop.is_set():
@@ -73,9 +76,8 @@ class HeartbeatStep(bootsteps.StartStopStep):
                         hostname=hostname, chip_slug=chip_slug, software=software, device_type=device_type
                     )
                     if not reclaimed:
-                        counts = services.runs_reclaim_from_earlier_incarnation(
-                            hostname=hostname, started_before=self._born
-                        )
+                        born = database_now() - timedelta(seconds=time.monotonic() - self._born_monotonic)
+                        counts = services.runs_reclaim_from_earlier_incarnation(hostname=hostname, started_before=born)
                         reclaimed = True
                         if any(counts.values()):
                             logger.warning("runs of this worker's previous process: %s", counts)

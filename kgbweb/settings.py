@@ -96,6 +96,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'db.sqlite3'}"),
         conn_max_age=int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+        # A kept connection is checked before a request reuses it: one the database dropped (a restart, a
+        # failover, pg_terminate_backend) is replaced instead of failing that request with a 500.
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):

@@ -42,6 +42,7 @@ from leaderboard.metrics import geomean
 # Literal values rather than imports of evaluation.models: the data migration runs this module against
 # historical models, and these are what the database stores.
 PASSED = "passed"
+ERROR = "error"  # our side failed: shown and retried, never a kernel's verdict for or against its method
 FINISHED = ("passed", "failed_compile", "failed_correctness", "failed_runtime", "timeout", "rejected", "error")
 PUBLIC = "public"
 
@@ -106,13 +107,18 @@ def _decides_over(run: RunVerdict, best: RunVerdict) -> bool:
 def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
     """A group's row from its finished runs, in id order (one method, operator, chip and nativeness).
 
-    Per kernel its latest run counts (a re-judgement supersedes the run before it). The operator is solved if
+    Per kernel its latest run counts (a re-judgement supersedes the run before it), except that an ``error``
+    supersedes nothing: it says our side failed, not the kernel, so a kernel's verdict is its latest run that
+    is not an error (an error stands only where the kernel has no other verdict). The operator is solved if
     a kernel's latest verdict passed and was not flagged (PROTOCOL 6-7): the deciding kernel is the fastest
     clean pass, else (the row is then flagged, so unsolved on boards) the fastest flagged one; an unknown
     speedup counts as 0 and ties go to the earlier kernel. Tokens and time are summed over every kernel.
     """
     latest: dict[int, RunVerdict] = {}
     for run in runs:
+        earlier = latest.get(run.kernel_id)
+        if run.status == ERROR and earlier is not None and earlier.status != ERROR:
+            continue
         latest[run.kernel_id] = run
     tokens, seconds, best = 0, 0.0, None
     for kernel_id in sorted(latest):

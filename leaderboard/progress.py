@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
-from django.utils import timezone
+from django.db.models.functions import Now
 
 from evaluation.models import Chip, Run, RunStatus, Worker
 from evaluation.queue_estimates import queue_estimates
@@ -37,6 +37,7 @@ def submission_progress(*, submission: Submission) -> dict:
 
 def chip_has_live_worker(*, chip: Chip) -> bool:
     # Said as soon as three beats are missed, well before the re-queuer gives up on the worker (a minute).
+    # Beats carry the database's time (evaluation.clock): judged against it, not this host's clock.
     silent_after = min(settings.KGB_WORKER_STALE_AFTER_S, 3 * settings.KGB_HEARTBEAT_INTERVAL_S)
-    since = timezone.now() - timedelta(seconds=silent_after)
+    since = Now() - timedelta(seconds=silent_after)
     return Worker.objects.filter(chip=chip, last_heartbeat_at__gte=since).exists()

@@ -1,10 +1,12 @@
 """Soak: N runs through a real site, broker and workers while the infrastructure fails under them.
 
-    python scripts/soak.py --runs 200 [--config embedded|postgres-redis] [--workers 2] [--seed 7]
+    python scripts/soak.py --runs 200 [--config embedded|postgres-redis] [--workers 2] [--fault-every 10]
 
 Uploads N one-kernel submissions (a correct aten::cos, and every fifth a wrong one, so both verdicts occur)
-to a fresh deployment (tests/e2e/stack.py: the same subprocesses the end-to-end tests run), judged by
-``--workers`` workers consuming one chip's queue, and meanwhile injects a fault every few seconds:
+through the site's upload form to a fresh deployment (tests/e2e/stack.py: the same subprocesses the
+end-to-end tests run), judged by ``--workers`` workers consuming one chip's queue (the CPU interpreter). The
+uploads keep at most ``--ahead`` runs unfinished, so they go on while runs are judged, and every
+``--fault-every`` judged runs one fault is injected (faults in proportion to the runs, whatever the pace):
 
 - ``kill``: SIGKILL a worker's whole process group mid-run, then start a new one;
 - ``term``: SIGTERM a worker (a graceful stop), then start a new one;
@@ -12,23 +14,25 @@ to a fresh deployment (tests/e2e/stack.py: the same subprocesses the end-to-end 
   queued messages survive as they would in production; embedded: the on-disk queue stays, the workers are
   restarted as if their host rebooted);
 - ``db``: drop every database connection of the deployment (PostgreSQL's pg_terminate_backend; on SQLite,
-  which has no server, the fault is skipped and says so).
+  which has no server, the fault is skipped and says so);
+- ``clock``: stop a worker gracefully and start its replacement with its wall clock 20 minutes behind or
+  ahead (``scripts/skewed_clock/sitecustomize.py``; the monotonic clock stays true, as on a real host).
+  Heartbeats and claims carry the database's time (evaluation.clock), so nothing may change: before that, a
+  clock behind made the live worker look stale and its runs were judged again. On SQLite, where every
+  process shares one host's clock, it is skipped and says so.
 
 It ends with one line, ``N runs, L lost, D doubled, S stuck`` (lost: an upload that left no run, a refused
 request included; doubled: a kernel with two runs on one chip; stuck: a run not finished by the deadline),
 and exits non-zero unless L = D = S = 0. A verdict recorded twice for one run is not counted from outside:
 recording is conditional on the run's lease (tests/evaluation/test_run_services.py).
 
-Not injected: a worker's skewed clock. Heartbeats carry the worker's own time, so a clock far behind makes a
-live worker look stale to the others: its runs would be re-queued and judged again (recorded once, by the
-lease), costing time, not verdicts.
+A progress line is printed every 50 judged runs (``--runs 1000`` took 25 minutes on a shared 2-core host).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import random
 import secrets
@@ -39,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.stack import Stack  # noqa: E402  (the deployment harness the end-to-end tests use)
 
 KERNELS = ROOT / "tests" / "fixtures" / "kernels"
+SKEWED_CLOCK = ROOT / "scripts" / "skewed_clock"  # a sitecustomize that shifts a worker's wall clock
 POSTGRES_URL = os.environ.get("KGB_TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
@@ -105,6 +111,7 @@ class Soak:
         self.stack = Stack(data_dir=folder, database_url=database_url, broker_url=broker_url)
         self.workers = 0
         self.faults: dict[str, int] = {}
+        self.skews = 0
 
     def close(self) -> None:
         self.stack.stop()
@@ -116,15 +123,15 @@ class Soak:
             with psycopg.connect(POSTGRES_URL, autocommit=True) as connection:
                 connection.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
 
-    def start_worker(self) -> None:
+    def start_worker(self, env: dict[str, str] | None = None) -> None:
         self.workers += 1
-        self.stack.start_worker(f"worker{self.workers}")
+        self.stack.start_worker_with(f"worker{self.workers}", env=env)
 
     def live_workers(self) -> list[str]:
         return [name for name in self.stack.processes if name.startswith("worker")]
 
     def inject(self) -> None:
-        fault = self.random.choice(["kill", "kill", "term", "broker", "db"])
+        fault = self.random.choice(["kill", "kill", "term", "broker", "db", "clock"])
         workers = self.live_workers()
         if fault in ("kill", "term") and workers:
             self.stack.kill(self.random.choice(workers), signal.SIGKILL if fault == "kill" else signal.SIGTERM)
@@ -139,6 +146,14 @@ class Soak:
                     self.stack.kill(name)
                 for _ in workers:
                     self.start_worker()
+        elif fault == "clock":
+            if not self.database:
+                fault = "clock (skipped: SQLite shares one host's clock)"
+            elif workers:
+                self.skews += 1
+                path = os.pathsep.join(filter(None, [str(SKEWED_CLOCK), os.environ.get("PYTHONPATH", "")]))
+                self.stack.kill(self.random.choice(workers), signal.SIGTERM)
+                self.start_worker({"PYTHONPATH": path, "KGB_SKEW_CLOCK_S": "-1200" if self.skews % 2 else "1200"})
         elif fault == "db":
             if not self.database:
                 fault = "db (skipped: SQLite has no server)"
@@ -154,20 +169,36 @@ class Soak:
         self.faults[fault] = self.faults.get(fault, 0) + 1
 
     def tally(self) -> dict:
-        script = (
-            "import json; from collections import Counter; from evaluation.models import Run;"
-            "from leaderboard.models import Kernel;"
-            "runs = list(Run.objects.values('kernel_id', 'chip_id', 'status', 'attempts'));"
-            "pairs = Counter((r['kernel_id'], r['chip_id']) for r in runs);"
-            "print(json.dumps({'kernels': Kernel.objects.count(), 'runs': len(runs),"
-            "'kernels_with_runs': len({r['kernel_id'] for r in runs}),"
-            "'doubled': sum(n - 1 for n in pairs.values() if n > 1),"
-            "'unfinished': sum(1 for r in runs if r['status'] in ('queued', 'running')),"
-            "'errors': sum(1 for r in runs if r['status'] == 'error'),"
-            "'max_attempts': max([r['attempts'] for r in runs] or [0]),"
-            "'statuses': dict(Counter(r['status'] for r in runs))}))"
-        )
-        return json.loads(self.stack.manage("shell", "-c", script).stdout.strip().splitlines()[-1])
+        """Counts read straight from the deployment's database (a query, not a Django process per poll)."""
+        sql = "SELECT r.kernel_id, r.chip_id, r.status, r.attempts FROM evaluation_run r"
+        if self.database:
+            import psycopg
+
+            with psycopg.connect(POSTGRES_URL.rsplit("/", 1)[0] + "/" + self.database) as connection:
+                rows = connection.execute(sql).fetchall()
+                kernels = connection.execute("SELECT COUNT(*) FROM leaderboard_kernel").fetchone()[0]
+        else:
+            import sqlite3
+
+            connection = sqlite3.connect(self.folder / "db.sqlite3", timeout=60)
+            try:
+                rows = connection.execute(sql).fetchall()
+                kernels = connection.execute("SELECT COUNT(*) FROM leaderboard_kernel").fetchone()[0]
+            finally:
+                connection.close()
+        pairs = Counter((kernel, chip) for kernel, chip, _, _ in rows)
+        statuses = Counter(status for _, _, status, _ in rows)
+        unfinished = statuses["queued"] + statuses["running"]
+        return {
+            "kernels": kernels,
+            "runs": len(rows),
+            "kernels_with_runs": len({kernel for kernel, _, _, _ in rows}),
+            "doubled": sum(n - 1 for n in pairs.values() if n > 1),
+            "unfinished": unfinished,
+            "finished": len(rows) - unfinished,
+            "max_attempts": max([attempts for _, _, _, attempts in rows] or [0]),
+            "statuses": dict(statuses),
+        }
 
     def run(self) -> int:
         started = time.monotonic()
@@ -176,33 +207,50 @@ class Soak:
         for _ in range(self.args.workers):
             self.start_worker()
         session = self.stack.login()
-        uploaded = 0
-        next_fault = time.monotonic() + self.args.fault_every
-        for index in range(self.args.runs):
-            kernel = KERNELS / ("aten__cos_wrong.py" if index % 5 == 4 else "aten__cos_correct.py")
-            submission, _ = self.stack.upload(session, kernel, scaffold=f"Soak {index % 7}")
-            uploaded += bool(submission)
-            if time.monotonic() > next_fault:
-                self.inject()
-                next_fault = time.monotonic() + self.args.fault_every
-        deadline = time.monotonic() + self.args.deadline
-        while time.monotonic() < deadline:
+        uploaded, next_fault, next_report = 0, self.args.fault_every, 50
+        progress_at, finished_before = time.monotonic(), -1
+        while True:
             tally = self.tally()
-            if tally["runs"] >= uploaded and not tally["unfinished"]:
+            if tally["finished"] != finished_before:
+                progress_at, finished_before = time.monotonic(), tally["finished"]
+            if uploaded >= self.args.runs and tally["runs"] >= uploaded and not tally["unfinished"]:
                 break
-            if time.monotonic() > next_fault and time.monotonic() < deadline - 3 * self.args.fault_every:
-                self.inject()  # faults keep coming while runs are judged, not only while uploading
-                next_fault = time.monotonic() + self.args.fault_every
-            time.sleep(2.0)
+            if time.monotonic() - progress_at > self.args.stall:
+                break  # nothing judged for that long: what is left unfinished is stuck
+            if tally["finished"] >= next_report:
+                print(
+                    f"{time.monotonic() - started:.0f} s: {uploaded} uploaded, {tally['finished']} judged, "
+                    f"faults {self.faults}",
+                    flush=True,
+                )
+                next_report += 50
+            if tally["finished"] >= next_fault and (uploaded < self.args.runs or tally["unfinished"]):
+                self.inject()
+                next_fault += self.args.fault_every
+            room = min(self.args.runs - uploaded, self.args.ahead - (uploaded - tally["finished"]))
+            for _ in range(max(0, min(room, 5))):
+                index = uploaded
+                kernel = KERNELS / ("aten__cos_wrong.py" if index % 5 == 4 else "aten__cos_correct.py")
+                try:
+                    submission, _ = self.stack.upload(session, kernel, scaffold=f"Soak {index % 7}")
+                except Exception as exc:  # a refused or broken request is a lost run, counted as such
+                    print(f"upload {index} failed: {exc!r}", flush=True)
+                    submission = 0
+                uploaded += 1
+                if not submission:
+                    print(f"upload {index} made no submission", flush=True)
+            if room <= 0:
+                time.sleep(2.0)
         tally = self.tally()
         lost = self.args.runs - tally["kernels_with_runs"]
         doubled, stuck = tally["doubled"], tally["unfinished"]
         print(
-            f"config {self.args.config}, {self.args.workers} workers on one queue, faults {self.faults}, "
-            f"statuses {tally['statuses']}, most attempts of a run {tally['max_attempts']}, "
-            f"{time.monotonic() - started:.0f} s"
+            f"config {self.args.config}, {self.args.workers} workers on one queue, a fault every "
+            f"{self.args.fault_every} judged runs: faults {self.faults}, statuses {tally['statuses']}, most "
+            f"attempts of a run {tally['max_attempts']}, {time.monotonic() - started:.0f} s",
+            flush=True,
         )
-        print(f"{self.args.runs} runs, {lost} lost, {doubled} doubled, {stuck} stuck")
+        print(f"{self.args.runs} runs, {lost} lost, {doubled} doubled, {stuck} stuck", flush=True)
         return 0 if lost == doubled == stuck == 0 else 1
 
 
@@ -211,13 +259,17 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--config", choices=["embedded", "postgres-redis"], default="embedded")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--fault-every", type=float, default=8.0, help="seconds between injected faults")
-    parser.add_argument("--deadline", type=float, default=900.0, help="seconds to finish after the uploads")
+    parser.add_argument("--fault-every", type=int, default=10, help="judged runs between injected faults")
+    parser.add_argument("--ahead", type=int, default=30, help="most runs uploaded and not yet judged")
+    parser.add_argument("--stall", type=float, default=600.0, help="seconds without a judged run: the rest is stuck")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if args.config == "postgres-redis" and shutil.which("redis-server") is None:
         parser.error("postgres-redis needs redis-server on PATH (apt-get install -y redis-server)")
     folder = Path(tempfile.mkdtemp(prefix="kgb-soak-"))
+    # A soak started in the background (nohup ... &) ignores SIGINT: SIGTERM must still take the deployment
+    # down with it (its processes, its database, its folder).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     soak = Soak(args, folder)
     try:
         return soak.run()

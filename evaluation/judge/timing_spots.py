@@ -1,21 +1,34 @@
 """Spot checks of timed calls (trusted side): the sandbox keeps copies of a few random timed iterations'
-inputs and outputs; they are fetched after the timed loops and compared with the reference here."""
+inputs and outputs; they are fetched after the timed loops and compared with the reference here.
+
+The inputs are the sandbox's word, so each spot names the rotating set whose values it held and the judge
+draws that set again from its secret seed (no copy of the sets is kept meanwhile): a spot whose inputs differ
+from it (structure, shapes, dtypes, strides, plain values, bits) is a forged result channel. Pure output
+buffers and scratch workspaces, whose contents the reference ignores, are checked for their geometry only."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import torch
 
 from evaluation.catalog.spec import Call
 from evaluation.judge import protocol, wire
 from evaluation.judge.checks import call_arguments, call_outputs
-from evaluation.judge.compare import compare_outputs, map_tensors
+from evaluation.judge.compare import bit_identical, compare_outputs, map_tensors
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.inputs import to_device
 from evaluation.judge.untrusted.timing import WARMUP_CALLS
-from evaluation.judge.verdicts import Verdict, check_integrity
+from evaluation.judge.verdicts import Verdict, check_integrity, derive_seed
 
 # Room for the spot checks' reply beyond what its cases' bytes account for (headers, small tensors).
 SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024
+
+
+def timing_set_seed(secret: bytes, side: str, case: Any, index: int) -> int:
+    """The seed of a timed case's rotating input set ``index`` on ``side`` ("candidate" or "reference")."""
+    return derive_seed(secret, "timing", side, case.case_id, index)
 
 
 def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, Any, int, int]]) -> None:
@@ -64,8 +77,9 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
                 message="spot-checked timed calls missing",
             )
         with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
-            checked.append((tier, case, decode_spots(judgement, case, spots, blobs)))  # host work: before the hold
-    with judgement.session.device_shared("spot_checks"):  # the reference runs on the GPU
+            # Host work: before the hold.
+            checked.append((tier, case, decode_spots(judgement, case, spots, blobs, sets)))
+    with judgement.session.device_shared("spot_checks"):  # the sets are drawn and the reference runs on the GPU
         for index, (tier, case, decoded) in enumerate(checked):
             if index:
                 judgement.session.yield_to_timer("spot_checks")
@@ -73,10 +87,11 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
 
 
 def decode_spots(
-    judgement: JudgementContext, case: Any, spots: tuple[protocol.SpotEntry, ...], blobs: list[bytes]
-) -> list[tuple[Call, Call, Any]]:
-    """The spot snapshots on the host: each call's inputs before it, its arguments after it and its return
-    value. WireError (a malformed spot check) when one does not decode or is not such a call."""
+    judgement: JudgementContext, case: Any, spots: tuple[protocol.SpotEntry, ...], blobs: list[bytes], sets: int
+) -> list[tuple[int, Call, Call, Any]]:
+    """The spot snapshots on the host: each call's input set (an index below ``sets``), its inputs before it,
+    its arguments after it and its return value. WireError (a malformed spot check) when one does not
+    decode or is not such a call."""
     entry = judgement.spec.entry_point(case.entry_point)
     decoded = []
     for spot in spots:
@@ -84,14 +99,79 @@ def decode_spots(
         try:
             tree = wire.Decoder(blobs[start : start + count], private=False).decode(spot.value)
             before = call_arguments(tree.get("before") if isinstance(tree, dict) else None)
-            decoded.append((before, *call_outputs(tree, before, entry)))
+            set_index = tree.get("set")
+            if type(set_index) is not int or not 0 <= set_index < sets:
+                raise wire.WireError(f"its input set {str(set_index)[:40]} is none of the {sets} drawn")
+            decoded.append((set_index, before, *call_outputs(tree, before, entry)))
         except wire.WireError as error:
             raise wire.WireError(f"malformed spot checks ({error})") from None
     return decoded
 
 
-def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[tuple[Call, Call, Any]]) -> None:
-    for before, after, returned in spots:
+def check_drawn_inputs(judgement: JudgementContext, case: Any, set_index: int, before: Call) -> None:
+    """WireError unless ``before`` is candidate set ``set_index`` as the judge drew it, cloned as the timed
+    loop clones a spot's inputs. Only the geometry of a pure output buffer (poisoned before every call) and
+    of a scratch workspace (left as the set's previous call left it when the sets do not rotate) is the
+    draw's: the reference ignores their contents."""
+    drawn = judgement.make_call(case, timing_set_seed(judgement.secret, "candidate", case, set_index))
+    entry = judgement.spec.entry_point(case.entry_point)
+    unchecked = set(judgement.poison_keys.get(case.case_id, [])) | set(entry.scratch)
+    keys = [*range(len(drawn.args)), *sorted(drawn.kwargs)]
+    if len(before.args) != len(drawn.args) or sorted(before.kwargs) != sorted(drawn.kwargs):
+        problem = "other arguments"
+    else:
+        problem = next(
+            (
+                f"argument {key!r}: {found}"
+                for key in keys
+                if (found := _differs(_argument(before, key), _argument(drawn, key), values=key not in unchecked))
+            ),
+            "",
+        )
+    if problem:
+        raise wire.WireError(f"a spot check's inputs are not the drawn set {set_index} ({problem})")
+
+
+def _argument(call: Call, key: int | str) -> Any:
+    return call.args[key] if isinstance(key, int) else call.kwargs[key]
+
+
+def _differs(got: Any, drawn: Any, values: bool) -> str:
+    """How a spot's input ``got`` differs from the drawn ``drawn`` ('' when it does not)."""
+    if isinstance(drawn, torch.Tensor):
+        if type(got) is not torch.Tensor:
+            return f"{type(got).__name__} for a tensor"
+        if got.dtype != drawn.dtype or got.shape != drawn.shape:
+            return f"{got.dtype} {list(got.shape)} for {drawn.dtype} {list(drawn.shape)}"
+        # A clone keeps a dense tensor's strides and lays out any other as torch's clone does: on "meta".
+        cloned = torch.empty_strided(drawn.shape, drawn.stride(), dtype=drawn.dtype, device="meta").clone().stride()
+        if got.stride() != cloned:
+            return f"strides {got.stride()} for {cloned}"
+        return "other values" if values and not bit_identical(got, drawn) else ""
+    if isinstance(drawn, torch.device):
+        # Any device names the device under test (the sandbox places the call there).
+        return "" if isinstance(got, torch.device) else f"{type(got).__name__} for a device"
+    if isinstance(drawn, (list, tuple, dict)):
+        kind = dict if isinstance(drawn, dict) else tuple if isinstance(drawn, tuple) else list
+        if not isinstance(got, kind) or len(got) != len(drawn):
+            return f"{type(got).__name__} of {len(got) if isinstance(got, (list, tuple, dict)) else 0} items"
+        if isinstance(drawn, dict):
+            wanted = {str(key): item for key, item in drawn.items()}  # the wire's keys are strings
+            if sorted(got) != sorted(wanted):
+                return "other keys"
+            pairs = [(got[key], wanted[key]) for key in sorted(wanted)]
+        else:
+            pairs = list(zip(got, drawn, strict=True))
+        return next((found for item, want in pairs if (found := _differs(item, want, values))), "")
+    # A plain value as the wire carries it: NaN and -0.0 are themselves, and 1 differs from 1.0 and True.
+    got_text, drawn_text = (json.dumps(wire.Encoder().encode(item)) for item in (got, drawn))
+    return "" if got_text == drawn_text else f"{got_text[:40]} for {drawn_text[:40]}"
+
+
+def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[tuple[int, Call, Call, Any]]) -> None:
+    for set_index, before, after, returned in spots:
+        with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
+            check_drawn_inputs(judgement, case, set_index, before)
         private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
         expected = map_tensors(
             judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)), lambda t: t.detach()

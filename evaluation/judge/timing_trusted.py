@@ -23,7 +23,7 @@ from evaluation.judge.context import JudgementContext
 from evaluation.judge.correctness import check_case
 from evaluation.judge.inputs import call_bytes
 from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
-from evaluation.judge.timing_spots import fetch_and_check_spots
+from evaluation.judge.timing_spots import fetch_and_check_spots, timing_set_seed
 from evaluation.judge.timing_stats import (
     bootstrap_speedup_ci,
     geometric_mean,
@@ -270,7 +270,7 @@ def _prepare_timed_case(
             for side in ("candidate", "reference"):
                 if first_call is not None:
                     judgement.session.yield_to_timer("timing_sets")  # a large case's draws take a while
-                call = judgement.make_call(case, derive_seed(judgement.secret, "timing", side, case.case_id, index))
+                call = judgement.make_call(case, timing_set_seed(judgement.secret, side, case, index))
                 if first_call is None:
                     first_call = call
                     sets = sets_for(options.sets_per_side, call_bytes(call))

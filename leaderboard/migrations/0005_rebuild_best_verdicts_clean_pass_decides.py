@@ -1,5 +1,6 @@
-"""Rebuild the summary under the corrected rule: a clean pass decides its operator over a faster flagged one
-(before, a flagged fastest kernel left the operator unsolved although another kernel passed cleanly)."""
+"""Rebuild the summary under the corrected rules: a clean pass decides its operator over a faster flagged one
+(before, a flagged fastest kernel left the operator unsolved although another kernel passed cleanly), and a
+run that ended as ``error`` (our side failed) no longer supersedes its kernel's earlier verdict."""
 
 from django.db import migrations
 

@@ -89,7 +89,10 @@ class Stack:
     def start_worker(self, name: str = "worker") -> subprocess.Popen:
         return self.start_worker_with(name)
 
-    def start_worker_with(self, name: str = "worker", *, concurrency: int = 1) -> subprocess.Popen:
+    def start_worker_with(
+        self, name: str = "worker", *, concurrency: int = 1, env: dict[str, str] | None = None
+    ) -> subprocess.Popen:
+        """``env`` adds to this worker's environment only (scripts/soak.py skews one worker's clock so)."""
         log = open(self.data_dir / f"{name}.log", "ab")  # noqa: SIM115 - the child process keeps it
         process = subprocess.Popen(
             [
@@ -104,7 +107,7 @@ class Stack:
                 str(concurrency),
             ],
             cwd=ROOT,
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -136,7 +139,12 @@ class Stack:
         process = self.processes.pop(name)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a graceful stop that hangs (gunicorn mid-request) is forced
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
 
     def stop(self) -> None:
         for name in list(self.processes):

@@ -86,3 +86,16 @@ def test_lost_tickets_are_resent_only_where_a_served_chip_sits_idle(
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         assert services.runs_requeue_stale()["resent"] == 2
     assert len(callbacks) == 2
+
+
+def test_a_claim_retried_after_its_commit_was_lost_takes_the_run_it_already_holds(upload, django_user_model):
+    # The claim's UPDATE committed, then the connection dropped before the task heard back (the soak's
+    # dropped-connections fault): the retry must find that run, not claim a second one and leave the first
+    # running under a lease nobody holds.
+    owner = django_user_model.objects.create_user("o", password="x")
+    first_id, second_id = upload(owner, 2)
+    first, lease = services.run_claim_fairest(run_id=first_id, worker="celery@here", pid=None, lease="retried-lease")
+    again = services.run_claim_fairest(run_id=first_id, worker="celery@here", pid=None, lease="retried-lease")
+    assert again is not None and (again[0].pk, again[1]) == (first.pk, "retried-lease")
+    assert Run.objects.get(pk=second_id).status == RunStatus.QUEUED
+    assert Run.objects.filter(status=RunStatus.RUNNING).count() == 1

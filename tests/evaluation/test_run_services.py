@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from evaluation import services
+from evaluation.clock import database_now
 from evaluation.judge.job import JudgeResult
 from evaluation.models import Run, RunStatus, Worker
 from leaderboard.services import KernelUpload, method_get_or_create, submission_create
@@ -207,3 +208,48 @@ def test_a_transient_database_failure_is_retried_not_fatal(monkeypatch):
 
     with pytest.raises(OperationalError, match="database is locked"):
         tasks.with_database_retries(always_locked, attempts=2)
+
+
+@pytest.fixture
+def skewed_clock(monkeypatch):
+    """This process's clock set ``offset`` away from the real one, as a worker host whose clock is off sees
+    it: Django reads the time through ``timezone.now``; the database keeps its own clock."""
+    real_now = timezone.now
+
+    def skew(offset: timedelta) -> None:
+        monkeypatch.setattr(timezone, "now", lambda: real_now() + offset)
+
+    yield skew
+    monkeypatch.setattr(timezone, "now", real_now)
+
+
+@pytest.mark.parametrize("offset", [timedelta(minutes=-30), timedelta(minutes=30)], ids=["behind", "ahead"])
+def test_a_worker_whose_clock_is_off_is_still_alive_to_the_others(run, skewed_clock, offset):
+    # The worker claims and heartbeats on a host whose clock is half an hour off; the re-queuer runs on a
+    # host with the right time (and then the other way round). Beats and claims carry the database's time,
+    # so neither judges the live worker stale or its run overdue, and the site shows the chip served.
+    from leaderboard.selectors import chip_has_live_worker
+
+    skewed_clock(offset)
+    claimed, lease = services.run_claim(run_id=run.pk, worker="skewed")
+    services.worker_heartbeat(hostname="skewed", chip_slug="cpu-interpreter")
+    skewed_clock(timedelta(0))
+    assert services.runs_requeue_stale() == {"requeued": 0, "gave_up": 0, "resent": 0}
+    assert chip_has_live_worker(chip=claimed.chip)
+    skewed_clock(-offset)  # the re-queuer's host is the one that is off
+    assert services.runs_requeue_stale() == {"requeued": 0, "gave_up": 0, "resent": 0}
+    assert chip_has_live_worker(chip=claimed.chip)
+    assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    assert services.run_record_result(run=claimed, lease=lease, result=JudgeResult(status="passed", reason="ok"))
+
+
+def test_a_silent_worker_is_stale_by_the_database_clock_whatever_the_hosts_say(run, skewed_clock, settings):
+    # The other side of the same rule: a worker that really stopped beating is re-queued even when the
+    # re-queuer's host clock is far behind (it would otherwise think the beat recent).
+    services.run_claim(run_id=run.pk, worker="gone")
+    services.worker_heartbeat(hostname="gone", chip_slug="cpu-interpreter")
+    Worker.objects.filter(hostname="gone").update(
+        last_heartbeat_at=database_now() - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S + 5)
+    )
+    skewed_clock(timedelta(hours=-1))
+    assert services.runs_requeue_stale()["requeued"] == 1

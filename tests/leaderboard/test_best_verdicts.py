@@ -346,6 +346,35 @@ def test_a_group_row_follows_the_boards_rules():
     )
 
 
+def test_a_rerun_that_ends_as_error_leaves_the_kernels_verdict(chips, user, django_capture_on_commit_callbacks):
+    """An error says our side failed: a re-judgement that errs neither unsolves a passed kernel nor solves a
+    failed one; the kernel's next real verdict supersedes as usual."""
+    h200 = chips["h200"]
+    agent = method_get_or_create(owner=user, scaffold="Agent", model="M1")
+    with django_capture_on_commit_callbacks(execute=False):  # judged below, not by a worker
+        submission = upload(user, agent, ["aten::cos", "aten::neg"], [h200])
+        cos, neg = runs_of(submission, "aten::cos", h200).get(), runs_of(submission, "aten::neg", h200).get()
+        judge(cos, RunStatus.PASSED, 1.5)
+        judge(neg, RunStatus.FAILED_CORRECTNESS)
+        for run in (cos, neg):
+            judge(run_rerun(run=run), RunStatus.ERROR)
+    consistent()
+
+    def rows():
+        return {
+            row.operator.operator_id: (row.solved, row.speedup, row.attempts)
+            for row in BestVerdict.objects.filter(chip=h200, method=agent, native=True).select_related("operator")
+        }
+
+    assert rows() == {"aten::cos": (True, 1.5, 1), "aten::neg": (False, None, 1)}
+    (row,) = selectors.leaderboard_rows(chip=h200, operator_set=OperatorSet.objects.get(slug="kgb-ms"))
+    assert row.summaries["overall"].solved == 1
+    with django_capture_on_commit_callbacks(execute=False):
+        judge(run_rerun(run=cos), RunStatus.FAILED_RUNTIME)
+    consistent()
+    assert rows()["aten::cos"] == (False, None, 1)
+
+
 def test_a_flagged_fastest_kernel_leaves_the_operator_solved_by_a_clean_pass(
     chips, user, django_capture_on_commit_callbacks
 ):

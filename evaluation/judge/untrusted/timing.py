@@ -8,8 +8,9 @@ end->settled is the tail, where work hidden on another stream would show. Every 
 before the next starts. Candidate and reference alternate call by call on different rotating input sets,
 so no call sees the set the previous call used, and warm-up calls look exactly like timed ones. It stops
 at the first of: RSE of both medians under the target, the per-case budget, the iteration cap (the reason
-is reported). A few random iterations are spot-checked: their inputs (cloned before the call) and outputs
-go back to the trusted side, which compares them against the reference. The trusted side also
+is reported). A few random iterations are spot-checked: their inputs (cloned before the call), the index of
+the set whose values they held, and their outputs go back to the trusted side, which checks the inputs
+against the set it drew and compares the outputs against the reference. The trusted side also
 cross-checks the reported event totals against the host time it measured for the whole batch.
 """
 
@@ -194,6 +195,7 @@ def time_interleaved(
                     # shipping it (encode_spots) waits until the GPU is no longer held alone.
                     spots.append(
                         {
+                            "set": rotation.source(index, iteration // len(candidate_sets)),
                             "before": before,
                             **device_snapshot({"returned": returned, "args": call["args"], "kwargs": call["kwargs"]}),
                         }

@@ -47,6 +47,13 @@ class ValueRotation:
             target.copy_(values)
         self.fills += 1
 
+    def source(self, index: int, round_: int) -> int:
+        """The set whose values set ``index`` holds in round ``round_`` (``fill``): what a spot check names, for
+        the trusted side to check its inputs against the set it drew."""
+        if not self.active or round_ == 0:
+            return index
+        return (index + round_) % len(self.storages)
+
     def describe(self) -> str:
         return f"on: {self.fills} fills" if self.active else f"off: {self.reason}"
 

@@ -162,43 +162,138 @@ def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_i
     assert check_outcomes(result)["timing_spot_check"] == "failed"
 
 
-def test_malformed_spot_checks_are_a_tampered_result_channel():
-    # What the sandbox sends back is untrusted: spot copies that do not decode (a view past its storage,
-    # a missing field) reject the kernel, they do not crash the judge.
+SPOT_CASE = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
+
+
+def _spot_judgement(reply, blobs, checks=None):
+    """What fetch_and_check_spots reads of a judgement, on the CPU: the sandbox's side is ``reply`` and its
+    blobs; the judge's own side (its secret, its draws of the rotating sets, the reference) is real."""
     import contextlib
     import functools
     from types import SimpleNamespace
 
-    from evaluation.judge import protocol, timing_spots
+    from evaluation.judge import inputs
     from evaluation.judge.session import SandboxSession
-    from evaluation.judge.verdicts import Verdict
 
-    case = Case("cos", {"shape": [8], "dtype": "float32", "range": [-2.0, 2.0]})
-    # Well-formed as a message (the session decodes it); its spot's wire tree is what does not decode.
-    malformed = protocol.Spots.decode(
-        {
-            "event": "spots",
-            "spots": {case.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
-            "ok": True,
-            "integrity": [],
-        }
-    )
-    judgement = SimpleNamespace(
+    spec = small_cos_record()
+    return SimpleNamespace(
         options=SimpleNamespace(timing=TimingOptions(spot_checks=1, min_iterations=12)),
         case_bytes={},
-        spec=small_cos_record(),
+        spec=spec,
+        secret=b"spot-test-secret",
+        poison_keys={},
+        reference_device=torch.device("cpu"),
+        make_call=lambda case, seed: inputs.make_call(spec, case, seed, torch.device("cpu")),
+        check=lambda name, outcome, detail="": (checks if checks is not None else []).append((name, outcome)),
         session=SimpleNamespace(
-            request=lambda *args, **kwargs: (malformed, [b"\x00" * 4]),
+            request=lambda *args, **kwargs: (reply, blobs),
             decoding_reply=functools.partial(SandboxSession.decoding_reply, None),
             device_shared=lambda label="": contextlib.nullcontext(),
             yield_to_timer=lambda label="": None,
         ),
     )
 
+
+def _spot_reply(before, set_index=1, case=SPOT_CASE):
+    """The reply an honest sandbox sends for one spot-checked call of ``case`` on ``before`` (a Call): its
+    inputs, the index of the set it names, and the right answer for those inputs (in ``out=`` when given)."""
+    from evaluation.judge import protocol
+    from evaluation.judge.untrusted.timing_sets import encode_spots
+
+    answer = torch.cos(before.args[0])
+    after = {key: answer.clone() for key in before.kwargs}  # cos_out's out=
+    spot = {"set": set_index, "before": {"args": before.args, "kwargs": before.kwargs}}
+    spot.update(returned=after.get("out", answer), args=[before.args[0].clone()], kwargs=after)
+    entries, blobs = encode_spots([spot])
+    listed = [{"value": item.value, "blob_offset": item.blob_offset, "blob_count": item.blob_count} for item in entries]
+    header = {"event": "spots", "spots": {case.case_id: listed}, "ok": True, "integrity": []}
+    return protocol.Spots.decode(header), [bytearray(blob) for blob in blobs]
+
+
+def test_malformed_spot_checks_are_a_tampered_result_channel():
+    # What the sandbox sends back is untrusted: spot copies that do not decode (a view past its storage,
+    # a missing field) reject the kernel, they do not crash the judge.
+    from evaluation.judge import protocol, timing_spots
+    from evaluation.judge.verdicts import Verdict
+
+    # Well-formed as a message (the session decodes it); its spot's wire tree is what does not decode.
+    malformed = protocol.Spots.decode(
+        {
+            "event": "spots",
+            "spots": {SPOT_CASE.case_id: [{"value": {"kind": "nonsense"}, "blob_offset": 0, "blob_count": 1}]},
+            "ok": True,
+            "integrity": [],
+        }
+    )
+
     with pytest.raises(Verdict) as raised:
-        timing_spots.fetch_and_check_spots(judgement, [("public", case, 32, 2)])
+        timing_spots.fetch_and_check_spots(_spot_judgement(malformed, [b"\x00" * 4]), [("public", SPOT_CASE, 32, 2)])
     assert (raised.value.status, raised.value.check) == ("rejected", "result_channel")
     assert "malformed spot checks" in raised.value.reason
+
+
+def _drawn_set(judgement, index, case=SPOT_CASE):
+    from evaluation.judge import timing_spots
+
+    return judgement.make_call(case, timing_spots.timing_set_seed(judgement.secret, "candidate", case, index))
+
+
+@pytest.mark.parametrize("case", [SPOT_CASE, *small_cos_record().smoke], ids=lambda case: case.case_id)
+def test_a_spot_check_on_a_set_the_judge_drew_is_checked_against_the_reference(case):
+    # As the timed loop sends it: cloned inputs (a transposed set stays transposed), and an out= buffer
+    # poisoned before the call, whose contents are not the draw's.
+    from evaluation.catalog.spec import Call
+    from evaluation.judge import timing_spots
+    from evaluation.judge.untrusted.guard import poison_tree
+
+    checks = []
+    judgement = _spot_judgement(None, [], checks)
+    judgement.poison_keys = {case.case_id: list(judgement.spec.entry_point(case.entry_point).mutates)}
+    drawn = _drawn_set(judgement, 1, case)
+    before = Call(
+        args=[drawn.args[0].clone()], kwargs={key: poison_tree(out.clone()) for key, out in drawn.kwargs.items()}
+    )
+    judgement.session.request = lambda *args, **kwargs: _spot_reply(before, case=case)
+
+    timing_spots.fetch_and_check_spots(judgement, [("public", case, 32, 2)])
+
+    assert checks == [("timing_spot_check", "passed")]
+
+
+def _forged_before(drawn):
+    """Spot inputs the reference takes and the kernel answers right, none of them a set the judge drew."""
+    from evaluation.catalog.spec import Call
+
+    x = drawn.args[0]
+    return {
+        "shape": Call(args=[torch.zeros(4, dtype=x.dtype)], kwargs={}),
+        "dtype": Call(args=[x.double()], kwargs={}),
+        "values": Call(args=[torch.zeros_like(x)], kwargs={}),
+        "strides": Call(args=[torch.empty(2 * x.numel(), dtype=x.dtype)[::2].copy_(x)], kwargs={}),
+    }
+
+
+@pytest.mark.parametrize("forgery", ["shape", "dtype", "values", "strides", "set"])
+def test_spot_inputs_the_judge_did_not_draw_are_a_tampered_result_channel(forgery):
+    # The sandbox reports what a timed call got; the reference runs on it. Inputs of its own choosing (of
+    # another shape, dtype or layout, or other values: the answer to those is right) or a set it names but
+    # the judge never drew are the result channel's forgery, not a judge error and not a pass.
+    from evaluation.catalog.spec import Call
+    from evaluation.judge import timing_spots
+    from evaluation.judge.verdicts import Verdict
+
+    judgement = _spot_judgement(None, [])
+    drawn = _drawn_set(judgement, 1)
+    if forgery == "set":
+        reply = _spot_reply(Call(args=[drawn.args[0].clone()], kwargs={}), set_index=2)  # 2 sets were drawn
+    else:
+        reply = _spot_reply(_forged_before(drawn)[forgery])
+    judgement.session.request = lambda *args, **kwargs: reply
+
+    with pytest.raises(Verdict) as raised:
+        timing_spots.fetch_and_check_spots(judgement, [("public", SPOT_CASE, 32, 2)])
+    assert (raised.value.status, raised.value.check) == ("rejected", "result_channel")
+    assert "timing case cos[" in raised.value.reason and "drawn" in raised.value.reason
 
 
 def test_tensor_method_compute_is_caught_by_the_dispatch_audit(run_judge):

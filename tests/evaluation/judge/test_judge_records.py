@@ -224,6 +224,8 @@ def test_a_candidate_buffer_never_holds_the_same_values_two_rounds_in_a_row():
     for spot in result["_spots"]:
         assert torch.equal(spot["returned"], spot["before"]["args"][0])
         assert spot["returned"].data_ptr() == spot["kwargs"]["out"].data_ptr()  # aliases kept
+        # The set whose values it held, which the trusted side draws again to check the spot's inputs.
+        assert torch.equal(spot["before"]["args"][0], originals[spot["set"]])
     # Sets that differ in structure (a plain argument drawn from the seed) are left alone, and say so.
     uneven = [make(0), {"args": [torch.rand(8)], "kwargs": {"out": torch.empty(8), "n": 3}}]
     left = time_interleaved(
