@@ -315,16 +315,16 @@ def _read_outcomes(
         "judge_version",
     ):
         operator = operators[operator_pk]
-        by_method[method_id][operator.operator_id] = OperatorOutcome(
+        by_method[method_id][operator.operator_id] = OperatorOutcome(  # positional: OperatorOutcome's order
             operator.operator_id,
             operator.source,
-            solved=solved,
-            speedup=speedup,
-            tokens=tokens,
-            solve_seconds=seconds,
-            attempts=attempts,
-            stale=solved and (version < operator.version or (judged is not None and judged < JUDGE_VERSION)),
-            flagged=flagged,
+            solved,
+            speedup,
+            tokens,
+            seconds,
+            attempts,
+            solved and (version < operator.version or (judged is not None and judged < JUDGE_VERSION)),
+            flagged,
         )
     return dict(by_method)
 

@@ -323,7 +323,7 @@ class LeaderboardView(APIView):
     """The leaderboard of a chip and an operator set: the same numbers, by the same code, as the page."""
 
     permission_classes = [AllowAny]
-    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, exports.CSVRenderer]
+    renderer_classes = [exports.PlainJSONRenderer, BrowsableAPIRenderer, exports.CSVRenderer]
 
     @extend_schema(
         parameters=[

@@ -5,6 +5,7 @@ from html import escape as html_escape  # what django.utils.html.escape does, wi
 from typing import Any
 from urllib.parse import quote
 
+import orjson
 from django import template
 from django.core.serializers.json import DjangoJSONEncoder
 from django.urls import reverse
@@ -73,9 +74,15 @@ def num(value: float | int | None, digits: int | str = 2) -> str:
 
 @register.filter
 def figure_script(value: Any, element_id: str) -> SafeString:
-    """Django's ``json_script``, to the character: its three escapes made with ``str.replace``, which on a
-    plots page's megabytes of JSON takes a tenth of the time of its ``str.translate``."""
-    text = json.dumps(value, cls=DjangoJSONEncoder)
+    """Django's ``json_script``, value for value: the same element and escapes, the JSON written by orjson
+    (compact, UTF-8 as is), which on a plots page's half megabyte of figures takes a tenth of the standard
+    library's time. What orjson does not write as ``DjangoJSONEncoder`` would (dates, decimals, lazy strings,
+    keys that are not strings) is written by it, as ``json_script`` does."""
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS).decode()
+    except orjson.JSONEncodeError:
+        text = json.dumps(value, cls=DjangoJSONEncoder)
+    # json_script's three escapes, with str.replace (a tenth of the time of its str.translate on megabytes).
     text = text.replace("&", "\\u0026").replace("<", "\\u003C").replace(">", "\\u003E")
     return format_html('<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text))
 

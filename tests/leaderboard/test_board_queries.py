@@ -4,13 +4,20 @@ Django's slower helpers would."""
 
 from __future__ import annotations
 
+import datetime
+import decimal
+import json
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils.html import json_script
+from django.utils.translation import gettext_lazy
+from rest_framework.renderers import JSONRenderer
 
 from evaluation.models import Run, RunStatus
 from leaderboard import best_verdicts, selectors
+from leaderboard.api import exports
 from leaderboard.models import Kernel, Submission, Visibility
 from leaderboard.templatetags.board import figure_script
 from tests.leaderboard.board_data import make_world
@@ -103,9 +110,25 @@ def test_query_counts_per_page_do_not_grow_with_the_runs(world, client):
     assert max(small.values()) <= 20, small
 
 
-def test_figure_script_writes_what_json_script_writes():
-    figure = {"text": ["</script><b>&amp;", "a<>b&c", "é ✓ \u2028"], "y": [1.5, None, 2e-300, True]}
-    assert figure_script(figure, "plots-data") == json_script(figure, "plots-data")
+@pytest.mark.parametrize(
+    "figure",
+    [
+        {"text": ["</script><b>&amp;", "a<>b&c", "é ✓ \u2028"], "y": [1.5, None, 2e-300, True, 3e-05, 1e22]},
+        {"when": datetime.date(2026, 12, 1), "amount": decimal.Decimal("1.5"), 3: "int key"},
+        {"title": gettext_lazy("Accuracy"), "x": [1, 2]},
+    ],
+)
+def test_figure_script_writes_what_json_script_writes(figure):
+    """The same element and escapes as ``json_script``, and the same values when the browser parses it (its
+    text is read raw, entities and all: there must be no ``<``, ``>`` or ``&`` in it)."""
+    ours, django = figure_script(figure, "plots-data"), json_script(figure, "plots-data")
+    start, end = '<script id="plots-data" type="application/json">', "</script>"
+    assert ours.startswith(start) and ours.endswith(end) and ours.count("</script>") == 1
+    text = ours[len(start) : -len(end)]
+    assert not {"<", ">", "&"} & set(text)
+    assert json.loads(text) == json.loads(django[len(start) : -len(end)])
+    if not isinstance(figure.get("text"), list):  # orjson's types are DjangoJSONEncoder's bytes
+        assert ours == django
 
 
 # The template markup each cell tag replaced, verbatim: the tags must write exactly what it wrote.
@@ -187,3 +210,53 @@ def test_cell_tags_write_what_the_template_markup_wrote(db):
                 continue
             expected = Template(MARKUP[name]).render(Context(context))
             assert Template(TAGS[name]).render(Context(context)) == expected, name
+
+
+def test_api_leaderboard_writes_what_drf_and_verdict_outcome_would(world, client):
+    """The API's JSON (orjson, outcomes built from the columns) is DRF's JSON of the same data, byte for
+    byte, and each outcome is what ``verdict_outcome`` makes of its summary row."""
+    grow_history(world, rounds=2)
+    h200 = world.chips["nvidia-h200"]
+    operators = selectors.set_operators(operator_set=world.sets["kgb-ms"])
+    by_id = {op.operator_id: op for op in operators.values()}
+    for url in (
+        "/api/leaderboards/?chip=nvidia-h200&set=kgb-ms",
+        "/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&operators=1",
+    ):
+        selectors.clear_board_memo()
+        response = client.get(url)
+        assert response.status_code == 200
+        assert response.content == JSONRenderer().render(response.data)
+    rows = response.data["rows"]
+    assert sum(len(row["outcomes"]) for row in rows) >= 4
+    for row in rows:
+        verdicts = selectors.board_verdicts(
+            operators=operators, chip_id=h200.pk, native=True, method_id=row["method"]["id"]
+        )
+        expected = sorted(
+            (vars(selectors.verdict_outcome(verdict, operators[verdict.operator_pk])) for verdict in verdicts),
+            key=lambda outcome: outcome["operator_id"],
+        )
+        assert row["outcomes"] == expected
+        assert all(by_id[outcome["operator_id"]].source == outcome["source"] for outcome in row["outcomes"])
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"small": 3e-05, "large": 1e22, "text": "é < \u2028 \u2029", "none": None, "nested": [[1, 2.5], (True,)]},
+        {"when": datetime.datetime(2026, 12, 1, 16, 0, 0, 123456, tzinfo=datetime.UTC)},
+        {"amount": decimal.Decimal("1.50"), "big": 2**70},
+        [{"label": gettext_lazy("Overall")}],
+    ],
+)
+def test_plain_json_renderer_gives_drf_values(data):
+    """Plain data gets the same values as DRF's renderer (the line separators escaped as DRF does); what
+    orjson would write differently (dates, decimals, huge integers, lazy strings) is DRF's own output."""
+    fast, drf = exports.PlainJSONRenderer().render(data), JSONRenderer().render(data)
+    assert json.loads(fast) == json.loads(drf)
+    assert b"\xe2\x80\xa8" not in fast and b"\xe2\x80\xa9" not in fast
+    if "small" not in str(data):
+        assert fast == drf
+    indented = exports.PlainJSONRenderer().render(data, "application/json; indent=4")
+    assert indented == JSONRenderer().render(data, "application/json; indent=4")
