@@ -260,6 +260,24 @@ def test_a_spot_check_on_a_set_the_judge_drew_is_checked_against_the_reference(c
     assert checks == [("timing_spot_check", "passed")]
 
 
+def test_a_spot_whose_inputs_are_the_draw_but_for_a_unit_in_the_last_place_is_the_draw():
+    # A case builder that reduces with atomics on a GPU may redraw a set a few units in the last place apart;
+    # that is the judge's own noise, not a forgery (nothing a kernel could choose), so the spot is checked.
+    from evaluation.catalog.spec import Call
+    from evaluation.judge import timing_spots
+
+    checks = []
+    judgement = _spot_judgement(None, [], checks)
+    x = _drawn_set(judgement, 1).args[0]
+    one_ulp = torch.nextafter(x, torch.full_like(x, float("inf")))
+    assert not torch.equal(one_ulp, x)
+    judgement.session.request = lambda *args, **kwargs: _spot_reply(Call(args=[one_ulp], kwargs={}))
+
+    timing_spots.fetch_and_check_spots(judgement, [("public", SPOT_CASE, 32, 2)])
+
+    assert checks == [("timing_spot_check", "passed")]
+
+
 def _forged_before(drawn):
     """Spot inputs the reference takes and the kernel answers right, none of them a set the judge drew."""
     from evaluation.catalog.spec import Call
@@ -270,10 +288,11 @@ def _forged_before(drawn):
         "dtype": Call(args=[x.double()], kwargs={}),
         "values": Call(args=[torch.zeros_like(x)], kwargs={}),
         "strides": Call(args=[torch.empty(2 * x.numel(), dtype=x.dtype)[::2].copy_(x)], kwargs={}),
+        "nearby": Call(args=[x * 1.01 + 0.01], kwargs={}),
     }
 
 
-@pytest.mark.parametrize("forgery", ["shape", "dtype", "values", "strides", "set"])
+@pytest.mark.parametrize("forgery", ["shape", "dtype", "values", "strides", "nearby", "set"])
 def test_spot_inputs_the_judge_did_not_draw_are_a_tampered_result_channel(forgery):
     # The sandbox reports what a timed call got; the reference runs on it. Inputs of its own choosing (of
     # another shape, dtype or layout, or other values: the answer to those is right) or a set it names but
