@@ -4,10 +4,11 @@ The trusted side draws a secret seed, builds every case's inputs from it, comput
 copies, sends the inputs to a fresh sandbox, and compares what comes back. The sandbox never holds an
 expected output, the comparison or the seed. See docs/judge.md for the whole design.
 
-``run`` reads as the protocol: scan, start the sandbox, correctness (correctness.py), timing
-(timing_trusted.py), verdict. Each stage works on the public JudgementContext (context.py) and stops the
-judgement by raising a Verdict (verdicts.py); the sandbox session (session.py) owns the process, the
-device lock and the deadlines.
+``run`` reads as the protocol: scan, start the sandbox, correctness (correctness.py), timing (device time
+over a few large cases, timing_trusted.py; then the protocol's caller latency over every timed case,
+timing_protocol.py; then one fresh case checked again), verdict. Each stage works on the public
+JudgementContext (context.py) and stops the judgement by raising a Verdict (verdicts.py); the sandbox
+session (session.py) owns the process, the device lock and the deadlines.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from evaluation.judge.records import find_operator
 from evaluation.judge.sandbox import Sandbox
 from evaluation.judge.session import CORRECTNESS_NICE
 from evaluation.judge.static_scan import scan_source
-from evaluation.judge.timing_trusted import run_timing
+from evaluation.judge.timing_protocol import run_protocol_timing
+from evaluation.judge.timing_trusted import recheck_after_timing, run_timing
 from evaluation.judge.verdicts import Verdict, check_integrity, derive_seed, import_failure_reason
 
 __all__ = ["JudgeOptions", "TimingOptions", "judge", "judge_with"]
@@ -42,8 +44,13 @@ def judge(job: JudgeJob) -> JudgeResult:
     """Judge one kernel file. Never raises for anything the kernel does; ``error`` means our fault.
 
     ``KGB_STATIC_SCAN=off`` in a worker's environment judges without the static scan: for proving, on a
-    private deployment, that containment and the run-time checks hold on their own (they must)."""
-    return judge_with(job, JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off"))
+    private deployment, that containment and the run-time checks hold on their own (they must).
+    ``KGB_PROTOCOL_TIMING=off`` leaves the protocol's speedup unmeasured (``protocol_speedup`` None): for
+    measuring what the rest of the judge costs, not for a public board."""
+    options = JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
+    if os.environ.get("KGB_PROTOCOL_TIMING", "on").lower() == "off":
+        options.protocol_timing = None
+    return judge_with(job, options)
 
 
 def judge_with(job: JudgeJob, options: JudgeOptions) -> JudgeResult:
@@ -78,6 +85,8 @@ def run(judgement: JudgementContext) -> JudgeResult:
             started = time.monotonic()
             run_timing(judgement)  # takes the device alone for its timed loops (device_lock)
             judgement.stage_seconds["timing"] = round(time.monotonic() - started, 4)
+            run_protocol_timing(judgement)  # the paper's speedup: every timed case, caller latency
+            recheck_after_timing(judgement)
         else:
             judgement.check(
                 "timing",

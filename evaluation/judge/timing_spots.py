@@ -26,9 +26,10 @@ from evaluation.judge.verdicts import Verdict, check_integrity, derive_seed
 SPOT_REPLY_SLACK_BYTES = 64 * 1024 * 1024
 
 
-def timing_set_seed(secret: bytes, side: str, case: Any, index: int) -> int:
-    """The seed of a timed case's rotating input set ``index`` on ``side`` ("candidate" or "reference")."""
-    return derive_seed(secret, "timing", side, case.case_id, index)
+def timing_set_seed(secret: bytes, side: str, case: Any, index: int, stage: str = "timing") -> int:
+    """The seed of a timed case's rotating input set ``index`` on ``side`` ("candidate" or "reference") in
+    timing stage ``stage`` (TimingOptions.stage: each stage draws its own sets)."""
+    return derive_seed(secret, stage, side, case.case_id, index)
 
 
 def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, Any, int, int]]) -> None:

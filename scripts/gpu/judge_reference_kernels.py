@@ -102,9 +102,12 @@ def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> 
     ci = result.speedup_ci95
     baseline = result.environment.get("timing_baseline", "")
     speedup = "-" if result.speedup is None else f"{result.speedup:.3f}"
+    protocol_speedup = getattr(result, "protocol_speedup", None)  # judges before the protocol stage had none
+    protocol = "-" if protocol_speedup is None else f"{protocol_speedup:.3f}"
     print(
         f"{path.stem:45s} {result.status:18s} {result.cases_passed:4d}/{result.cases_total:<4d} "
-        f"speedup {speedup:>7} ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} {seconds:6.1f}s {baseline}"
+        f"speedup {speedup:>7} ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} protocol {protocol:>7} "
+        f"{seconds:6.1f}s {baseline}"
         + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"),
         flush=True,
     )

@@ -137,6 +137,11 @@ class TimeCase(Request):
     poison_keys: tuple[int | str, ...]
     restore_keys: tuple[int | str, ...]
     clock_warmup_s: float | None = None
+    # "device": the timed stream held until the call is enqueued, the dispatch audit on (device time alone);
+    # "caller": neither (the latency a caller sees, as triton.testing.do_bench measures it).
+    window: str = "device"
+
+    WINDOWS: ClassVar[tuple[str, ...]] = ("device", "caller")
 
     @classmethod
     def decode(cls, header: Any) -> TimeCase:
@@ -144,6 +149,9 @@ class TimeCase(Request):
         case = read.raw("case")
         if not isinstance(case, dict):
             raise read.fail("case", "is not an object")
+        window = read.text("window", "device", limit=NAME_CHARS)
+        if window not in cls.WINDOWS:
+            raise read.fail("window", f"is not one of {', '.join(cls.WINDOWS)}")
         return cls(
             sets_key=read.text("sets_key", limit=NAME_CHARS),
             entry_point=read.text("entry_point", limit=NAME_CHARS),
@@ -158,6 +166,7 @@ class TimeCase(Request):
             poison_keys=read.keys("poison_keys"),
             restore_keys=read.keys("restore_keys"),
             clock_warmup_s=read.number("clock_warmup_s", 0.0, 1e6, default=None),
+            window=window,
         )
 
 

@@ -33,9 +33,13 @@ class TimingRequests:
     reply: Callable[..., None]
     answer: Callable[..., None]
     _sync: Callable[[], None]
+    _trim_keep_alive: Callable[[], None]
 
     def load_timing_sets(self, request: protocol.LoadTimingSets, blobs: list[bytes]) -> None:
         try:
+            # Earlier cases' tensors go once they hold too much of the device, as between correctness cases
+            # (the sets already loaded stay: timing_sets holds them until their loop).
+            self._trim_keep_alive()
             self.gate.open(request.gate_gpu)
             decoder = wire.Decoder(blobs, self.device)
             sets = (
@@ -107,6 +111,7 @@ class TimingRequests:
             spin=self.backend.stream_spin(),
             clock_warmup_s=request.clock_warmup_s,
             stream_of=self.backend.current_stream_reader(),
+            window=request.window,
         )
 
 

@@ -16,6 +16,7 @@ cross-checks the reported event totals against the host time it measured for the
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import statistics
@@ -79,8 +80,15 @@ def time_interleaved(
     spin: Callable[[int], None] | None = None,
     clock_warmup_s: float | None = None,
     stream_of: Callable[[], Any] | None = None,
+    window: str = "device",
 ) -> dict[str, Any]:
-    """``event_class`` / ``synchronize`` / ``spin`` / ``stream_of`` (the current stream): the device family's
+    """``window`` (protocol.TimeCase.window): "device" holds the timed stream until the call is enqueued and
+    audits the candidate's calls, so the window holds device time alone; "caller" does neither, so it holds
+    what a caller waits for after the flush, as ``triton.testing.do_bench`` measures it: the host launch
+    cost the flush does not cover, and nothing of ours (the audit's Python hooks cost tens of microseconds
+    a call, which would land on the candidate's side alone). Launches are counted in both.
+
+    ``event_class`` / ``synchronize`` / ``spin`` / ``stream_of`` (the current stream): the device family's
     (``backends.Backend``); CUDA's by default, host-clock stand-ins (no spin, no streams) with ``host_clock``
     (tests of this path on the interpreter).
 
@@ -131,7 +139,8 @@ def time_interleaved(
     warmup_s = CLOCK_WARMUP_S if clock_warmup_s is None else clock_warmup_s
     if flush_buffer is not None and not host_clock and warmup_s > 0:
         spin_up(flush_buffer, warmup_s, synchronize)
-    holds = StreamHolds(spin, event_class, synchronize) if spin is not None and not host_clock else None
+    held = window == "device"
+    holds = StreamHolds(spin, event_class, synchronize) if held and spin is not None and not host_clock else None
     started = time.perf_counter()
     prep_s = started - entered  # set-up under the exclusive hold: copies, clock warm-up, spin calibration
     iteration = 0
@@ -165,7 +174,7 @@ def time_interleaved(
                 host_start = time.perf_counter()
                 start.record()
                 try:
-                    with guard.audited():
+                    with guard.audited() if held else contextlib.nullcontext():
                         returned = candidate(*call["args"], **call["kwargs"])
                 finally:
                     guard.STATE.watch_stream(None, None)

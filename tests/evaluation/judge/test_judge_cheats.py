@@ -136,6 +136,35 @@ def test_compute_that_starts_only_in_timing_is_caught_by_the_timed_audit(warm_fo
     assert check_outcomes(result)["dispatch_audit"] == "failed"
 
 
+@pytest.mark.parametrize("scan", ["on", "off"])
+def test_a_kernel_that_computes_outside_triton_only_when_unwatched_is_refused_by_the_protocol_stage(
+    warm_forkserver, scan
+):
+    # The protocol stage times the latency a caller sees, with none of the judge's hooks inside the call, so
+    # a kernel can tell it is not audited there. Whatever it does then, it cannot do it faster than the
+    # audited device time of the same case: a caller's window holds that work and more.
+    spec = dataclasses.replace(
+        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
+    )
+    job = JudgeJob(
+        "aten::cos", kernel_source("cheats/fast_when_unwatched.py"), "cpu-interpreter", "cpu", measure_timing=True
+    )
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=spec,
+            static_scan=scan == "on",
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(min_iterations=4, max_iterations=4),
+        ),
+    )
+
+    assert result.status == "rejected"
+    assert result.reason.startswith("timing case cos[") and "it does less work when it is not watched" in result.reason
+    assert check_outcomes(result)["timing_crosscheck"] == "failed"
+    assert check_outcomes(result)["dispatch_audit"] == "passed"  # honest wherever it was audited
+
+
 def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_it(warm_forkserver):
     # EXPLOITS 7 in the timed loop: the rotating sets' buffers come back every few calls, but never with the
     # values they held the round before (untrusted.timing.ValueRotation), and spot checks come from those

@@ -52,6 +52,7 @@ MESSAGES = [
         poison_keys=(),
         restore_keys=(0,),
         clock_warmup_s=0.0,
+        window="caller",
     ),
     protocol.FetchSpots(keys=("cos[x]", "cos[y]")),
     protocol.Resume(),
@@ -137,6 +138,8 @@ def _without(header, name):
         (dict(MESSAGES[2].to_header(), poison_keys=[None]), "other than argument positions and names"),
         (dict(MESSAGES[4].to_header(), max_iterations=MAX_SAMPLES + 1), "field 'max_iterations'"),
         (dict(MESSAGES[4].to_header(), case="cos"), "field 'case' is not an object"),
+        (dict(MESSAGES[4].to_header(), window="sideways"), "field 'window' is not one of device, caller"),
+        (dict(MESSAGES[4].to_header(), window=1), "field 'window' is not a string"),
         (dict(MESSAGES[5].to_header(), keys=["k"] * 10_001), "has 10001 items, over 10000"),
     ],
 )
@@ -151,6 +154,7 @@ def test_optional_request_fields_take_their_defaults():
     call = protocol.decode_request(bare)
     assert (call.lend_gpu, call.gate_gpu) == (False, False)
     assert protocol.decode_request(_without(MESSAGES[4].to_header(), "clock_warmup_s")).clock_warmup_s is None
+    assert protocol.decode_request(_without(MESSAGES[4].to_header(), "window")).window == "device"
 
 
 def _called(**changes):

@@ -65,7 +65,9 @@ def test_public_judge_never_reports_a_speedup_on_the_interpreter(warm_forkserver
 
     assert result.status == "passed"
     assert result.speedup is None and result.speedup_ci95 is None
+    assert result.protocol_speedup is None and result.protocol_speedup_ci95 is None
     assert check_outcomes(result)["timing"] == "skipped"
+    assert "protocol_timing" not in check_outcomes(result)
     assert "timing" not in result.stage_seconds
 
 
@@ -97,6 +99,87 @@ def test_timing_path_end_to_end_with_host_clocks(warm_forkserver):
     assert all(case.roofline_floor_ms is not None and not case.below_roofline for case in result.case_results)
 
 
+def _timed_grid_record():
+    """Four cases the original's grid times and one it does not (``timed=False``)."""
+    value_range = [-2.0, 2.0]
+    smoke = (
+        Case("cos", {"shape": [64], "dtype": "float32", "range": value_range}),
+        Case("cos", {"shape": [5], "dtype": "float32", "range": value_range}),
+        Case("cos", {"shape": [3, 7], "dtype": "float16", "range": value_range}),
+        Case("cos_out", {"shape": [9], "dtype": "float32", "range": value_range}),
+        Case("cos", {"shape": [2], "dtype": "float32", "range": value_range}, timed=False),
+    )
+    return dataclasses.replace(small_cos_record(), smoke=smoke)
+
+
+def _protocol_judgement(**options):
+    job = JudgeJob(
+        "aten::cos",
+        kernel_source("good/cos_plain.py"),
+        "cpu-interpreter",
+        "cpu",
+        measure_timing=True,
+        peak_bandwidth_bytes_per_s=1e15,
+        peak_flops_by_dtype={"float32": 1e18},
+    )
+    return judge_with(
+        job,
+        JudgeOptions(
+            spec=_timed_grid_record(),
+            timing_on_cpu_for_tests=True,
+            # The device-time stage times one case; the protocol stage every case of the timed grid.
+            timing=TimingOptions(sets_per_side=2, min_iterations=3, max_iterations=4, max_timed_cases=1),
+            **options,
+        ),
+    )
+
+
+def test_the_protocol_stage_times_every_case_of_the_timed_grid_beside_the_device_time_stage(warm_forkserver):
+    result = _protocol_judgement()
+
+    assert result.status == "passed"
+    outcomes = check_outcomes(result)
+    assert outcomes["protocol_timing"] == "passed" and outcomes["post_timing_recheck"] == "passed"
+    timed_by_protocol = [case for case in result.case_results if case.protocol_timing is not None]
+    assert len(timed_by_protocol) == 4  # every timed case; the untimed one is not
+    assert all(case.params["shape"] != [2] for case in timed_by_protocol)
+    assert sum(case.timed for case in result.case_results) == 1  # the device-time stage's one case
+    for case in timed_by_protocol:
+        figures = case.protocol_timing
+        assert figures["speedup"] == figures["reference_ms"] / figures["candidate_ms"]
+        assert 10 <= figures["iterations"] <= 60 and figures["stop_reason"] in ("rse", "budget", "max_iterations")
+    speedups = [case.protocol_timing["speedup"] for case in timed_by_protocol]
+    expected = torch.tensor(speedups, dtype=torch.float64).log().mean().exp().item()
+    assert abs(result.protocol_speedup - expected) < 1e-9 * expected
+    low, high = result.protocol_speedup_ci95
+    assert low <= high
+    assert result.speedup is not None  # the device-time speedup stays, beside it
+    breakdown = result.environment["stage_breakdown"]
+    assert breakdown["protocol_timing.input_sets"] > 0 and breakdown["sandbox.protocol_timing_loop"] > 0
+    assert "protocol_timing" in result.stage_seconds
+
+
+def test_the_protocol_stage_can_be_switched_off_for_measuring_the_rest(warm_forkserver):
+    result = _protocol_judgement(protocol_timing=None)
+
+    assert result.status == "passed" and result.speedup is not None
+    assert result.protocol_speedup is None and result.protocol_speedup_ci95 is None
+    assert check_outcomes(result)["protocol_timing"] == "skipped"
+    assert all(case.protocol_timing is None for case in result.case_results)
+
+
+def test_a_result_round_trips_its_protocol_figures(warm_forkserver):
+    from evaluation.judge.job import JudgeResult
+
+    result = _protocol_judgement()
+    again = JudgeResult.from_json(result.to_json())
+
+    assert again.protocol_speedup == result.protocol_speedup
+    assert again.protocol_speedup_ci95 == result.protocol_speedup_ci95
+    figures = [case.protocol_timing for case in result.case_results]
+    assert [case.protocol_timing for case in again.case_results] == figures
+
+
 def test_roofline_flags_impossible_speed(warm_forkserver):
     # Peaks so low that every case "beats physics": flagged, not ranked, no speedup.
     job = JudgeJob(
@@ -115,6 +198,6 @@ def test_roofline_flags_impossible_speed(warm_forkserver):
     result = judge_with(job, options)
 
     assert (result.status, result.flagged) == ("passed", True)
-    assert result.speedup is None
+    assert result.speedup is None and result.protocol_speedup is None  # no case of either stage is ranked
     assert check_outcomes(result)["roofline"] == "failed"
     assert all(case.below_roofline for case in result.case_results)
