@@ -107,8 +107,7 @@ def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> 
     print(
         f"{path.stem:45s} {result.status:18s} {result.cases_passed:4d}/{result.cases_total:<4d} "
         f"speedup {speedup:>7} ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} protocol {protocol:>7} "
-        f"{seconds:6.1f}s {baseline}"
-        + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"),
+        f"{seconds:6.1f}s {baseline}" + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"),
         flush=True,
     )
     results.append({"file": path.name, "operator_id": job.operator_id, "seconds": seconds, "result": result.to_json()})
