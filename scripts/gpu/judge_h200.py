@@ -725,7 +725,9 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
     host clock: a check, without a GPU, that every case's sides build, run and restore."""
     started = time.perf_counter()
     deadline = started + args.protocol_budget_s
-    files = _reference_files()
+    # In KGB_ONLY_OPERATORS's order: the operators that matter most go first, before the budget can end.
+    only = [name for name in os.environ.get("KGB_ONLY_OPERATORS", "").split(",") if name]
+    files = sorted(_reference_files(), key=lambda item: only.index(item[0]) if item[0] in only else len(only))
     if args.max_ops:
         files = files[: args.max_ops]
     print(
