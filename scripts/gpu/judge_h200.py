@@ -742,7 +742,9 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
     if not args.dry_run:
         missing = [operator_id for operator_id, _ in files if operator_id not in REF_RESULTS]
         if missing:
-            judged = argparse.Namespace(**{**vars(args), "refs_jobs": args.protocol_jobs, "refs_tiers": "public"})
+            judged = argparse.Namespace(
+                **{**vars(args), "refs_jobs": args.protocol_jobs, "refs_tiers": args.protocol_tiers}
+            )
             section_refs(chip, device, judged)
     timer = host_clock_median_ms if args.dry_run else do_bench_median_ms
     rows = OUTPUT.setdefault("protocol_dobench", [])
@@ -1015,6 +1017,11 @@ def main() -> int:
     parser.add_argument("--repeat-rounds", type=int, default=4, help="more judgements of each (repeat_refs)")
     parser.add_argument("--fixtures-only", default="", help="comma-separated substrings of fixture labels")
     parser.add_argument("--protocol-jobs", type=int, default=10, help="judges at once (protocol_dobench)")
+    parser.add_argument(
+        "--protocol-tiers",
+        default="public",
+        help="tiers protocol_dobench judges (public: the protocol's cases; smoke: a quick run on the CPU)",
+    )
     parser.add_argument(
         "--protocol-cases", type=int, default=0, help="do_bench at most this many cases per operator (0: all)"
     )
