@@ -748,6 +748,7 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
             section_refs(chip, device, judged)
     timer = host_clock_median_ms if args.dry_run else do_bench_median_ms
     rows = OUTPUT.setdefault("protocol_dobench", [])
+    print(f"\n== protocol agreement: the judge's protocol speedup against do_bench's, same cases ({timer.__name__})")
     print(
         f"{'operator':<28}{'cases':>11}{'judge protocol':>16}{'do_bench':>10}{'ratio':>8}  within 10%"
         f"{'device-time':>13}  notes"

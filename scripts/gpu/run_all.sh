@@ -266,7 +266,8 @@ elif [ "$PART" = protocol ]; then
   step smoke 80 env KGB_ONLY_OPERATORS=$SMOKE3 python3 scripts/gpu/judge_h200.py --sections protocol_dobench \
     --protocol-jobs 3 --protocol-cases 2 --protocol-budget-s 75
   mv "$OUT/judge_h200.json" "$OUT/smoke.json" 2>/dev/null
-  grep -A5 "^== protocol speedup" "$OUT/smoke.log" | cut -c1-200
+  grep -A4 "^== reference kernels" "$OUT/smoke.log" | cut -c1-200
+  grep -A5 "^== protocol agreement" "$OUT/smoke.log" | cut -c1-200
   if ! smoke_verdicts "$OUT/smoke.json"; then
     grep -E "^(aten|vllm13)::|Error" "$OUT/smoke.log" | cut -c1-300 | head -20
     exit 1
@@ -294,7 +295,10 @@ elif [ "$PART" = protocol ]; then
   fi
   echo; echo "== summaries"
   cat "$OUT/catalog_summary.txt"
-  [ -s "$OUT/agree.log" ] && grep -A14 "^== protocol speedup" "$OUT/agree.log" | cut -c1-220
+  if [ -s "$OUT/agree.log" ]; then
+    grep -A12 "^== reference kernels" "$OUT/agree.log" | cut -c1-200
+    grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-220
+  fi
   if [ -s "$OUT/fixtures.log" ]; then
     grep -E "^fixtures with" "$OUT/fixtures.log"
     grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-200
