@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from evaluation.judge.backends import detect_chip, peaks_for  # noqa: E402
 from evaluation.judge.job import JudgeJob, JudgeResult  # noqa: E402
-from evaluation.judge.runner import JudgeOptions, judge_with  # noqa: E402
+from evaluation.judge.runner import JudgeOptions, judge, judge_with  # noqa: E402
 
 STAGES = ("process_start", "compile", "correctness", "timing")
 
@@ -48,9 +48,11 @@ def judge_pool(jobs: int, device_type: str):
 
 
 def timed_judge(job: JudgeJob) -> tuple[JudgeResult, float]:
-    """The production judge on ``job`` and its wall seconds (top level: it runs in ``judge_pool`` processes)."""
+    """The production judge on ``job`` and its wall seconds (top level: it runs in ``judge_pool`` processes).
+    Through ``runner.judge``, as a worker calls it: the switches a worker reads from its environment
+    (``KGB_STATIC_SCAN=off``, ``KGB_PROTOCOL_TIMING=off``) apply here too, inherited by the pool's processes."""
     started = time.perf_counter()
-    return judge_with(job, JudgeOptions()), time.perf_counter() - started
+    return judge(job), time.perf_counter() - started
 
 
 def _judge_one(job: JudgeJob, launcher: str) -> tuple[JudgeJob, dict, float]:

@@ -14,6 +14,10 @@ when OUT is set, else ./judge_h200.json, rewritten after every section):
   repeat    the same good kernel judged 5 times: coefficient of variation of the speedup.
   batch     N different operators through fork-server sandboxes vs one fresh process per kernel, per-stage
             wall times, and the projection for a 110-operator submission.
+  protocol_dobench  the selected operators (KGB_ONLY_OPERATORS) judged on public, --protocol-jobs at once;
+            then every case with a protocol timing timed here, one at a time, with the paper's do_bench
+            (warmup 25, rep 100, median): per operator the judge's protocol speedup against do_bench's,
+            "protocol agreement: K/N operators within 10 %". --dry-run: no judge, no do_bench (CPU too).
 A compact summary table is printed at the end. Whole run: about 8 minutes on one H200 with the defaults.
 """
 
@@ -38,7 +42,7 @@ import torch  # noqa: E402
 from evaluation.judge.backends import detect_chip, gpu_state, peaks_for  # noqa: E402
 from evaluation.judge.job import JudgeJob, JudgeResult  # noqa: E402
 from evaluation.judge.records import find_operator  # noqa: E402
-from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with  # noqa: E402
+from evaluation.judge.runner import JudgeOptions, TimingOptions, judge, judge_with  # noqa: E402
 from evaluation.judge.timing_stats import coefficient_of_variation, geometric_mean  # noqa: E402
 
 KERNELS = ROOT / "tests/evaluation/kernels"
@@ -104,6 +108,9 @@ def summarise(result: JudgeResult) -> dict:
         "cases": f"{result.cases_passed}/{result.cases_total}",
         "speedup": result.speedup,
         "ci95": result.speedup_ci95,
+        # The protocol pass's figure (PROTOCOL.md section 6), when the judge made one: None from a judge
+        # without that pass, or with it switched off (KGB_PROTOCOL_TIMING=off).
+        "protocol_speedup": getattr(result, "protocol_speedup", None),
         "flagged": result.flagged,
         "failed_check": failed_check,
         "stages": result.stage_seconds,
@@ -145,7 +152,7 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
     tiers = tuple(args.refs_tiers.split(","))
     print(f"\n== reference kernels ({len(files)} files, tiers {'+'.join(tiers)}, timing on public timed cases)")
     print(
-        f"{'operator':<36}{'status':<20}{'cases':>9}{'speedup':>10}  {'95% CI':<18}{'wall s':>8}"
+        f"{'operator':<36}{'status':<20}{'cases':>9}{'speedup':>10}  {'95% CI':<18}{'protocol':>9}{'wall s':>8}"
         f"{'timing s':>9}{'iters':>7}  against / failed check"
     )
     section_started = time.perf_counter()
@@ -167,7 +174,7 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
         if operator_id in parallel:
             result, wall_s = parallel[operator_id]
         else:
-            result = judge_with(make_job(operator_id, path.read_text(), chip, device, tiers, timing), JudgeOptions())
+            result = judge(make_job(operator_id, path.read_text(), chip, device, tiers, timing))
         REF_RESULTS[operator_id] = result
         iterations = [case.spread.get("iterations", 0) for case in result.case_results if case.spread]
         row = dict(
@@ -183,7 +190,8 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
         ci = "-" if not result.speedup_ci95 else f"{result.speedup_ci95[0]:.3f}-{result.speedup_ci95[1]:.3f}"
         print(
             f"{operator_id:<36}{result.status:<20}{row['cases']:>9}{fmt_speedup(result.speedup):>10}  {ci:<18}"
-            f"{row['wall_s']:>8.1f}{result.stage_seconds.get('timing', 0):>9.1f}{row['median_iterations']:>7}  "
+            f"{fmt_speedup(row['protocol_speedup']):>9}{row['wall_s']:>8.1f}"
+            f"{result.stage_seconds.get('timing', 0):>9.1f}{row['median_iterations']:>7}  "
             f"{row['timing_baseline']} {row['failed_check']} "
             f"{row['reason'][:80] if result.status != 'passed' else ''}",
             flush=True,
@@ -518,6 +526,291 @@ def section_dobench(chip: str, device: str, args: argparse.Namespace) -> None:
     )
 
 
+# ------------------------------------------------- the protocol pass against do_bench
+
+
+class _BeforeEachTimedCall:
+    """What ``triton.testing.do_bench`` iterates as ``grad_to_none`` before every timed call, ahead of its
+    L2 flush and start event: iterating this puts an in-place call's mutated arguments back there, outside
+    the timed window, as the judge restores them before each of its calls (untimed). do_bench's warm-up
+    calls run without it, so in-out values drift there; every timed call starts from the drawn values."""
+
+    def __init__(self, restore: Any) -> None:
+        self.restore = restore
+
+    def __iter__(self):
+        self.restore()
+        return iter(())
+
+
+def _argument(call: Any, key: int | str) -> Any:
+    return call.args[key] if isinstance(key, int) else call.kwargs.get(key)
+
+
+def _restorer(call: Any, keys: tuple[int | str, ...]) -> Any:
+    """A function that puts ``call``'s arguments ``keys`` back to their present contents (None: none to keep)."""
+    from evaluation.judge.untrusted.timing_sets import clone_value, restore_value
+
+    pristine = [(key, clone_value(_argument(call, key))) for key in keys]
+    pristine = [(key, value) for key, value in pristine if value is not None]
+    if not pristine:
+        return None
+
+    def restore() -> None:
+        for key, value in pristine:
+            restore_value(_argument(call, key), value)
+
+    return restore
+
+
+def protocol_reference_kind(result: JudgeResult, case_result: Any) -> str:
+    """What the judge timed as the reference side of a protocol-timed case: the case's own record of it,
+    else the judgement's timing baseline, else the record's reference."""
+    for source in (
+        getattr(case_result, "protocol_timing", None) or {},
+        {"reference_kind": getattr(case_result, "reference_kind", None)},
+        case_result.spread or {},
+    ):
+        if source.get("reference_kind"):
+            return source["reference_kind"]
+    return result.environment.get("timing_baseline") or "reference"
+
+
+def protocol_cases(spec: Any, result: JudgeResult | None) -> tuple[list[tuple[Any, Any]], list[str]]:
+    """(case, its CaseResult) for every case the judge timed by the protocol, in the judge's order, and the
+    ids of those no catalog tier rebuilds (held-out draws). Without a result (a dry run): every public timed
+    case, with no CaseResult."""
+    by_id = {case.case_id: case for case in spec.cases("public") + spec.cases("smoke")}
+    if result is None:
+        return [(case, None) for case in spec.cases("public") if case.timed], []
+    found, unknown = [], []
+    for case_result in result.case_results:
+        if not getattr(case_result, "protocol_timing", None):
+            continue
+        if case_result.case_id in by_id:
+            found.append((by_id[case_result.case_id], case_result))
+        else:
+            unknown.append(case_result.case_id)
+    return found, unknown
+
+
+def protocol_case_sides(spec: Any, module: Any, case: Any, reference_kind: str, device: torch.device) -> dict:
+    """One case's two timed callables on ``device``, from the same draw (seed 0) but separate copies, as the
+    judge gives each side its own sets: the kernel file's entry point, unguarded, and what the judge timed
+    against (``spec.baseline``'s callable when the judge timed the baseline, else ``spec.reference``, called
+    the way the judge's timing loop calls it); each with the function that restores its mutated arguments."""
+    from evaluation.catalog.spec import Call
+    from evaluation.judge.inputs import make_call, to_device
+
+    drawn = make_call(spec, case, 0, device)
+    candidate_call, reference_call = to_device(drawn, device), to_device(drawn, device)
+    del drawn
+    mutated = spec.entry_point(case.entry_point).mutates
+    function = getattr(module, case.entry_point)
+    reference_thunk, timed_against = None, "reference"
+    if reference_kind != "reference" and spec.baseline is not None:
+        reference_thunk = spec.baseline(case, Call(args=list(reference_call.args), kwargs=dict(reference_call.kwargs)))
+        timed_against = reference_kind if reference_thunk is not None else "reference"
+    if reference_thunk is None:
+
+        def reference_thunk() -> Any:
+            return spec.reference(case, Call(args=list(reference_call.args), kwargs=dict(reference_call.kwargs)))
+
+    return {
+        "candidate": (lambda: function(*candidate_call.args, **candidate_call.kwargs)),
+        "reference": reference_thunk,
+        "restore": {"candidate": _restorer(candidate_call, mutated), "reference": _restorer(reference_call, mutated)},
+        "timed_against": timed_against,
+    }
+
+
+def do_bench_median_ms(fn: Any, restore: Any) -> float:
+    """The paper's ATen timer: ``triton.testing.do_bench(fn, warmup=25, rep=100, return_mode="median")`` (L2
+    flushed before every call, events around it), in-out arguments put back before every timed call."""
+    import triton.testing
+
+    if restore is not None:
+        restore()
+    return triton.testing.do_bench(
+        fn,
+        warmup=25,
+        rep=100,
+        grad_to_none=_BeforeEachTimedCall(restore) if restore is not None else None,
+        return_mode="median",
+    )
+
+
+def host_clock_median_ms(fn: Any, restore: Any, calls: int = 3) -> float:
+    """A dry run's stand-in timer where there is no GPU: the host-clock median of a few calls (restore
+    included before each, untimed). It checks the sides run and restore, not how fast they are."""
+    samples = []
+    for _ in range(calls):
+        if restore is not None:
+            restore()
+        started = time.perf_counter()
+        fn()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
+def protocol_operator_row(
+    operator_id: str, result: JudgeResult | None, cases: list[dict], planned: int, unknown: list[str]
+) -> dict:
+    """Per operator: geometric means over the cases timed both ways (the judge's protocol speedup over
+    exactly those cases, so a cut-off operator is compared on what both timed), their ratio, within 10 %."""
+    both = [row for row in cases if row.get("judge") and row.get("do_bench")]
+    judge_same = geometric_mean([row["judge"] for row in both])
+    do_bench = geometric_mean([row["do_bench"] for row in cases if row.get("do_bench")])
+    do_bench_same = geometric_mean([row["do_bench"] for row in both])
+    ratio = judge_same / do_bench_same if judge_same and do_bench_same else None
+    return {
+        "operator": operator_id,
+        "status": result.status if result is not None else "not judged",
+        "planned_cases": planned,
+        "timed_cases": sum(1 for row in cases if row.get("do_bench")),
+        "compared_cases": len(both),
+        "failed_cases": [row["case_id"] for row in cases if row.get("error")],
+        "unknown_cases": unknown,
+        "judge_protocol": getattr(result, "protocol_speedup", None) if result is not None else None,
+        "judge_protocol_ci95": getattr(result, "protocol_speedup_ci95", None) if result is not None else None,
+        "judge_protocol_same_cases": judge_same,
+        "judge_device_time": result.speedup if result is not None else None,
+        "do_bench": do_bench,
+        "ratio": ratio,
+        "within_10pct": None if ratio is None else abs(ratio - 1) <= 0.10,
+        "cases": cases,
+    }
+
+
+def protocol_case_row(
+    spec: Any, module: Any, case: Any, case_result: Any, result: Any, timer: Any, device: torch.device
+) -> dict:
+    """One case timed both ways; an exception (a side that cannot be called here) is recorded, not raised."""
+    protocol = (getattr(case_result, "protocol_timing", None) or {}) if case_result is not None else {}
+    reference_kind = protocol_reference_kind(result, case_result) if case_result is not None else "reference"
+    row: dict[str, Any] = {
+        "case_id": case.case_id,
+        "judge": protocol.get("speedup"),
+        "judge_reference_ms": protocol.get("reference_ms"),
+        "judge_candidate_ms": protocol.get("candidate_ms"),
+        "judge_iterations": protocol.get("iterations"),
+        "judge_stop_reason": protocol.get("stop_reason"),
+        "reference_kind": reference_kind,
+    }
+    try:
+        sides = protocol_case_sides(spec, module, case, reference_kind, device)
+        row["timed_against"] = sides["timed_against"]
+        row["restored"] = sides["restore"]["candidate"] is not None
+        measured = {side: timer(sides[side], sides["restore"][side]) for side in ("candidate", "reference")}
+        row["do_bench_candidate_ms"], row["do_bench_reference_ms"] = measured["candidate"], measured["reference"]
+        row["do_bench"] = measured["reference"] / measured["candidate"] if measured["candidate"] > 0 else None
+    except Exception as error:
+        row["error"] = f"{type(error).__name__}: {str(error)[:200]}"
+    return row
+
+
+def _fmt(value: float | None, width: int, digits: int = 3) -> str:
+    return f"{'-':>{width}}" if value is None else f"{value:>{width}.{digits}f}"
+
+
+def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -> None:
+    """The judge's protocol speedup (PROTOCOL.md section 6) against the paper's own timer: each selected
+    operator's reference kernel judged on the public tier with timing (``--protocol-jobs`` at once), then,
+    one case at a time with nothing else on the GPU, every case the judge gave a protocol timing timed here
+    with ``triton.testing.do_bench(warmup=25, rep=100, median)``, kernel and reference loaded in this
+    process; per operator the geometric means and their ratio (agreement: within 10 %). The judge's
+    device-time speedup is printed beside them for context. ``--dry-run`` judges nothing and times by the
+    host clock: a check, without a GPU, that every case's sides build, run and restore."""
+    started = time.perf_counter()
+    deadline = started + args.protocol_budget_s
+    # In KGB_ONLY_OPERATORS's order: the operators that matter most go first, before the budget can end.
+    only = [name for name in os.environ.get("KGB_ONLY_OPERATORS", "").split(",") if name]
+    files = sorted(_reference_files(), key=lambda item: only.index(item[0]) if item[0] in only else len(only))
+    if args.max_ops:
+        files = files[: args.max_ops]
+    print(
+        f"\n== protocol speedup vs triton.testing.do_bench ({len(files)} operators, every protocol-timed "
+        f"public case{f' (at most {args.protocol_cases})' if args.protocol_cases else ''}; "
+        f"{'dry run: no judge, host clock' if args.dry_run else f'{args.protocol_jobs} judged at once'})"
+    )
+    torch.backends.cuda.matmul.allow_tf32 = False  # as the judge's reference side (and the paper): TF32 off
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    if not args.dry_run:
+        missing = [operator_id for operator_id, _ in files if operator_id not in REF_RESULTS]
+        if missing:
+            judged = argparse.Namespace(
+                **{**vars(args), "refs_jobs": args.protocol_jobs, "refs_tiers": args.protocol_tiers}
+            )
+            section_refs(chip, device, judged)
+    timer = host_clock_median_ms if args.dry_run else do_bench_median_ms
+    rows = OUTPUT.setdefault("protocol_dobench", [])
+    print(f"\n== protocol agreement: the judge's protocol speedup against do_bench's, same cases ({timer.__name__})")
+    print(
+        f"{'operator':<28}{'cases':>11}{'judge protocol':>16}{'do_bench':>10}{'ratio':>8}  within 10%"
+        f"{'device-time':>13}  notes"
+    )
+    for operator_id, path in files:
+        result = None if args.dry_run else REF_RESULTS.get(operator_id)
+        if not args.dry_run and (result is None or result.status != "passed"):
+            status = "not judged" if result is None else result.status
+            rows.append({"operator": operator_id, "status": status, "within_10pct": None, "cases": []})
+            print(f"{operator_id:<28} {status}: {'' if result is None else result.reason[:100]}", flush=True)
+            continue
+        spec = find_operator(operator_id)
+        module = _load_module(path)
+        planned, unknown = protocol_cases(spec, result)
+        if args.protocol_cases:
+            planned = planned[: args.protocol_cases]
+        cases = []
+        for case, case_result in planned:
+            if time.perf_counter() > deadline:
+                break
+            cases.append(protocol_case_row(spec, module, case, case_result, result, timer, torch.device(device)))
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        row = protocol_operator_row(operator_id, result, cases, len(planned), unknown)
+        rows.append(row)
+        save()
+        notes = []
+        if row["timed_cases"] < len(planned):
+            notes.append(f"cut off by the budget ({row['timed_cases']} of {len(planned)} timed)")
+        if not planned:
+            notes.append("no case has a protocol timing" + (" (a judge without the pass?)" if result else ""))
+        if row["failed_cases"]:
+            notes.append(f"{len(row['failed_cases'])} cases failed here: {cases[0].get('error', '')[:60]}")
+        if unknown:
+            notes.append(f"{len(unknown)} protocol cases not rebuilt (not public)")
+        mismatched = [
+            case for case in cases if case.get("timed_against", case["reference_kind"]) != case["reference_kind"]
+        ]
+        if mismatched:
+            notes.append(f"{len(mismatched)} cases timed against the reference, the judge against the baseline")
+        within = "-" if row["within_10pct"] is None else ("yes" if row["within_10pct"] else "no")
+        print(
+            f"{operator_id:<28}{row['timed_cases']:>5}/{len(planned):<5}{_fmt(row['judge_protocol_same_cases'], 16)}"
+            f"{_fmt(row['do_bench'], 10)}{_fmt(row['ratio'], 8)}  {within:<10}{_fmt(row['judge_device_time'], 13)}"
+            f"  {'; '.join(notes)}",
+            flush=True,
+        )
+    compared = [row for row in rows if row.get("within_10pct") is not None]
+    agree = sum(1 for row in compared if row["within_10pct"])
+    OUTPUT["protocol_dobench_summary"] = {
+        "operators": len(rows),
+        "compared": len(compared),
+        "within_10pct": agree,
+        "seconds": time.perf_counter() - started,
+    }
+    print(
+        f"protocol agreement: {agree}/{len(compared)} operators within 10 %"
+        + (f" ({len(rows) - len(compared)} of {len(rows)} not compared)" if len(compared) < len(rows) else "")
+        + f"; {time.perf_counter() - started:.0f} s"
+    )
+
+
 def section_repeat(chip: str, device: str, args: argparse.Namespace) -> None:
     print("\n== repeatability: good/cos_plain.py judged 5 times")
     path = KERNELS / "good/cos_plain.py"
@@ -662,6 +955,7 @@ def print_summary() -> None:
     repeat = OUTPUT.get("repeat", {})
     batch = OUTPUT.get("batch", {})
     fixtures = OUTPUT.get("fixtures", [])
+    protocol = OUTPUT.get("protocol_dobench_summary", {})
     lines = [
         ("reference kernels passed", f"{refs.get('passed', '-')}/{refs.get('total', '-')}"),
         ("refs: mean s/operator with timing", f"{refs.get('mean_wall_s_with_timing') or 0:.2f}"),
@@ -680,6 +974,10 @@ def print_summary() -> None:
         ("batch forkserver total s", f"{batch.get('forkserver', {}).get('total_s', 0):.1f}"),
         ("batch naive (popen) total s", f"{batch.get('popen', {}).get('total_s', 0):.1f}"),
         ("batch: 110-operator projection s", f"{batch.get('projection_110_ops_s', 0):.0f}"),
+        (
+            "protocol speedup within 10% of do_bench",
+            f"{protocol.get('within_10pct', '-')}/{protocol.get('compared', '-')}",
+        ),
         ("fixtures with unexpected verdict", str(sum(1 for row in fixtures if not row.get("verdict_ok")))),
         ("section seconds", json.dumps({k: round(v) for k, v in OUTPUT.get("section_seconds", {}).items()})),
     ]
@@ -695,6 +993,7 @@ SECTIONS = {
     "repeat": section_repeat,
     "repeat_refs": section_repeat_refs,
     "batch": section_batch,
+    "protocol_dobench": section_protocol_dobench,
 }
 
 
@@ -718,6 +1017,26 @@ def main() -> int:
     parser.add_argument("--refs-tiers", default="public,held_out", help="tiers the refs sections judge")
     parser.add_argument("--repeat-rounds", type=int, default=4, help="more judgements of each (repeat_refs)")
     parser.add_argument("--fixtures-only", default="", help="comma-separated substrings of fixture labels")
+    parser.add_argument("--protocol-jobs", type=int, default=10, help="judges at once (protocol_dobench)")
+    parser.add_argument(
+        "--protocol-tiers",
+        default="public",
+        help="tiers protocol_dobench judges (public: the protocol's cases; smoke: a quick run on the CPU)",
+    )
+    parser.add_argument(
+        "--protocol-cases", type=int, default=0, help="do_bench at most this many cases per operator (0: all)"
+    )
+    parser.add_argument(
+        "--protocol-budget-s",
+        type=float,
+        default=150.0,
+        help="protocol_dobench's seconds, judging included: do_bench stops there, the table shows what it timed",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="protocol_dobench without the judge or do_bench: every case's sides built and called (CPU too)",
+    )
     args = parser.parse_args()
     chip, device = detect_chip()
     OUTPUT["environment"] = {
