@@ -204,8 +204,9 @@ def prepare_case(
     # Every set in one shared hold (the bulk values are drawn on the GPU): a hold taken per set queued behind
     # other judges' timers up to eight times per case.
     with judgement.session.device_shared("timing_sets"):
+        sides = ("candidate", "reference") if options.separate_reference_sets else ("candidate",)
         while index < sets:
-            for side in ("candidate", "reference"):
+            for side in sides:
                 if first_call is not None:
                     judgement.session.yield_to_timer("timing_sets")  # a large case's draws take a while
                 call = judgement.make_call(case, timing_set_seed(judgement.secret, side, case, index, options.stage))

@@ -665,7 +665,13 @@ def protocol_operator_row(
     do_bench = geometric_mean([row["do_bench"] for row in cases if row.get("do_bench")])
     do_bench_same = geometric_mean([row["do_bench"] for row in both])
     ratio = judge_same / do_bench_same if judge_same and do_bench_same else None
+    repeated = [row for row in cases if row.get("do_bench") and row.get("do_bench_again")]
+    do_bench_self = None
+    if repeated:
+        first, again = ([row[key] for row in repeated] for key in ("do_bench", "do_bench_again"))
+        do_bench_self = geometric_mean(again) / geometric_mean(first)
     return {
+        "do_bench_self_ratio": do_bench_self,
         "operator": operator_id,
         "status": result.status if result is not None else "not judged",
         "planned_cases": planned,
@@ -685,7 +691,14 @@ def protocol_operator_row(
 
 
 def protocol_case_row(
-    spec: Any, module: Any, case: Any, case_result: Any, result: Any, timer: Any, device: torch.device
+    spec: Any,
+    module: Any,
+    case: Any,
+    case_result: Any,
+    result: Any,
+    timer: Any,
+    device: torch.device,
+    twice: bool = False,
 ) -> dict:
     """One case timed both ways; an exception (a side that cannot be called here) is recorded, not raised."""
     protocol = (getattr(case_result, "protocol_timing", None) or {}) if case_result is not None else {}
@@ -706,6 +719,11 @@ def protocol_case_row(
         measured = {side: timer(sides[side], sides["restore"][side]) for side in ("candidate", "reference")}
         row["do_bench_candidate_ms"], row["do_bench_reference_ms"] = measured["candidate"], measured["reference"]
         row["do_bench"] = measured["reference"] / measured["candidate"] if measured["candidate"] > 0 else None
+        if twice:
+            # do_bench against itself, the same sides timed again: how far the paper's timer agrees with its
+            # own figure on this case, beside how far the judge agrees with it.
+            again = {side: timer(sides[side], sides["restore"][side]) for side in ("candidate", "reference")}
+            row["do_bench_again"] = again["reference"] / again["candidate"] if again["candidate"] > 0 else None
     except Exception as error:
         row["error"] = f"{type(error).__name__}: {str(error)[:200]}"
     return row
@@ -751,7 +769,7 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
     print(f"\n== protocol agreement: the judge's protocol speedup against do_bench's, same cases ({timer.__name__})")
     print(
         f"{'operator':<28}{'cases':>11}{'judge protocol':>16}{'do_bench':>10}{'ratio':>8}  within 10%"
-        f"{'device-time':>13}  notes"
+        f"{'device-time':>13}{'do_bench/self':>14}  notes"
     )
     for operator_id, path in files:
         result = None if args.dry_run else REF_RESULTS.get(operator_id)
@@ -769,7 +787,11 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
         for case, case_result in planned:
             if time.perf_counter() > deadline:
                 break
-            cases.append(protocol_case_row(spec, module, case, case_result, result, timer, torch.device(device)))
+            cases.append(
+                protocol_case_row(
+                    spec, module, case, case_result, result, timer, torch.device(device), args.dobench_twice
+                )
+            )
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         row = protocol_operator_row(operator_id, result, cases, len(planned), unknown)
@@ -793,7 +815,7 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
         print(
             f"{operator_id:<28}{row['timed_cases']:>5}/{len(planned):<5}{_fmt(row['judge_protocol_same_cases'], 16)}"
             f"{_fmt(row['do_bench'], 10)}{_fmt(row['ratio'], 8)}  {within:<10}{_fmt(row['judge_device_time'], 13)}"
-            f"  {'; '.join(notes)}",
+            f"{_fmt(row['do_bench_self_ratio'], 14)}  {'; '.join(notes)}",
             flush=True,
         )
     compared = [row for row in rows if row.get("within_10pct") is not None]
@@ -1031,6 +1053,11 @@ def main() -> int:
         type=float,
         default=150.0,
         help="protocol_dobench's seconds, judging included: do_bench stops there, the table shows what it timed",
+    )
+    parser.add_argument(
+        "--dobench-twice",
+        action="store_true",
+        help="protocol_dobench: time every case with do_bench twice (do_bench's agreement with itself)",
     )
     parser.add_argument(
         "--dry-run",

@@ -28,6 +28,10 @@
 #                                   # 110-kernel submission in S seconds (330), the protocol speedup
 #                                   # against do_bench on AGREE10, then the fixtures if time is left (9.7 min;
 #                                   # $OUT/run.log, if the caller tees there, is kept out of the tar)
+#     bash scripts/gpu/run_all.sh agree_submission [S] [END] # launch overhead, protocol vs do_bench on AGREE10
+#                                                   # (S seconds), then the 110-kernel submission until END
+#     bash scripts/gpu/run_all.sh restructure_verdicts OLD # the restructure rounds, fixtures, corpus (one call)
+#     bash scripts/gpu/run_all.sh agree_quiet [OPS] [S] # protocol vs do_bench judged one at a time, do_bench twice
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -305,6 +309,41 @@ elif [ "$PART" = protocol ]; then
   fi
   # run.log: where a caller tees this script's own output ($OUT/run.log); lock_timeline.json goes in the tar.
   pack_out smoke.log refs.log agree.log agree.json fixtures.log fixtures.json run.log
+elif [ "$PART" = agree_submission ]; then
+  # One call for the protocol speedup's two figures: where a candidate's call latency goes on the host
+  # (launch_overhead.py), every protocol-timed case of AGREE10 against do_bench with nothing else on the GPU,
+  # then the 110-kernel submission with the protocol stage on (the throughput figure), until END seconds.
+  step overhead 45 python3 scripts/gpu/launch_overhead.py
+  grep -E "do_bench" "$OUT/overhead.log"
+  step agree "${2:-170}" env KGB_ONLY_OPERATORS=$AGREE10 python3 scripts/gpu/judge_h200.py \
+    --sections protocol_dobench --protocol-jobs 10 --protocol-budget-s $((${2:-170} - 10))
+  mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
+  grep -A14 "^== reference kernels" "$OUT/agree.log" | cut -c1-200
+  grep -A14 "^== protocol agreement" "$OUT/agree.log" | cut -c1-220
+  catalog $((${3:-570} - SECONDS)) 110
+  catalog_summary
+  pack_out overhead.log agree.log agree.json refs.log run.log
+elif [ "$PART" = restructure_verdicts ]; then
+  # One call: the restructure comparison (below, two rounds each side), then every fixture with the scan on
+  # and every cheat with it off, then the corpus (scan on and off) until 555 s.
+  bash "$0" restructure "${2:?usage: run_all.sh restructure_verdicts OLD}"
+  step fixtures 140 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  step corpus $((555 - SECONDS)) python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
+  echo; echo "== summaries"
+  grep -E "^fixtures with" "$OUT/fixtures.log"
+  grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
+  pack_out twenty-before.log twenty-after.log fixtures.log fixtures.json corpus.log run.log
+elif [ "$PART" = agree_quiet ]; then
+  # The protocol speedup against do_bench on a quiet host: OPS judged one at a time (nothing else on the
+  # CPU while a case is timed, as when do_bench runs), and every case timed by do_bench twice (its own
+  # agreement with itself beside the judge's with it), for at most S seconds.
+  step agree "${3:-230}" env KGB_ONLY_OPERATORS=${2:-$AGREE10} python3 scripts/gpu/judge_h200.py \
+    --sections protocol_dobench --protocol-jobs 1 --dobench-twice --protocol-budget-s $((${3:-230} - 10))
+  mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
+  grep -A8 "^== reference kernels" "$OUT/agree.log" | cut -c1-200
+  grep -A10 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
 elif [ "$PART" = restructure ]; then
   # What the judge's restructure and the protocol pass's plumbing cost with the pass off: the 20-operator
   # submission judged by OLD and by this checkout (KGB_PROTOCOL_TIMING=off), alternately, two rounds each.

@@ -101,7 +101,9 @@ class CallCase(GatedRequest):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadTimingSets(GatedRequest):
-    """A timed case's rotating input sets (wire trees), put on the device ahead of the exclusive hold."""
+    """A timed case's rotating input sets (wire trees), put on the device ahead of the exclusive hold. No
+    ``reference_sets``: the reference is timed on the candidate's sets (its outputs never reach them: pure
+    outputs are poisoned and in-out arguments refilled before every candidate call)."""
 
     OP: ClassVar[str] = "time_load"
     key: str

@@ -85,6 +85,8 @@ class TimingRequests:
         from evaluation.judge.untrusted.timing import reference_callable, time_interleaved
 
         candidate_sets, reference_sets = self.timing_sets.pop(request.sets_key)  # from time_load
+        # No reference sets of its own: the reference is called on the candidate's (LoadTimingSets).
+        reference_sets = reference_sets or candidate_sets
         function = getattr(self.module, request.entry_point)
         reference = reference_callable(request)
         rng = random.Random(request.spot_seed)
