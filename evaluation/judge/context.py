@@ -21,6 +21,7 @@ from evaluation.judge.device_lock import DeviceLock
 from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import Sandbox
 from evaluation.judge.session import SandboxSession
+from evaluation.judge.version import JUDGE_VERSION, PROTOCOL_STAGE_VERSION
 
 # The most device memory the trusted side's allocator may keep cached between correctness cases, and the
 # sandbox's earlier cases' tensors may hold (harness.Harness._trim_keep_alive), when the GPU is not
@@ -105,8 +106,10 @@ class JudgeOptions:
     ghost_replay: bool = True
     isolate: bool = True
     timing: TimingOptions = field(default_factory=TimingOptions)
-    # The protocol's speedup beside the device-time one (timing_protocol.py); None: not measured.
-    protocol_timing: TimingOptions | None = field(default_factory=protocol_timing_options)
+    # The protocol's speedup beside the device-time one (timing_protocol.py; protocol_timing_options());
+    # None: not measured. Off unless asked for (runner.judge: KGB_PROTOCOL_TIMING=on) until its figures
+    # hold still on a GPU (docs/judge.md, "The protocol's speedup").
+    protocol_timing: TimingOptions | None = None
     sandbox_factory: Callable[[str], Sandbox] | None = None  # e.g. a SandboxPool's acquire
     # Without a factory: "forkserver" forks each sandbox from this process's zygote (milliseconds);
     # "popen" starts a fresh interpreter per job (seconds; the naive baseline of scripts/bench_judge.py).
@@ -180,6 +183,7 @@ class JudgementContext:
             environment=self.environment,
             stage_seconds=self.stage_seconds,
             retryable=retryable,
+            judge_version=PROTOCOL_STAGE_VERSION if self.options.protocol_timing is not None else JUDGE_VERSION,
         )
 
     def make_call(self, case: Case, seed: int) -> Call:

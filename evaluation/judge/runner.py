@@ -22,7 +22,13 @@ import torch
 
 from evaluation.catalog.spec import Case
 from evaluation.judge import protocol, wire
-from evaluation.judge.context import JudgementContext, JudgeOptions, TimingOptions, device_memory_budget
+from evaluation.judge.context import (
+    JudgementContext,
+    JudgeOptions,
+    TimingOptions,
+    device_memory_budget,
+    protocol_timing_options,
+)
 from evaluation.judge.correctness import run_correctness
 from evaluation.judge.device_lock import DeviceBusy
 from evaluation.judge.job import CaseResult, JudgeJob, JudgeResult
@@ -45,11 +51,12 @@ def judge(job: JudgeJob) -> JudgeResult:
 
     ``KGB_STATIC_SCAN=off`` in a worker's environment judges without the static scan: for proving, on a
     private deployment, that containment and the run-time checks hold on their own (they must).
-    ``KGB_PROTOCOL_TIMING=off`` leaves the protocol's speedup unmeasured (``protocol_speedup`` None): for
-    measuring what the rest of the judge costs, not for a public board."""
+    ``KGB_PROTOCOL_TIMING=on`` also measures the protocol's speedup (timing_protocol.py): off by default
+    until its figures hold still on a GPU (docs/judge.md); a worker that measures it judges by version
+    PROTOCOL_STAGE_VERSION."""
     options = JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
-    if os.environ.get("KGB_PROTOCOL_TIMING", "on").lower() == "off":
-        options.protocol_timing = None
+    if os.environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":
+        options.protocol_timing = protocol_timing_options()
     return judge_with(job, options)
 
 

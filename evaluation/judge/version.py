@@ -8,7 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 4
+JUDGE_VERSION = 3
+# Version 3's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
+PROTOCOL_STAGE_VERSION = 4
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -20,8 +22,9 @@ HISTORY: dict[int, str] = {
     "and div's rounding modes accept the correctly rounded float64 result at exact multiples. A failure of the "
     "kernel's process once its code has run is failed_runtime with its cause named (illegal address, device "
     "assertion, launch failure), never error.",
-    4: "The protocol's speedup (PROTOCOL.md section 6) beside the device-time one: every timed case of the "
-    "original's grid, the latency a caller sees after an L2 flush (no stream hold, no audit hooks inside the "
-    "call), adaptive rounds, geometric mean; a kernel whose unaudited calls run well under its audited device "
-    "time on the same case is rejected (timing_crosscheck).",
+    4: "Version 3 with the protocol stage on (KGB_PROTOCOL_TIMING=on; off by default until its figures "
+    "hold still on a GPU): the protocol's speedup (PROTOCOL.md section 6) beside the device-time one, over "
+    "every timed case of the original's grid, the latency a caller sees after an L2 flush (no stream hold, "
+    "no audit hooks inside the call), adaptive rounds, geometric mean; a kernel whose unaudited calls run "
+    "well under its audited device time on the same case is rejected (timing_crosscheck).",
 }

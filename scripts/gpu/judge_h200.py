@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 
 from evaluation.judge.backends import detect_chip, gpu_state, peaks_for  # noqa: E402
+from evaluation.judge.context import protocol_timing_options  # noqa: E402
 from evaluation.judge.job import JudgeJob, JudgeResult  # noqa: E402
 from evaluation.judge.records import find_operator  # noqa: E402
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge, judge_with  # noqa: E402
@@ -49,7 +50,10 @@ KERNELS = ROOT / "tests/evaluation/kernels"
 REFERENCE_KERNELS = ROOT / "evaluation/catalog/reference_kernels"
 NAMESPACES = {"aten": "aten", "vllm13": "vllm13", "cublas": "cublas"}
 # Cheats that only show in the timed loop: judged with timing.
-TIMED_CHEATS = {"cache_by_address_in_timing.py", "compute_in_timing.py"}
+# Cheats whose defence is in timing, judged with it with the scan on too: stream_hide's hidden work races
+# the correctness check (it lost on 2026-12-01 before, won after), fast_when_unwatched cheats only where
+# the protocol stage times it unwatched.
+TIMED_CHEATS = {"cache_by_address_in_timing.py", "compute_in_timing.py", "stream_hide.py", "fast_when_unwatched.py"}
 # What the fixtures must get on a GPU. The static scan only notes names, so a "cheat" that merely names a
 # module (contained by the operating system) and computes honestly in Triton must pass, scan on or off.
 EXPECTED_NOT_PASSED = {"wrong": None, "cheats": None}
@@ -221,8 +225,14 @@ def section_refs(chip: str, device: str, args: argparse.Namespace) -> None:
 
 
 def _judge_fixture(job: JudgeJob, static_scan: bool, case_budget: float) -> dict:
-    """One fixture's judgement (top level: it runs in a pool process)."""
-    result = judge_with(job, JudgeOptions(static_scan=static_scan, timing=TimingOptions(budget_s_per_case=case_budget)))
+    """One fixture's judgement (top level: it runs in a pool process), both timing stages on: the fixtures
+    prove every defence, the protocol stage's cross-check too."""
+    options = JudgeOptions(
+        static_scan=static_scan,
+        timing=TimingOptions(budget_s_per_case=case_budget),
+        protocol_timing=protocol_timing_options(),
+    )
+    result = judge_with(job, options)
     return dict(
         summarise(result),
         fp64_failed=any(check.name == "fp64_second_opinion" and check.outcome == "failed" for check in result.checks),

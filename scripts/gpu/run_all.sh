@@ -265,6 +265,7 @@ elif [ "$PART" = containment ]; then
     echo "$label: $(grep "^TOTAL" "$OUT/twenty-$label.log.tmp")"; rm -f "$OUT/twenty-$label.log.tmp"
   done
 elif [ "$PART" = protocol ]; then
+  export KGB_PROTOCOL_TIMING=on  # the protocol stage is off by default (runner.judge)
   # The judge's protocol pass on the H200. A smoke first (3 kernels judged, 2 cases each through do_bench):
   # any verdict but passed, or no protocol speedup, ends the call at once rather than spend 9 minutes on it.
   step smoke 80 env KGB_ONLY_OPERATORS=$SMOKE3 python3 scripts/gpu/judge_h200.py --sections protocol_dobench \
@@ -310,6 +311,7 @@ elif [ "$PART" = protocol ]; then
   # run.log: where a caller tees this script's own output ($OUT/run.log); lock_timeline.json goes in the tar.
   pack_out smoke.log refs.log agree.log agree.json fixtures.log fixtures.json run.log
 elif [ "$PART" = agree_submission ]; then
+  export KGB_PROTOCOL_TIMING=on  # the protocol stage is off by default (runner.judge)
   # One call for the protocol speedup's two figures: where a candidate's call latency goes on the host
   # (launch_overhead.py), every protocol-timed case of AGREE10 against do_bench with nothing else on the GPU,
   # then the 110-kernel submission with the protocol stage on (the throughput figure), until END seconds.
@@ -336,6 +338,7 @@ elif [ "$PART" = restructure_verdicts ]; then
   grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
   pack_out twenty-before.log twenty-after.log fixtures.log fixtures.json corpus.log run.log
 elif [ "$PART" = agree_quiet ]; then
+  export KGB_PROTOCOL_TIMING=on  # the protocol stage is off by default (runner.judge)
   # The protocol speedup against do_bench on a quiet host: OPS judged one at a time (nothing else on the
   # CPU while a case is timed, as when do_bench runs), and every case timed by do_bench twice (its own
   # agreement with itself beside the judge's with it), for at most S seconds.

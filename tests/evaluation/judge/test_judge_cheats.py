@@ -13,6 +13,7 @@ import torch
 from conftest import check_outcomes, kernel_source, small_cos_record
 
 from evaluation.catalog.spec import Case
+from evaluation.judge.context import protocol_timing_options
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
 
@@ -156,6 +157,7 @@ def test_a_kernel_that_computes_outside_triton_only_when_unwatched_is_refused_by
             static_scan=scan == "on",
             timing_on_cpu_for_tests=True,
             timing=TimingOptions(min_iterations=4, max_iterations=4),
+            protocol_timing=protocol_timing_options(),
         ),
     )
 

@@ -8,8 +8,10 @@ import torch
 from conftest import check_outcomes, kernel_source, small_cos_record
 
 from evaluation.catalog.spec import Call, Case, EntryPoint
+from evaluation.judge.context import protocol_timing_options
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
+from evaluation.judge.version import JUDGE_VERSION, PROTOCOL_STAGE_VERSION
 
 
 def inplace_cos_record():
@@ -113,6 +115,7 @@ def _timed_grid_record():
 
 
 def _protocol_judgement(**options):
+    options.setdefault("protocol_timing", protocol_timing_options())
     job = JudgeJob(
         "aten::cos",
         kernel_source("good/cos_plain.py"),
@@ -137,7 +140,7 @@ def _protocol_judgement(**options):
 def test_the_protocol_stage_times_every_case_of_the_timed_grid_beside_the_device_time_stage(warm_forkserver):
     result = _protocol_judgement()
 
-    assert result.status == "passed"
+    assert result.status == "passed" and result.judge_version == PROTOCOL_STAGE_VERSION
     outcomes = check_outcomes(result)
     assert outcomes["protocol_timing"] == "passed" and outcomes["post_timing_recheck"] == "passed"
     timed_by_protocol = [case for case in result.case_results if case.protocol_timing is not None]
@@ -166,6 +169,21 @@ def test_the_protocol_stage_can_be_switched_off_for_measuring_the_rest(warm_fork
     assert result.protocol_speedup is None and result.protocol_speedup_ci95 is None
     assert check_outcomes(result)["protocol_timing"] == "skipped"
     assert all(case.protocol_timing is None for case in result.case_results)
+    assert result.judge_version == JUDGE_VERSION  # the stage on is version PROTOCOL_STAGE_VERSION
+
+
+def test_the_public_judge_measures_the_protocol_speedup_only_when_the_worker_asks(monkeypatch):
+    from evaluation.judge import runner
+
+    seen = []
+    monkeypatch.setattr(runner, "judge_with", lambda job, options: seen.append(options.protocol_timing))
+    job = JudgeJob("aten::cos", "", "nvidia-h200", "cuda", measure_timing=True)
+    runner.judge(job)
+    monkeypatch.setenv("KGB_PROTOCOL_TIMING", "on")
+    runner.judge(job)
+
+    assert seen[0] is None
+    assert seen[1] == protocol_timing_options() and seen[1].window == "caller"
 
 
 def test_a_result_round_trips_its_protocol_figures(warm_forkserver):
@@ -201,3 +219,26 @@ def test_roofline_flags_impossible_speed(warm_forkserver):
     assert result.speedup is None and result.protocol_speedup is None  # no case of either stage is ranked
     assert check_outcomes(result)["roofline"] == "failed"
     assert all(case.below_roofline for case in result.case_results)
+
+
+def test_the_unwatched_check_compares_only_with_a_window_that_held_device_time_alone():
+    import pytest
+
+    from evaluation.judge.job import CaseResult
+    from evaluation.judge.timed_requests import TimedCase
+    from evaluation.judge.timing_protocol import audited_device_ms, check_against_device_time
+    from evaluation.judge.verdicts import Verdict
+
+    case = Case("cos", {"shape": [8], "dtype": "float32"})
+    timed = CaseResult(case.case_id, "public", dict(case.params), True, timed=True, candidate_ms=0.27)
+    item = TimedCase("public", case, None, None, host_ms=1.0, sent_bytes=0, sets=2)
+    assert audited_device_ms(timed) == 0.27
+    with pytest.raises(Verdict, match="it does less work when it is not watched") as raised:
+        check_against_device_time(item, 0.11, audited_device_ms(timed))
+    assert raised.value.check == "timing_crosscheck"
+    check_against_device_time(item, 0.25, audited_device_ms(timed))  # launch cost on top of device time: fine
+    # A readback (.item()) waits for the host inside its call, so its audited window held audited host time.
+    timed.spread = {"host_bound_sides": ["candidate"]}
+    assert audited_device_ms(timed) is None
+    check_against_device_time(item, 0.11, audited_device_ms(timed))
+    assert audited_device_ms(CaseResult(case.case_id, "public", {}, True)) is None  # not timed that way

@@ -529,11 +529,10 @@ def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm
     by_op = {}
     for op, *rest in requests:
         by_op.setdefault(op, []).append(tuple(rest))
-    # The device-time stage's two cases, then the protocol stage's three (every timed case of the grid).
-    assert len(by_op["time_load"]) == 2 + 3 and all(request == GATED for request in by_op["time_load"])
-    assert by_op["time_spots"] == [GATED]  # every timed case's spots in one request (device-time stage only)
-    # Timed loops: each stage's cases back to back under its exclusive hold (never free), no events.
-    assert by_op["time"] == [(False, [], False)] * (2 + 3)
+    assert len(by_op["time_load"]) == 2 and all(request == GATED for request in by_op["time_load"])
+    assert by_op["time_spots"] == [GATED]  # every timed case's spots in one request
+    # Timed loops: both cases back to back under one exclusive hold (never free), no events.
+    assert by_op["time"] == [(False, [], False)] * 2
 
 
 @pytest.mark.parametrize(
