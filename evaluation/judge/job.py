@@ -111,6 +111,10 @@ class CaseResult:
     spread: dict[str, Any] = field(default_factory=dict)  # iqr, rse, iterations, host-vs-event check
     roofline_floor_ms: float | None = None
     below_roofline: bool = False  # flagged: faster than physics allows
+    # The protocol's timing of this case (PROTOCOL.md section 6): call latency as a caller sees it, L2
+    # flushed, every timed case of the original's grid. None where the case was not timed that way.
+    # {"reference_ms", "candidate_ms", "speedup", "iterations", "stop_reason", "candidate_rse", "reference_rse"}
+    protocol_timing: dict[str, Any] | None = None
 
 
 @dataclass
@@ -123,6 +127,10 @@ class JudgeResult:
     case_results: list[CaseResult] = field(default_factory=list)
     speedup: float | None = None  # geometric mean over timed cases; None when unknown
     speedup_ci95: tuple[float, float] | None = None
+    # The paper's speedup: geometric mean of protocol_timing speedups over every timed case of the original's
+    # grid (PROTOCOL.md section 6); ``speedup`` above is the device-time speedup over the large cases.
+    protocol_speedup: float | None = None
+    protocol_speedup_ci95: tuple[float, float] | None = None
     flagged: bool = False  # some case beat the roofline floor: not ranked
     checks: list[CheckOutcome] = field(default_factory=list)
     environment: dict[str, Any] = field(default_factory=dict)  # device, driver, versions, clocks, sandbox
@@ -136,6 +144,8 @@ class JudgeResult:
         data = asdict(self)
         if self.speedup_ci95 is not None:
             data["speedup_ci95"] = list(self.speedup_ci95)
+        if self.protocol_speedup_ci95 is not None:
+            data["protocol_speedup_ci95"] = list(self.protocol_speedup_ci95)
         return data
 
     @classmethod
@@ -146,4 +156,6 @@ class JudgeResult:
         data["checks"] = [CheckOutcome(**check) for check in data.get("checks", [])]
         if data.get("speedup_ci95") is not None:
             data["speedup_ci95"] = tuple(data["speedup_ci95"])
+        if data.get("protocol_speedup_ci95") is not None:
+            data["protocol_speedup_ci95"] = tuple(data["protocol_speedup_ci95"])
         return cls(**data)
