@@ -413,9 +413,7 @@ def _finite_positive(value: Any) -> float | None:
     return value if math.isfinite(value) and value > 0 else None
 
 
-def _stored_speedup(
-    run: Run, speedup: Any, interval: Any
-) -> tuple[float | None, tuple[float | None, float | None]]:
+def _stored_speedup(run: Run, speedup: Any, interval: Any) -> tuple[float | None, tuple[float | None, float | None]]:
     """A speedup and its 95% interval as a run stores them: unknown on a chip whose timings mean nothing, and
     anything but a finite positive number (a results bundle is JSON from another host) stored as unknown; an
     interval only beside a known speedup, and only when both its ends are known."""
