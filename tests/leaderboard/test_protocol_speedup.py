@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import math
+import re
 
 import pytest
 
@@ -402,3 +403,15 @@ def test_the_cli_prints_both_speedups_labelled(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("protocol 1.25x  device-time 2.00x")
     assert lines[1].endswith("protocol -  device-time 1.50x")
+
+
+def test_boards_sort_by_the_protocol_speedup_with_unknown_last(world, client):
+    def order(sort: str) -> list[str]:
+        html = client.get(f"/?chip=nvidia-h200&set=kgb-ms&sort={sort}").content.decode()
+        return re.findall(r'<td class="method"><a href="/methods/\d+/">([^<]+)</a>', html)
+
+    # Pass@1 has no protocol figure: last either way, never ranked as a 0.
+    assert order("-overall.protocol_speedup") == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+    assert order("overall.protocol_speedup") == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+    # The device-time order is another: Pass@1's 1.5 is above Fast Agent's 1.0.
+    assert order("-overall.speedup") == ["Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
