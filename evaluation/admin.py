@@ -52,6 +52,7 @@ class RunAdmin(KeepsBestVerdicts, admin.ModelAdmin):
         "operator",
         "chip",
         "status",
+        "protocol_speedup",
         "speedup",
         "flagged",
         "attempts",

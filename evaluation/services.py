@@ -7,6 +7,7 @@ Every status change of a Run goes through ``run_transition``; it is a conditiona
 from __future__ import annotations
 
 import logging
+import math
 import os
 import secrets
 from collections.abc import Iterable
@@ -371,9 +372,12 @@ def _claim_is_dead_on_this_host(*, run: Run, worker: str) -> bool:
 
 
 def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
-    """Store the judge's verdict on the run, only if ``lease`` still holds it. True when recorded."""
-    speedup_ci = result.speedup_ci95 or (None, None)
-    speedup = result.speedup if run.chip.timings_meaningful else None
+    """Store the judge's verdict on the run, only if ``lease`` still holds it. True when recorded.
+
+    Both speedups (PROTOCOL 6: the protocol's and the device-time one) and their intervals are stored side by
+    side; on a chip whose timings mean nothing both are unknown."""
+    speedup, speedup_ci = _stored_speedup(run, result.speedup, result.speedup_ci95)
+    protocol, protocol_ci = _stored_speedup(run, result.protocol_speedup, result.protocol_speedup_ci95)
     try:
         run_transition(
             run=run,
@@ -386,8 +390,11 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
             case_results=[case.__dict__ if hasattr(case, "__dict__") else case for case in result.case_results],
             checks=[check.__dict__ if hasattr(check, "__dict__") else check for check in result.checks],
             speedup=speedup,
-            speedup_ci_low=speedup_ci[0] if speedup is not None else None,
-            speedup_ci_high=speedup_ci[1] if speedup is not None else None,
+            speedup_ci_low=speedup_ci[0],
+            speedup_ci_high=speedup_ci[1],
+            protocol_speedup=protocol,
+            protocol_speedup_ci_low=protocol_ci[0],
+            protocol_speedup_ci_high=protocol_ci[1],
             flagged=result.flagged,
             environment=result.environment,
             stage_seconds=result.stage_seconds,
@@ -397,6 +404,24 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
         logger.warning("result for run %s not recorded: %s", run.pk, exc)
         return False
     return True
+
+
+def _finite_positive(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def _stored_speedup(run: Run, speedup: Any, interval: Any) -> tuple[float | None, tuple[float | None, float | None]]:
+    """A speedup and its 95% interval as a run stores them: unknown on a chip whose timings mean nothing, and
+    anything but a finite positive number (a results bundle is JSON from another host) stored as unknown; an
+    interval only beside a known speedup, and only when both its ends are known."""
+    speedup = _finite_positive(speedup) if run.chip.timings_meaningful else None
+    if speedup is None or not isinstance(interval, list | tuple) or len(interval) != 2:
+        return speedup, (None, None)
+    low, high = _finite_positive(interval[0]), _finite_positive(interval[1])
+    return speedup, ((low, high) if low is not None and high is not None else (None, None))
 
 
 # Measured peaks are what torch's own kernels sustain, not what the chip can do: a good kernel may beat them

@@ -54,6 +54,8 @@ ROW_FIELDS = (
     "solved",
     "speedup",
     "log_speedup",
+    "protocol_speedup",
+    "log_protocol_speedup",
     "flagged",
     "operator_version",
     "judge_version",
@@ -76,12 +78,13 @@ class RunVerdict(NamedTuple):
     chip_id: int
     target_chip_id: int | None
     status: str
-    speedup: float | None
+    speedup: float | None  # device-time: what decides between kernels
     flagged: bool
     operator_version: int
     judge_version: int | None
     tokens: int | None
     solve_seconds: float | None
+    protocol_speedup: float | None = None  # the protocol's (PROTOCOL 6), shown beside it
 
     @property
     def native(self) -> bool:
@@ -137,13 +140,16 @@ def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
         elif not standing_passed and not run.clean_pass:
             standing = run
     speedup = best.speedup if best is not None else None
+    protocol_speedup = best.protocol_speedup if best is not None else None
     return {
         "attempts": len(latest),
         "tokens": tokens,
         "solve_seconds": seconds,
         "solved": best is not None,
         "speedup": speedup,
-        "log_speedup": math.log(speedup) if speedup is not None and speedup > 0 else None,
+        "log_speedup": _log(speedup),
+        "protocol_speedup": protocol_speedup,
+        "log_protocol_speedup": _log(protocol_speedup),
         "flagged": best.flagged if best is not None else False,
         "operator_version": best.operator_version if best is not None else None,
         "judge_version": best.judge_version if best is not None else None,
@@ -154,6 +160,11 @@ def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
         "link_passed": link.status == PASSED,
         "link_speedup": link.speedup,
     }
+
+
+def _log(speedup: float | None) -> float | None:
+    """What boards sum for a geometric mean: the natural logarithm of a positive speedup, else None."""
+    return math.log(speedup) if speedup is not None and speedup > 0 else None
 
 
 class _Models:
@@ -198,8 +209,16 @@ def counted_verdicts(
     verdicts = []
     for start in range(0, len(ids), KERNELS_PER_QUERY):
         runs = models.Run.objects.filter(kernel_id__in=ids[start : start + KERNELS_PER_QUERY]).order_by()
-        for run_id, kernel_id, chip_id, status, speedup, flagged, version, judge_version in runs.values_list(
-            "id", "kernel_id", "chip_id", "status", "speedup", "flagged", "operator_version", "judge_version"
+        for run_id, kernel_id, chip_id, status, speedup, flagged, version, judge_version, protocol in runs.values_list(
+            "id",
+            "kernel_id",
+            "chip_id",
+            "status",
+            "speedup",
+            "flagged",
+            "operator_version",
+            "judge_version",
+            "protocol_speedup",
         ):
             if status not in FINISHED or (wanted_chips is not None and chip_id not in wanted_chips):
                 continue
@@ -219,6 +238,7 @@ def counted_verdicts(
                     judge_version,
                     tokens,
                     seconds,
+                    protocol,
                 )
             )
     verdicts.sort(key=lambda verdict: verdict.run_id)
@@ -295,6 +315,9 @@ TOTAL_FIELDS = (
     "covered",
     "logged",
     "log_sum",
+    "protocol_covered",
+    "protocol_logged",
+    "protocol_log_sum",
     "faster_than_0_8",
     "faster_than_1",
     "faster_than_1_5",
@@ -321,6 +344,8 @@ class _Row(NamedTuple):
     solve_seconds: float
     operator_version: int | None
     judge_version: int | None
+    protocol_speedup: float | None
+    log_protocol_speedup: float | None
 
 
 def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators: dict[int, tuple[str, int]]) -> list:
@@ -339,7 +364,7 @@ def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators:
             total = totals.get(key)
             if total is None:
                 total = totals[key] = dict.fromkeys(TOTAL_FIELDS, 0)
-                total.update(log_sum=0.0, solve_seconds=0.0, solved_by_judge={})
+                total.update(log_sum=0.0, protocol_log_sum=0.0, solve_seconds=0.0, solved_by_judge={})
             total["outcomes"] += 1
             total["tokens"] += row.tokens
             total["solve_seconds"] += row.solve_seconds
@@ -352,6 +377,12 @@ def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators:
                 if row.log_speedup is not None:
                     total["logged"] += 1
                     total["log_sum"] += row.log_speedup
+                # The protocol's speedup over the same clean passes (PROTOCOL 6), by the same rule.
+                if row.protocol_speedup is not None:
+                    total["protocol_covered"] += 1
+                if row.log_protocol_speedup is not None:
+                    total["protocol_logged"] += 1
+                    total["protocol_log_sum"] += row.log_protocol_speedup
             if row.solved:
                 if row.operator_version < version:
                     total["stale_by_operator"] += 1

@@ -234,6 +234,10 @@ class BestVerdict(models.Model):
     solved = models.BooleanField(help_text="Some kernel's latest verdict passed")
     speedup = models.FloatField(null=True, help_text="The deciding (best passing) kernel's; null = unknown")
     log_speedup = models.FloatField(null=True, help_text="ln(speedup) where positive: boards sum it for geomeans")
+    # The same deciding kernel's protocol speedup (PROTOCOL 6, the paper's): the kernel is chosen by the
+    # device-time speedup above, so both figures of an operator are one kernel's.
+    protocol_speedup = models.FloatField(null=True, help_text="The deciding kernel's protocol speedup; null = unknown")
+    log_protocol_speedup = models.FloatField(null=True, help_text="ln(protocol_speedup) where positive")
     flagged = models.BooleanField()
     operator_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
     judge_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
@@ -322,6 +326,10 @@ class BoardTotal(models.Model):
     covered = models.PositiveIntegerField(help_text="Of those, with a known speedup")
     logged = models.PositiveIntegerField(help_text="Of those, with a positive speedup")
     log_sum = models.FloatField(help_text="Their speedups' natural logarithms, summed")
+    # The protocol's speedup (PROTOCOL 6) over the same clean passes: older verdicts have none.
+    protocol_covered = models.PositiveIntegerField(default=0, help_text="Clean passes with a known protocol speedup")
+    protocol_logged = models.PositiveIntegerField(default=0, help_text="Of those, with a positive protocol speedup")
+    protocol_log_sum = models.FloatField(default=0.0, help_text="Their protocol speedups' logarithms, summed")
     faster_than_0_8 = models.PositiveIntegerField()
     faster_than_1 = models.PositiveIntegerField()
     faster_than_1_5 = models.PositiveIntegerField()

@@ -136,11 +136,11 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> list[dict[str, Any]
                     "colorscale": "RdBu",
                     "zmid": 1.0,
                     "colorbar": {"title": {"text": "x"}},
-                    "hovertemplate": "%{y} on %{x}<br>speedup %{z:.2f}x (geomean over passed)<extra></extra>",
+                    "hovertemplate": "%{y} on %{x}<br>device-time speedup %{z:.2f}x (passed geomean)<extra></extra>",
                 }
             ],
             "layout": _layout(
-                "Speedup per method and chip (geometric mean over passed operators)",
+                "Device-time speedup per method and chip (geometric mean over passed operators)",
                 height=height,
                 xaxis={"title": {"text": "Chip"}},
                 yaxis={"title": {"text": "Method"}, "automargin": True},
@@ -170,7 +170,7 @@ def speedup_distribution(
     return {
         "data": traces,
         "layout": _layout(
-            f"Per-operator speedup of passed operators on {chip.label}",
+            f"Per-operator device-time speedup of passed operators on {chip.label}",
             showlegend=False,
             yaxis={"title": {"text": "Speedup over the reference (x, log scale)"}, "type": "log"},
             xaxis={"title": {"text": "Method"}},
@@ -212,7 +212,7 @@ def roofline_fraction(*, chip: Chip, operator_set: OperatorSet, limit: int = 150
     return {
         "data": data,
         "layout": _layout(
-            f"Speedup against roofline fraction on {chip.label}",
+            f"Device-time speedup against roofline fraction on {chip.label}",
             xaxis={"title": {"text": "Roofline fraction (floor time / measured time; 1 = at the hardware limit)"}},
             yaxis={"title": {"text": "Speedup over the reference (x, log scale)"}, "type": "log"},
         ),

@@ -67,7 +67,18 @@ def operator_ranking(*, operator: Operator, chip: Chip) -> list[OperatorStanding
 
 
 # What the operator page shows of a standing's run.
-STANDING_RUN_FIELDS = ("id", "status", "flagged", "speedup", "speedup_ci_low", "speedup_ci_high", "operator_version")
+STANDING_RUN_FIELDS = (
+    "id",
+    "status",
+    "flagged",
+    "speedup",
+    "speedup_ci_low",
+    "speedup_ci_high",
+    "protocol_speedup",
+    "protocol_speedup_ci_low",
+    "protocol_speedup_ci_high",
+    "operator_version",
+)
 
 
 def _speedup_interval(run: Run) -> tuple[float, float]:

@@ -3,6 +3,7 @@ cases ran, and the kernel-file lines an error names, as links into the code view
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -69,3 +70,95 @@ def run_report(run: Run, *, code_visible: bool) -> RunReport:
         kernel_lines=lines,
         reason_parts=[part for part in parts if part[0]],
     )
+
+
+# --- Per-case timings: the run page's table and its download --------------------------------------------
+
+# One line per case: both timings side by side, never mixed (PROTOCOL 6). ``protocol_*``: the protocol's (the
+# paper's) timing: call latency as a caller sees it, L2 flushed, every timed case of the original's grid.
+# ``device_*``: the device-time timing of the large cases, launch cost hidden.
+CASE_COLUMNS: tuple[str, ...] = (
+    "case_id",
+    "tier",
+    "passed",
+    "protocol_reference_ms",
+    "protocol_candidate_ms",
+    "protocol_speedup",
+    "protocol_iterations",
+    "protocol_stop_reason",
+    "protocol_reference_rse",
+    "protocol_candidate_rse",
+    "device_timed",
+    "device_reference_ms",
+    "device_candidate_ms",
+    "device_speedup",
+    "roofline_floor_ms",
+    "below_roofline",
+    "params",
+    "message",
+)
+PROTOCOL_FIGURES = ("reference_ms", "candidate_ms", "speedup", "iterations", "reference_rse", "candidate_rse")
+
+
+def _number(value: object) -> float | int | None:
+    """A stored figure as a number, or None: case results are JSON the judge wrote, shown as numbers only."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _text(value: object, limit: int = 2000) -> str:
+    return value[:limit] if isinstance(value, str) else ""
+
+
+def case_rows(run: Run) -> list[dict[str, object]]:
+    """Every case of the run with its protocol and device-time figures (None where a case has none)."""
+    rows = []
+    for case in run.case_results or []:
+        if not isinstance(case, dict):
+            continue
+        protocol = case.get("protocol_timing")
+        protocol = protocol if isinstance(protocol, dict) else {}
+        params = case.get("params")
+        rows.append(
+            {
+                "case_id": _text(case.get("case_id"), 200),
+                "tier": _text(case.get("tier"), 40),
+                "passed": bool(case.get("passed")),
+                **{f"protocol_{name}": _number(protocol.get(name)) for name in PROTOCOL_FIGURES},
+                "protocol_stop_reason": _text(protocol.get("stop_reason"), 200) or None,
+                "device_timed": bool(case.get("timed")),
+                "device_reference_ms": _number(case.get("reference_ms")),
+                "device_candidate_ms": _number(case.get("candidate_ms")),
+                "device_speedup": _number(case.get("speedup")),
+                "roofline_floor_ms": _number(case.get("roofline_floor_ms")),
+                "below_roofline": bool(case.get("below_roofline")),
+                "params": params if isinstance(params, dict) else {},
+                "message": _text(case.get("message")),
+            }
+        )
+    return rows
+
+
+def case_download_meta(run: Run) -> dict[str, object]:
+    """What a JSON download says of the run its cases belong to, both speedups labelled."""
+    return {
+        "run": run.pk,
+        "operator_id": run.kernel.operator.operator_id,
+        "chip": run.chip.slug,
+        "status": run.status,
+        "judge_version": run.judge_version,
+        "protocol_speedup": run.protocol_speedup,
+        "protocol_speedup_ci95": _interval(run.protocol_speedup_ci_low, run.protocol_speedup_ci_high),
+        "speedup": run.speedup,
+        "speedup_ci95": _interval(run.speedup_ci_low, run.speedup_ci_high),
+        "columns": {
+            "protocol_*": "the protocol's (the paper's) timing: every timed case, call latency as a caller sees "
+            "it, L2 flushed",
+            "device_*": "the device-time timing: large cases, launch cost hidden",
+        },
+    }
+
+
+def _interval(low: float | None, high: float | None) -> list[float] | None:
+    return [low, high] if low is not None and high is not None else None

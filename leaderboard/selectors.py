@@ -99,6 +99,7 @@ class BoardVerdict(NamedTuple):
     flagged: bool
     operator_version: int | None  # the deciding run's
     judge_version: int | None
+    protocol_speedup: float | None  # the deciding run's protocol speedup (PROTOCOL 6)
 
 
 BOARD_VERDICT_FIELDS = (
@@ -114,6 +115,7 @@ BOARD_VERDICT_FIELDS = (
     "flagged",
     "operator_version",
     "judge_version",
+    "protocol_speedup",
 )
 
 
@@ -141,6 +143,7 @@ def verdict_outcome(verdict: BoardVerdict, operator: SetOperator) -> OperatorOut
             judge_version=verdict.judge_version,
         ),
         flagged=verdict.flagged,
+        protocol_speedup=verdict.protocol_speedup,
     )
 
 
@@ -214,6 +217,9 @@ class TotalRow(NamedTuple):
     solve_seconds: float
     stale_by_operator: int
     solved_by_judge: dict[str, int]  # judge version -> solved rows it decided
+    protocol_covered: int
+    protocol_logged: int
+    protocol_log_sum: float
 
 
 def _read_totals(
@@ -238,6 +244,9 @@ def _read_totals(
             tokens=row.tokens,
             solve_seconds=row.solve_seconds,
             stale=row.stale_by_operator + stale_by_judge,
+            protocol_covered=row.protocol_covered,
+            protocol_logged=row.protocol_logged,
+            protocol_log_sum=row.protocol_log_sum,
         )
     return dict(totals)
 
@@ -302,6 +311,7 @@ def _read_outcomes(
         flagged,
         version,
         judged,
+        protocol,
     ) in rows.values_list(
         "method_id",
         "operator_id",
@@ -313,6 +323,7 @@ def _read_outcomes(
         "flagged",
         "operator_version",
         "judge_version",
+        "protocol_speedup",
     ):
         operator = operators[operator_pk]
         by_method[method_id][operator.operator_id] = OperatorOutcome(  # positional: OperatorOutcome's order
@@ -325,6 +336,7 @@ def _read_outcomes(
             attempts,
             solved and (version < operator.version or (judged is not None and judged < JUDGE_VERSION)),
             flagged,
+            protocol,
         )
     return dict(by_method)
 
@@ -358,7 +370,17 @@ def _admitted_methods(method_ids, method_filter: MethodFilter) -> dict[int, Meth
 
 
 # Sort keys a board accepts: "<view>.<figure>" or a method attribute; "-" in front reverses.
-ROW_FIGURES = ("accuracy", "speedup", "fast_0.8", "fast_1", "fast_1.5", "tokens", "tokens_per_success", "hours")
+ROW_FIGURES = (
+    "accuracy",
+    "speedup",
+    "protocol_speedup",
+    "fast_0.8",
+    "fast_1",
+    "fast_1.5",
+    "tokens",
+    "tokens_per_success",
+    "hours",
+)
 
 
 def summary_figure(summary: Summary | None, figure: str) -> float | None:
@@ -369,6 +391,7 @@ def summary_figure(summary: Summary | None, figure: str) -> float | None:
     return {
         "accuracy": summary.accuracy_pct,
         "speedup": summary.speedup_geomean,
+        "protocol_speedup": summary.protocol_speedup_geomean,
         "tokens": summary.tokens_total,
         "tokens_per_success": summary.tokens_per_success,
         "hours": summary.solve_hours,

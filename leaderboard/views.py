@@ -450,6 +450,7 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
                     "status_label": run.get_status_display(),
                     "reason": run.reason[:300],
                     "queue": run.queue_estimate.describe() if run.queue_estimate else "",
+                    "protocol_speedup": run.protocol_speedup,
                     "speedup": run.speedup,
                 }
                 for run in progress["runs"]
@@ -458,11 +459,18 @@ def submission_status(request: HttpRequest, pk: int) -> JsonResponse:
     )
 
 
-def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def _visible_run(request: HttpRequest, pk: int) -> Run:
+    """The run ``pk`` if the viewer may see its submission (a private one: its owner and staff), else 404: the
+    run page and its downloads answer alike, so a private run's figures are not told to others."""
     run = get_object_or_404(Run.objects.select_related("kernel__submission__method", "kernel__operator", "chip"), pk=pk)
-    submission = run.kernel.submission
-    if not access.visible_submissions(user=request.user).filter(pk=submission.pk).exists():
+    if not access.visible_submissions(user=request.user).filter(pk=run.kernel.submission_id).exists():
         raise Http404("No such run")
+    return run
+
+
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = _visible_run(request, pk)
+    submission = run.kernel.submission
     can_view_code = access.can_view_code(user=request.user, submission=submission)
     return render(
         request,
@@ -472,8 +480,21 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "submission": submission,
             "can_view_code": can_view_code,
             "report": run_report.run_report(run, code_visible=can_view_code),
+            "cases": run_report.case_rows(run),
             "code_html": highlight_python(run.kernel.source_code) if can_view_code else "",
             "stale": run.is_stale,
             "judge_version": JUDGE_VERSION,
         },
+    )
+
+
+def run_cases(request: HttpRequest, pk: int, file_format: str) -> HttpResponse:
+    """Every case of a run with its protocol and device-time figures, as CSV or JSON (the run page's access)."""
+    run = _visible_run(request, pk)
+    return board_exports.download(
+        file_format,
+        name=f"kgb-run-{run.pk}-cases",
+        columns=list(run_report.CASE_COLUMNS),
+        rows=run_report.case_rows(run),
+        meta=run_report.case_download_meta(run),
     )

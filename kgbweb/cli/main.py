@@ -197,13 +197,19 @@ def wait_for(client: KgbClient, submission_id: int, *, poll: float, timeout: flo
     return EXIT_OK
 
 
+def _times(value: Any) -> str:
+    """A speedup as "1.23x", "-" when unknown (a server from before the protocol speedup sends none)."""
+    return f"{value:.2f}x" if isinstance(value, int | float) and value else "-"
+
+
 def print_runs(progress: dict[str, Any]) -> None:
+    """One line per run; both speedups labelled (PROTOCOL 6): the protocol's (the paper's), then device time."""
     width = max([len(run["operator_id"]) for run in progress["runs"]] + [8])
     for run in progress["runs"]:
-        speedup = f"{run['speedup']:.2f}x" if run["speedup"] is not None else "-"
         print(
             f"{run['operator_id']:<{width}}  {run['chip']:<16} {run['status']:<20} "
-            f"{run['cases_passed']}/{run['cases_total']} cases  {speedup}"
+            f"{run['cases_passed']}/{run['cases_total']} cases  "
+            f"protocol {_times(run.get('protocol_speedup'))}  device-time {_times(run.get('speedup'))}"
         )
     print(f"{progress['passed']}/{progress['total']} runs passed ({progress['finished']} finished)")
 
@@ -228,16 +234,20 @@ def cmd_results(args: argparse.Namespace, config: Config) -> int:
         print(json.dumps(board, indent=2))
         return EXIT_OK
     print(f"{board['set']} on {board['chip']}")
-    print(f"{'#':>3}  {'method':<40}" + "".join(f" {view[:8]:>8} acc  speedup" for view in board["views"]))
+    # Two speedups per view, never mixed: the protocol's (the paper's) and the device-time one.
+    print(
+        f"{'#':>3}  {'method':<40}"
+        + "".join(f" {view[:8]:>8} acc {'protocol':>9} {'device':>8}" for view in board["views"])
+    )
     for row in board["rows"]:
         line = f"{row['rank']:>3}  {row['method']['label'][:40]:<40}"
         for view in board["views"]:
             summary = row["summaries"].get(view)
             if summary is None:
-                line += f" {'-':>12} {'-':>8}"
+                line += f" {'-':>12} {'-':>9} {'-':>8}"
                 continue
-            speedup = f"{summary['speedup_geomean']:.2f}x" if summary["speedup_geomean"] else "-"
-            line += f" {summary['accuracy_pct']:>11.1f}% {speedup:>8}"
+            protocol = _times(summary.get("protocol_speedup_geomean"))
+            line += f" {summary['accuracy_pct']:>11.1f}% {protocol:>9} {_times(summary['speedup_geomean']):>8}"
         print(line)
     return EXIT_OK
 

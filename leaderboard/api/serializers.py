@@ -165,6 +165,7 @@ class ProgressRunSerializer(serializers.ModelSerializer):
             "operator_id",
             "chip",
             "status",
+            "protocol_speedup",
             "speedup",
             "cases_total",
             "cases_passed",
@@ -218,7 +219,7 @@ class KernelRunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "chip", "status", "speedup", "created_at"]
+        fields = ["id", "chip", "status", "protocol_speedup", "speedup", "created_at"]
 
 
 class KernelSerializer(serializers.ModelSerializer):
@@ -378,7 +379,15 @@ class SummarySerializer(serializers.Serializer):
     operators_total = serializers.IntegerField()
     solved = serializers.IntegerField()
     accuracy_pct = serializers.FloatField()
-    speedup_geomean = serializers.FloatField(allow_null=True)
+    protocol_speedup_geomean = serializers.FloatField(
+        allow_null=True,
+        help_text="The protocol's (the paper's) speedup: every timed case, call latency, L2 flushed; geometric "
+        "mean over passed operators with one; null where none was timed that way",
+    )
+    protocol_speedup_covered = serializers.IntegerField(help_text="Passed operators the protocol speedup covers")
+    speedup_geomean = serializers.FloatField(
+        allow_null=True, help_text="The device-time speedup: large cases, launch cost hidden"
+    )
     speedup_covered = serializers.IntegerField()
     fast_p = serializers.DictField(child=serializers.FloatField())
     tokens_total = serializers.IntegerField()
@@ -391,12 +400,15 @@ class OutcomeSerializer(serializers.Serializer):
     operator_id = serializers.CharField()
     source = serializers.CharField()
     solved = serializers.BooleanField()
-    speedup = serializers.FloatField(allow_null=True)
+    speedup = serializers.FloatField(allow_null=True, help_text="Device-time speedup of the deciding kernel")
     tokens = serializers.IntegerField()
     solve_seconds = serializers.FloatField()
     attempts = serializers.IntegerField()
     stale = serializers.BooleanField()
     flagged = serializers.BooleanField()
+    protocol_speedup = serializers.FloatField(
+        allow_null=True, help_text="The protocol's (the paper's) speedup of the same kernel; null when unknown"
+    )
 
 
 class LeaderboardRowSerializer(serializers.Serializer):

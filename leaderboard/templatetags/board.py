@@ -173,9 +173,68 @@ def portability_cells(row: Any, chips: list, reference: Any) -> SafeString:
     return mark_safe("".join(parts))
 
 
+# Why a protocol speedup is unknown, as an em dash's title: never 0 or NaN (PROTOCOL 6).
+PROTOCOL_UNKNOWN_OLD = (
+    "no protocol speedup: these passes were judged before the judge timed every case the protocol's way "
+    "(call latency, L2 flushed); a re-judgement gives one"
+)
+PROTOCOL_UNKNOWN_NONE = "unknown: no passed operator with a meaningful timing"
+
+
+def protocol_unknown_title(summary: Any) -> str:
+    """Why ``summary`` (a board Summary, or None) has no protocol speedup."""
+    if summary is not None and summary.speedup_covered:
+        return PROTOCOL_UNKNOWN_OLD
+    return PROTOCOL_UNKNOWN_NONE
+
+
+@register.simple_tag
+def protocol_speedup_cell(summary: Any) -> SafeString:
+    """A summary's protocol speedup (the paper's) with the passed operators it covers, or an em dash saying why
+    there is none."""
+    if summary is not None and summary.protocol_speedup_geomean:
+        covered = summary.protocol_speedup_covered
+        note = ""
+        if covered < summary.speedup_covered:
+            note = (
+                f' title="over {covered} of the {summary.speedup_covered} passed operators with a device-time '
+                'speedup: the others were judged before the protocol timing"'
+            )
+        return mark_safe(f"<span{note}>{num(summary.protocol_speedup_geomean, 2)}×<small> ({covered})</small></span>")
+    return mark_safe(f'<span class="unknown" title="{html_escape(protocol_unknown_title(summary))}">—</span>')
+
+
+@register.simple_tag
+def outcome_protocol_speedup(outcome: Any) -> SafeString:
+    """One operator outcome's protocol speedup, or an em dash saying why there is none."""
+    if outcome is not None and outcome.protocol_speedup:
+        return mark_safe(f"{num(outcome.protocol_speedup, 2)}×")
+    if outcome is not None and outcome.solved and outcome.speedup:
+        why = "no protocol speedup: judged before the judge timed every case the protocol's way"
+    else:
+        why = "unknown: not passed, or no meaningful timing"
+    return mark_safe(f'<span class="unknown" title="{html_escape(why)}">—</span>')
+
+
+@register.simple_tag
+def run_protocol_speedup(run: Any) -> SafeString:
+    """A run's protocol speedup with its 95% interval, or an em dash saying why there is none."""
+    if run.protocol_speedup:
+        text = f"{num(run.protocol_speedup, 2)}×"
+        if run.protocol_speedup_ci_low is not None and run.protocol_speedup_ci_high is not None:
+            text += f" <small>({num(run.protocol_speedup_ci_low, 2)}–{num(run.protocol_speedup_ci_high, 2)})</small>"
+        return mark_safe(text)
+    if run.speedup:
+        why = "no protocol speedup: judged before the judge timed every case the protocol's way"
+    else:
+        why = "unknown: no meaningful timing"
+    return mark_safe(f'<span class="unknown" title="{html_escape(why)}">—</span>')
+
+
 @register.simple_tag
 def chip_cells(row: Any, chips: list) -> SafeString:
-    """A multi-chip row's cells: per chip, accuracy (solved of total) and speedup (operators it covers)."""
+    """A multi-chip row's cells: per chip, accuracy (solved of total), the protocol speedup and the device-time
+    speedup (each with the operators it covers)."""
     parts = []
     for chip in chips:
         summary = row.per_chip.get(chip.pk)
@@ -187,13 +246,18 @@ def chip_cells(row: Any, chips: list) -> SafeString:
             speedup = f"{num(summary.speedup_geomean, 2)}×<small> ({summary.speedup_covered})</small>"
         else:
             speedup = "–"
-        parts.append(f'\n        <td class="num">{accuracy}</td>\n        <td class="num">{speedup}</td>\n      ')
+        protocol = protocol_speedup_cell(summary)
+        parts.append(
+            f'\n        <td class="num">{accuracy}</td>\n        <td class="num protocol">{protocol}</td>'
+            f'\n        <td class="num">{speedup}</td>\n      '
+        )
     return mark_safe("".join(parts))
 
 
 @register.simple_tag
 def view_cells(row: Any, views: list[str]) -> SafeString:
-    """A multi-source row's cells: per view (overall, a source), accuracy (solved of total) and speedup."""
+    """A multi-source row's cells: per view (overall, a source), accuracy (solved of total), the protocol speedup
+    and the device-time speedup."""
     parts = []
     for view in views:
         summary = row.summaries.get(view)
@@ -205,5 +269,9 @@ def view_cells(row: Any, views: list[str]) -> SafeString:
             speedup = f"{num(summary.speedup_geomean, 2)}×<small> ({summary.speedup_covered})</small>"
         else:
             speedup = '<span title="unknown: no passed operator with a meaningful timing">–</span>'
-        parts.append(f'\n        <td class="num">{accuracy}</td>\n        <td class="num">{speedup}</td>\n      ')
+        protocol = protocol_speedup_cell(summary)
+        parts.append(
+            f'\n        <td class="num">{accuracy}</td>\n        <td class="num protocol">{protocol}</td>'
+            f'\n        <td class="num">{speedup}</td>\n      '
+        )
     return mark_safe("".join(parts))

@@ -22,8 +22,9 @@
       status.querySelector("a").textContent = run.status_label;
       // textContent, never innerHTML: reasons carry text a kernel controls.
       row.querySelector(".reason").textContent = run.status === "queued" && run.queue ? run.queue : run.reason;
-      const speedup = row.querySelector("td.num");
-      speedup.replaceChildren(text(run.speedup == null ? "–" : run.speedup.toFixed(2) + "×"));
+      const times = (value) => text(value == null ? "–" : value.toFixed(2) + "×");
+      row.querySelector("td.protocol-speedup").replaceChildren(times(run.protocol_speedup));
+      row.querySelector("td.device-speedup").replaceChildren(times(run.speedup));
     }
     return data.finished < data.total;
   }

@@ -42,7 +42,7 @@ def test_leaderboard_renders_with_plots_sorting_and_filters(world, live_server, 
     page.wait_for_selector("#accuracy-by-source[data-plotted='1'] .main-svg")
     assert page.locator("#accuracy-by-source .legendtext").all_text_contents() == ["Overall", "ATen", "vLLM", "cuBLAS"]
     assert all(url.startswith(live_server.url) for url in requested), "everything is served by us: no CDN"
-    header = page.locator("th[title^='Geometric mean of per-operator speedups']").first
+    header = page.locator("th[title^='Device-time speedup (large cases, launch cost hidden)']").first
     assert "PASSED operators only" in header.get_attribute("title")
     shot(page, "board-multi-source")
 

@@ -101,8 +101,8 @@ def test_submit_follows_the_runs_to_the_end_and_results_match_the_page(kgb_env, 
     out, err = capsys.readouterr()
     assert "uploading 2 kernel files from" in err
     assert "[##############################] 2/2 finished, 1 passed" in err
-    assert "aten::cos  cpu-interpreter  passed               3/3 cases  -" in out
-    assert "aten::sin  cpu-interpreter  failed_correctness   1/3 cases  -" in out
+    assert "aten::cos  cpu-interpreter  passed               3/3 cases  protocol -  device-time -" in out
+    assert "aten::sin  cpu-interpreter  failed_correctness   1/3 cases  protocol -  device-time -" in out
     assert out.strip().endswith("1/2 runs passed (2 finished)")
     submission = Submission.objects.get()
     assert [(k.operator.operator_id, k.total_tokens) for k in submission.kernels.order_by("operator__operator_id")] == [
@@ -131,7 +131,9 @@ def test_submit_follows_the_runs_to_the_end_and_results_match_the_page(kgb_env, 
     assert main(["results", "--set", "kgb-mc", "--chip", "cpu-interpreter"]) == 0
     table = capsys.readouterr().out.splitlines()
     assert table[0] == "kgb-mc on cpu-interpreter"
-    assert table[2].split() == ["1", "CLI", "Agent", "+", "m1", "50.0%", "-", "50.0%", "-"]
+    # Per view: accuracy, the protocol speedup and the device-time one (unknown on the interpreter).
+    assert table[1].split()[-3:] == ["acc", "protocol", "device"]
+    assert table[2].split() == ["1", "CLI", "Agent", "+", "m1", "50.0%", "-", "-", "50.0%", "-", "-"]
 
     assert main(["status", str(submission.pk), "--json"]) == 0
     status = json.loads(capsys.readouterr().out)

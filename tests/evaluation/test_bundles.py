@@ -103,6 +103,31 @@ def test_a_judged_bundle_is_recorded_exactly_once(runs):
     assert [run.finished_at for run in Run.objects.filter(pk__in=cpu_ids).order_by("pk")] == finished_at
 
 
+def test_a_bundle_judged_on_a_gpu_records_both_speedups_apart(runs):
+    """PROTOCOL 6: the protocol's speedup and the device-time one travel in the results bundle and are stored
+    side by side, each with its interval, through the one recording path."""
+
+    def timing_judge(job: JudgeJob) -> JudgeResult:
+        return JudgeResult(
+            status="passed",
+            reason="all cases passed",
+            cases_total=1,
+            cases_passed=1,
+            speedup=1.5,
+            speedup_ci95=(1.4, 1.6),
+            protocol_speedup=1.2,
+            protocol_speedup_ci95=(1.1, 1.3),
+        )
+
+    bundle = bundle_export(chip_slug="nvidia-h200")
+    results = judge_bundle(json.loads(json.dumps(bundle)), judged_chip="nvidia-h200", judge=timing_judge)
+    report = results_import(json.loads(json.dumps(results)), chip_slug="nvidia-h200")
+    assert report.recorded == [runs["h200"].pk]
+    run = Run.objects.get(pk=runs["h200"].pk)
+    assert (run.protocol_speedup, run.protocol_speedup_ci_low, run.protocol_speedup_ci_high) == (1.2, 1.1, 1.3)
+    assert (run.speedup, run.speedup_ci_low, run.speedup_ci_high) == (1.5, 1.4, 1.6)
+
+
 def test_partial_results_record_what_came_back_and_leave_the_rest_claimed(runs):
     bundle = bundle_export(chip_slug="cpu-interpreter")
     results = judge_bundle(bundle, judged_chip="cpu-interpreter", judge=fake_judge)

@@ -131,7 +131,8 @@ def test_figure_script_writes_what_json_script_writes(figure):
         assert ours == django
 
 
-# The template markup each cell tag replaced, verbatim: the tags must write exactly what it wrote.
+# The template markup each cell tag replaced, verbatim: the tags must write exactly what it wrote (the protocol
+# speedup's cell, added since, by its own tag).
 MARKUP = {
     "matrix": """{% load board %}{% for cell in line.cells %}<td class="cell {{ cell.state }}" title="{{ line.operator_id }} on {{ cell.chip.label }}: {{ cell.state }}{% if cell.outcome.speedup %}, {{ cell.outcome.speedup|num:2 }}×{% endif %}{% if cell.outcome.stale %} (stale){% endif %}">{% if cell.run_id %}<a href="{% url 'leaderboard:run' cell.run_id %}">{% if cell.state == "passed" %}✓{% else %}✗{% endif %}</a>{% elif cell.state == "passed" %}✓{% elif cell.state == "failed" %}✗{% endif %}</td>{% endfor %}""",  # noqa: E501
     "portability": """{% load board %}{% for c in picked_chips %}{% with s=row.per_chip|dictget:c.pk ar=row.accuracy_ratio|dictget:c.pk sr=row.speedup_ratio|dictget:c.pk p=row.ported|dictget:c.pk %}
@@ -141,10 +142,12 @@ MARKUP = {
     {% endwith %}{% endfor %}""",  # noqa: E501
     "chips": """{% load board %}{% for c in picked_chips %}{% with s=row.per_chip|dictget:c.pk %}
         <td class="num">{% if s %}{{ s.accuracy_pct|num:1 }}<small> ({{ s.solved }}/{{ s.operators_total }})</small>{% else %}<span title="no kernels judged here">–</span>{% endif %}</td>
+        <td class="num protocol">{% protocol_speedup_cell s %}</td>
         <td class="num">{% if s and s.speedup_geomean %}{{ s.speedup_geomean|num:2 }}×<small> ({{ s.speedup_covered }})</small>{% else %}–{% endif %}</td>
       {% endwith %}{% endfor %}""",  # noqa: E501
     "views": """{% load board %}{% for view in views %}{% with s=row.summaries|dictget:view %}
         <td class="num">{% if s %}{{ s.accuracy_pct|num:1 }}<small> ({{ s.solved }}/{{ s.operators_total }})</small>{% else %}–{% endif %}</td>
+        <td class="num protocol">{% protocol_speedup_cell s %}</td>
         <td class="num">{% if s and s.speedup_geomean %}{{ s.speedup_geomean|num:2 }}×<small> ({{ s.speedup_covered }})</small>{% else %}<span title="unknown: no passed operator with a meaningful timing">–</span>{% endif %}</td>
       {% endwith %}{% endfor %}""",  # noqa: E501
 }
@@ -169,12 +172,24 @@ def test_cell_tags_write_what_the_template_markup_wrote(db):
         Chip(pk=3, slug="b", display_name="B"),
     ]
 
-    def summary(accuracy, speedup, covered=3):
-        return Summary(10, int(accuracy / 10), accuracy, speedup, covered)
+    def summary(accuracy, speedup, covered=3, protocol=None, protocol_covered=0):
+        return Summary(
+            10,
+            int(accuracy / 10),
+            accuracy,
+            speedup,
+            covered,
+            protocol_speedup_geomean=protocol,
+            protocol_speedup_covered=protocol_covered,
+        )
 
     chip_row = ChipRow(
         method=None,
-        per_chip={1: summary(87.5, 1.23456), 2: summary(25.0, None, 0), 3: summary(0.0, 0.5)},
+        per_chip={
+            1: summary(87.5, 1.23456, protocol=0.987, protocol_covered=2),
+            2: summary(25.0, None, 0),
+            3: summary(0.0, 0.5),
+        },
         ported={2: summary(12.5, 0.8)},
         accuracy_ratio={1: 1.0, 2: 0.2857, 3: None},
         speedup_ratio={1: 1.0, 2: None, 3: 0.405},
@@ -196,7 +211,10 @@ def test_cell_tags_write_what_the_template_markup_wrote(db):
             {"chip": chips[2], "outcome": OperatorOutcome("x", "aten"), "state": "failed", "run_id": 12},
         ],
     }
-    views_row = LeaderboardRow(method=None, summaries={"overall": summary(40.0, 1.1), "aten": summary(10.0, None, 0)})
+    views_row = LeaderboardRow(
+        method=None,
+        summaries={"overall": summary(40.0, 1.1, protocol=1.3, protocol_covered=3), "aten": summary(10.0, None, 0)},
+    )
     contexts = [
         {"line": line, "row": chip_row, "picked_chips": chips, "reference": chips[0]},
         {"line": line, "row": sparse_row, "picked_chips": chips[::-1], "reference": chips[1]},

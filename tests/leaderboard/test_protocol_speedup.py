@@ -1,0 +1,417 @@
+"""The protocol's speedup (PROTOCOL 6, the paper's headline) beside the device-time one, everywhere a speedup is
+shown: stored from the judge's result, on the run page and its per-case download (under the run page's access
+rules), in the boards' summary, on the boards, their downloads and the API, and never mixed with the other."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+
+import pytest
+
+from evaluation import services
+from evaluation.judge.job import CaseResult, JudgeResult
+from evaluation.models import Run, RunStatus
+from kgbweb.cli.main import print_runs
+from leaderboard import best_verdicts, selectors
+from leaderboard.services import KernelUpload, method_get_or_create, submission_create
+from leaderboard.templatetags.board import PROTOCOL_UNKNOWN_NONE, PROTOCOL_UNKNOWN_OLD
+from tests.leaderboard.board_data import make_world
+
+COS = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
+EM_DASH = "—"
+
+
+@pytest.fixture(autouse=True)
+def fresh_board_cache():
+    selectors.clear_board_memo()
+
+
+@pytest.fixture
+def user(django_user_model):
+    return django_user_model.objects.create_user("alice", password=None)
+
+
+@pytest.fixture
+def other_user(django_user_model):
+    return django_user_model.objects.create_user("bob", password=None)
+
+
+@pytest.fixture
+def staff_user(django_user_model):
+    return django_user_model.objects.create_user("carol", password=None, is_staff=True)
+
+
+def protocol_timing(reference_ms: float, candidate_ms: float, iterations: int = 400) -> dict:
+    return {
+        "reference_ms": reference_ms,
+        "candidate_ms": candidate_ms,
+        "speedup": reference_ms / candidate_ms,
+        "iterations": iterations,
+        "stop_reason": "rse_below_target",
+        "candidate_rse": 0.004,
+        "reference_rse": 0.006,
+    }
+
+
+def give_protocol(run: Run, speedup: float, *, interval: tuple[float, float] | None = None) -> None:
+    """The run as a judge timing the protocol's way would have left it: its protocol speedup and each case's
+    protocol timing (written past the services, as board_data writes its runs; the summary is refreshed)."""
+    cases = [
+        {**case, "protocol_timing": protocol_timing(2.0 * speedup, 2.0, iterations=300 + index)}
+        for index, case in enumerate(run.case_results)
+    ]
+    low, high = interval or (None, None)
+    Run.objects.filter(pk=run.pk).update(
+        protocol_speedup=speedup, protocol_speedup_ci_low=low, protocol_speedup_ci_high=high, case_results=cases
+    )
+
+
+@pytest.fixture
+def world(user, other_user):
+    """board_data's world with protocol speedups on some runs: Fast Agent's cos (1.6) and add (0.4) on the
+    H200; its cuBLAS saxpy (device-time 1.0) and Pass@1's cos were judged before (no protocol speedup); the
+    private submission's add has one (7.0) that no board may count."""
+    world = make_world(owner=user, other=other_user)
+    give_protocol(world.runs["fast_cos"], 1.6, interval=(1.5, 1.7))
+    give_protocol(world.runs["fast_add"], 0.4)
+    give_protocol(world.runs["private_add"], 7.0)
+    give_protocol(world.runs["fast_cos_ascend"], 1.1)
+    best_verdicts.runs_changed(run_ids=[run.pk for run in world.runs.values()])
+    for run in world.runs.values():
+        run.refresh_from_db()
+    return world
+
+
+# Fast Agent's overall figures on the H200, by hand: device-time over cos, add and saxpy, protocol over cos and
+# add (saxpy has none): geometric means over its passed operators only.
+FAST_DEVICE = (2.0 * 0.5 * 1.0) ** (1 / 3)
+FAST_PROTOCOL = math.sqrt(1.6 * 0.4)
+
+
+# --- Stored from the judge's result --------------------------------------------------------------------
+
+
+@pytest.fixture
+def h200_run(catalog, user, django_capture_on_commit_callbacks):
+    chip = services.chip_ensure(slug="nvidia-h200")
+    method = method_get_or_create(owner=user, scaffold="Agent", model="M")
+    with django_capture_on_commit_callbacks(execute=False):
+        submission = submission_create(
+            owner=user, method=method, chips=[chip], uploads=[KernelUpload(operator_id="aten::cos", source_code=COS)]
+        )
+    return Run.objects.get(kernel__submission=submission)
+
+
+def judged_result(**fields) -> JudgeResult:
+    case = CaseResult(
+        case_id="cos[0]",
+        tier="public",
+        params={"shape": [1024]},
+        passed=True,
+        timed=True,
+        reference_ms=0.02,
+        candidate_ms=0.01,
+        speedup=2.0,
+        protocol_timing=protocol_timing(0.03, 0.02),
+    )
+    defaults = dict(
+        status="passed",
+        reason="ok",
+        cases_total=1,
+        cases_passed=1,
+        case_results=[case],
+        speedup=2.0,
+        speedup_ci95=(1.9, 2.1),
+        protocol_speedup=1.5,
+        protocol_speedup_ci95=(1.4, 1.6),
+    )
+    return JudgeResult(**{**defaults, **fields})
+
+
+def test_a_recorded_verdict_stores_both_speedups_apart(h200_run):
+    claimed, lease = services.run_claim(run_id=h200_run.pk, worker="w1")
+    # Through JSON, as a worker's result or an offline bundle's arrives: the interval comes back a tuple.
+    result = JudgeResult.from_json(json.loads(json.dumps(judged_result().to_json())))
+    assert result.protocol_speedup_ci95 == (1.4, 1.6)
+    assert services.run_record_result(run=claimed, lease=lease, result=result)
+    run = Run.objects.get(pk=h200_run.pk)
+    assert (run.protocol_speedup, run.protocol_speedup_ci_low, run.protocol_speedup_ci_high) == (1.5, 1.4, 1.6)
+    assert (run.speedup, run.speedup_ci_low, run.speedup_ci_high) == (2.0, 1.9, 2.1)
+    assert run.case_results[0]["protocol_timing"]["iterations"] == 400
+    # The boards' summary carries the deciding run's protocol speedup beside its device-time one.
+    row = selectors.BestVerdict.objects.get(standing_run_id=run.pk)
+    assert (row.speedup, row.protocol_speedup, row.log_protocol_speedup) == (2.0, 1.5, math.log(1.5))
+
+
+def test_a_verdict_without_a_protocol_timing_stores_it_as_unknown(h200_run):
+    """A judge from before the protocol timing (or a bundle from one) gives none; a value that is not a finite
+    positive number (a results bundle is JSON from another host) is unknown too, never stored as given."""
+    claimed, lease = services.run_claim(run_id=h200_run.pk, worker="w1")
+    services.run_record_result(
+        run=claimed,
+        lease=lease,
+        result=judged_result(protocol_speedup=float("nan"), protocol_speedup_ci95=("low", 2.0)),
+    )
+    run = Run.objects.get(pk=h200_run.pk)
+    assert (run.protocol_speedup, run.protocol_speedup_ci_low, run.protocol_speedup_ci_high) == (None, None, None)
+    assert run.speedup == 2.0
+    assert JudgeResult.from_json({"status": "passed", "reason": "old"}).protocol_speedup is None
+
+
+def test_the_cpu_interpreter_stores_neither_speedup(catalog, cpu_chip, user, django_capture_on_commit_callbacks):
+    method = method_get_or_create(owner=user, scaffold="Agent", model="M")
+    with django_capture_on_commit_callbacks(execute=False):
+        submission = submission_create(
+            owner=user,
+            method=method,
+            chips=[cpu_chip],
+            uploads=[KernelUpload(operator_id="aten::cos", source_code=COS)],
+        )
+    queued = Run.objects.get(kernel__submission=submission)
+    claimed, lease = services.run_claim(run_id=queued.pk, worker="w1")
+    services.run_record_result(run=claimed, lease=lease, result=judged_result())
+    run = Run.objects.get(pk=queued.pk)
+    assert (run.speedup, run.protocol_speedup, run.protocol_speedup_ci_low) == (None, None, None)
+
+
+# --- The run page and its per-case download ------------------------------------------------------------
+
+
+def test_run_page_shows_both_speedups_labelled_and_per_case(world, client):
+    run = world.runs["fast_cos"]
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "Protocol speedup <small>(the paper's: every timed case, call latency, L2 flushed)</small>" in html
+    assert "Device-time speedup <small>(large cases, launch cost hidden)</small>" in html
+    assert '<dd id="protocol-speedup">1.600× (95% CI 1.500–1.700)</dd>' in html
+    assert '<dd id="device-speedup">2.000× ' in html
+    # The per-case table: protocol reference ms, candidate ms, speedup and iterations beside the device time.
+    table = html[html.index('id="case-table"') :]
+    assert ">Iterations</th>" in table
+    assert '<td class="num protocol">3.2000</td><td class="num protocol">2.0000</td>' in table
+    assert '<td class="num protocol">1.600</td>' in table
+    assert 'title="stopped: rse_below_target">300</td>' in table
+    assert '<td class="num">1.0000</td><td class="num">0.5000</td><td class="num">2.000</td>' in table
+    assert f'href="/runs/{run.pk}/cases.csv"' in html and f'href="/runs/{run.pk}/cases.json"' in html
+
+
+def test_a_run_judged_before_the_protocol_timing_says_so(world, client):
+    html = client.get(f"/runs/{world.runs['slow_cos'].pk}/").content.decode()
+    protocol = html[html.index('<dd id="protocol-speedup">') :].split("</dd>", 1)[0]
+    assert EM_DASH in protocol and "judged before the judge timed every case the protocol's way" in protocol
+    assert "0.000" not in protocol and "nan" not in protocol.lower()
+    cells = html[html.index('id="case-table"') :]
+    assert '<td class="num protocol">–</td>' in cells  # the case has no protocol timing
+
+
+def test_case_download_has_every_case_with_both_timings(world, client):
+    run = world.runs["fast_cos"]
+    response = client.get(f"/runs/{run.pk}/cases.csv")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
+    assert f'filename="kgb-run-{run.pk}-cases.csv"' in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == len(run.case_results) == 1
+    row = rows[0]
+    assert (row["case_id"], row["passed"]) == ("c0", "True")
+    assert (row["protocol_reference_ms"], row["protocol_candidate_ms"], row["protocol_speedup"]) == (
+        "3.2",
+        "2.0",
+        "1.6",
+    )
+    assert (row["protocol_iterations"], row["protocol_stop_reason"]) == ("300", "rse_below_target")
+    assert (row["device_reference_ms"], row["device_candidate_ms"], row["device_speedup"]) == ("1.0", "0.5", "2.0")
+    document = client.get(f"/runs/{run.pk}/cases.json").json()
+    assert document["view"]["protocol_speedup"] == 1.6 and document["view"]["speedup"] == 2.0
+    assert document["view"]["protocol_speedup_ci95"] == [1.5, 1.7]
+    assert "L2 flushed" in document["view"]["columns"]["protocol_*"]
+    assert document["rows"][0]["protocol_iterations"] == 300 and document["rows"][0]["device_speedup"] == 2.0
+
+
+def test_case_download_of_a_run_without_protocol_timing_leaves_it_empty(world, client):
+    row = next(csv.DictReader(io.StringIO(client.get(f"/runs/{world.runs['slow_cos'].pk}/cases.csv").content.decode())))
+    assert (row["protocol_speedup"], row["protocol_iterations"], row["device_speedup"]) == ("", "", "2.0")
+    rows = client.get(f"/runs/{world.runs['slow_cos'].pk}/cases.json").json()["rows"]
+    assert rows[0]["protocol_speedup"] is None
+
+
+@pytest.mark.parametrize("role,status", [("anonymous", 404), ("other", 404), ("owner", 200), ("staff", 200)])
+def test_a_private_runs_download_is_refused_to_others_as_its_page_is(
+    world, client, user, other_user, staff_user, role, status
+):
+    if role != "anonymous":
+        client.force_login({"other": other_user, "owner": user, "staff": staff_user}[role])
+    run = world.runs["private_add"]
+    for path in (f"/runs/{run.pk}/", f"/runs/{run.pk}/cases.csv", f"/runs/{run.pk}/cases.json"):
+        response = client.get(path)
+        assert response.status_code == status, path
+        if status == 404:
+            # Nothing of the run: neither its figures (protocol 7.0, its cases' stop reason) nor its code.
+            for told in (b"7.000", b"rse_below_target", b"SECRET_KERNEL_CODE", b"case_id"):
+                assert told not in response.content, (path, told)
+        elif path.endswith(".csv"):
+            assert b"rse_below_target" in response.content  # the owner and staff get every case
+
+
+@pytest.mark.parametrize(
+    "path", ["/runs/0/cases.csv", "/runs/987654321/cases.json", "/runs/99999999999999999999/cases.csv"]
+)
+def test_case_download_of_an_unknown_run_is_404(world, client, path):
+    assert client.get(path).status_code == 404
+
+
+def test_case_download_of_a_queued_run_is_an_empty_table(world, client):
+    run = world.runs["fast_cos"]
+    queued = Run.objects.create(kernel=run.kernel, chip=run.chip, operator_version=1, status=RunStatus.QUEUED)
+    body = client.get(f"/runs/{queued.pk}/cases.csv").content.decode()
+    assert body.splitlines()[0].startswith("case_id,tier,passed,protocol_reference_ms")
+    assert len(body.splitlines()) == 1
+
+
+# --- The boards' summary, boards, downloads and the API -------------------------------------------------
+
+
+def test_the_summary_carries_the_protocol_aggregate_and_a_rebuild_agrees(world):
+    rows = selectors.leaderboard_rows(chip=world.chips["nvidia-h200"], operator_set=world.sets["kgb-ms"])
+    fast = next(row for row in rows if row.method == world.methods["fast"])
+    overall = fast.summaries["overall"]
+    assert overall.speedup_geomean == pytest.approx(FAST_DEVICE) and overall.speedup_covered == 3
+    assert overall.protocol_speedup_geomean == pytest.approx(FAST_PROTOCOL) and overall.protocol_speedup_covered == 2
+    assert fast.summaries["cublas"].protocol_speedup_geomean is None  # its one pass has no protocol figure
+    slow = next(row for row in rows if row.method == world.methods["slow"])
+    assert slow.summaries["overall"].protocol_speedup_geomean is None
+    assert slow.summaries["overall"].speedup_geomean == pytest.approx(1.5)
+    # Maintained as a rebuild from the runs would write it (rows and set totals).
+    assert not best_verdicts.differences()
+    best_verdicts.rebuild()
+    selectors.clear_board_memo()
+    again = selectors.leaderboard_rows(chip=world.chips["nvidia-h200"], operator_set=world.sets["kgb-ms"])
+    fast_again = next(row for row in again if row.method == world.methods["fast"])
+    assert fast_again.summaries["overall"].protocol_speedup_geomean == pytest.approx(FAST_PROTOCOL)
+
+
+def test_the_ranking_is_still_by_the_device_time_speedup(world):
+    """Between a method's kernels the device-time speedup decides; the protocol figure shown is that kernel's."""
+    cos = world.runs["fast_cos"]
+    faster_by_protocol = Run.objects.create(
+        kernel=cos.kernel, chip=cos.chip, operator_version=1, status=RunStatus.PASSED, speedup=1.2, protocol_speedup=5.0
+    )
+    best_verdicts.runs_changed(run_ids=[faster_by_protocol.pk])
+    row = selectors.BestVerdict.objects.get(
+        method=world.methods["fast"], operator=world.operators["aten::cos"], chip=cos.chip, native=True
+    )
+    # The kernel's latest run decides (a re-judgement supersedes): its two figures, together.
+    assert (row.speedup, row.protocol_speedup) == (1.2, 5.0)
+
+
+def test_multi_source_board_shows_both_speedups_labelled(world, client):
+    html = client.get("/?chip=nvidia-h200&set=kgb-ms").content.decode()
+    assert "Protocol speedup" in html and "Device-time speedup" in html
+    assert "the paper&#x27;s: every timed case, call latency, L2 flushed" in html or (
+        "the paper's: every timed case, call latency, L2 flushed" in html
+    )
+    assert f"{FAST_PROTOCOL:.2f}×<small> (2)</small>" in html
+    assert f"{FAST_DEVICE:.2f}×<small> (3)</small>" in html
+    # Pass@1's cos was judged before the protocol timing: an em dash saying why, never 0 or NaN.
+    slow_row = html[html.index("Pass@1 + GLM-5.0") :].split("</tr>", 1)[0]
+    assert EM_DASH in slow_row and PROTOCOL_UNKNOWN_OLD.replace("'", "&#x27;") in slow_row
+    assert "0.00×" not in slow_row and "nan" not in slow_row.lower()
+    # Fast Agent's vLLM view has no pass at all: unknown for that reason.
+    assert PROTOCOL_UNKNOWN_NONE in html
+
+
+def test_board_downloads_carry_the_protocol_aggregate(world, client):
+    body = client.get("/?chip=nvidia-h200&set=kgb-ms&format=csv").content.decode()
+    rows = {row["method"]: row for row in csv.DictReader(io.StringIO(body))}
+    fast, slow = rows["Fast Agent + Opus-4.6"], rows["Pass@1 + GLM-5.0"]
+    assert float(fast["overall_protocol_speedup"]) == pytest.approx(round(FAST_PROTOCOL, 2))
+    assert (fast["overall_protocol_speedup_covered"], fast["overall_speedup_covered"]) == ("2", "3")
+    assert float(fast["overall_speedup"]) == pytest.approx(round(FAST_DEVICE, 2))
+    assert (slow["overall_protocol_speedup"], slow["overall_protocol_speedup_covered"]) == ("", "")
+    document = client.get("/?chip=nvidia-h200&set=kgb-ms&format=json").json()
+    assert "L2 flushed" in document["view"]["speedup_columns"]["protocol_speedup"]
+    by_method = {row["method"]: row for row in document["rows"]}
+    assert by_method["Fast Agent + Opus-4.6"]["overall_protocol_speedup"] == round(FAST_PROTOCOL, 2)
+    assert by_method["Pass@1 + GLM-5.0"]["overall_protocol_speedup"] is None
+    multi = client.get("/boards/multi-chip/?set=kgb-ms&format=json").json()
+    fast_multi = next(row for row in multi["rows"] if row["method"] == "Fast Agent + Opus-4.6")
+    assert fast_multi["nvidia-h200_protocol_speedup"] == round(FAST_PROTOCOL, 2)
+
+
+def test_the_api_leaderboard_carries_both_aggregates_and_per_operator_figures(world, client):
+    board = client.get("/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&operators=1").json()
+    fast = next(row for row in board["rows"] if row["method"]["label"] == "Fast Agent + Opus-4.6")
+    overall = fast["summaries"]["overall"]
+    assert overall["protocol_speedup_geomean"] == pytest.approx(FAST_PROTOCOL)
+    assert (overall["protocol_speedup_covered"], overall["speedup_covered"]) == (2, 3)
+    outcomes = {outcome["operator_id"]: outcome for outcome in fast["outcomes"]}
+    assert (outcomes["aten::cos"]["protocol_speedup"], outcomes["aten::cos"]["speedup"]) == (1.6, 2.0)
+    assert outcomes["cublas::cublasSaxpy_v2"]["protocol_speedup"] is None
+    csv_rows = list(
+        csv.DictReader(
+            io.StringIO(client.get("/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&format=csv").content.decode())
+        )
+    )
+    fast_csv = next(row for row in csv_rows if row["method"] == "Fast Agent + Opus-4.6")
+    assert float(fast_csv["overall_protocol_speedup_geomean"]) == pytest.approx(FAST_PROTOCOL)
+    run = client.get(f"/api/runs/{world.runs['fast_cos'].pk}/").json()
+    assert (run["protocol_speedup"], run["protocol_speedup_ci_low"], run["speedup"]) == (1.6, 1.5, 2.0)
+
+
+def test_method_multi_chip_and_operator_pages_show_both(world, client):
+    method_html = client.get(f"/methods/{world.methods['fast'].pk}/?set=kgb-ms").content.decode()
+    assert "Protocol speedup" in method_html and f"{FAST_PROTOCOL:.2f}×<small> (2)</small>" in method_html
+    multi_html = client.get("/boards/multi-chip/?set=kgb-ms").content.decode()
+    assert "Protocol speedup" in multi_html and f"{FAST_PROTOCOL:.2f}×<small> (2)</small>" in multi_html
+    operator_html = client.get("/operators/aten::cos/?chip=nvidia-h200").content.decode()
+    ranking = operator_html[operator_html.index('id="operator-ranking"') :]
+    assert "Protocol speedup" in ranking and "1.60× <small>(1.50–1.70)</small>" in ranking
+    slow_row = ranking[ranking.index("Pass@1 + GLM-5.0") :].split("</tr>", 1)[0]
+    assert EM_DASH in slow_row and "judged before the judge timed" in slow_row
+
+
+def test_the_cli_prints_both_speedups_labelled(capsys):
+    print_runs(
+        {
+            "runs": [
+                {
+                    "operator_id": "aten::cos",
+                    "chip": "nvidia-h200",
+                    "status": "passed",
+                    "cases_passed": 3,
+                    "cases_total": 3,
+                    "protocol_speedup": 1.25,
+                    "speedup": 2.0,
+                },
+                # A server from before the protocol speedup sends no such key.
+                {
+                    "operator_id": "aten::add",
+                    "chip": "nvidia-h200",
+                    "status": "passed",
+                    "cases_passed": 1,
+                    "cases_total": 1,
+                    "speedup": 1.5,
+                },
+            ],
+            "passed": 2,
+            "total": 2,
+            "finished": 2,
+        }
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("protocol 1.25x  device-time 2.00x")
+    assert lines[1].endswith("protocol -  device-time 1.50x")
+
+
+def test_boards_sort_by_the_protocol_speedup_with_unknown_last(world, client):
+    def order(sort: str) -> list[str]:
+        html = client.get(f"/?chip=nvidia-h200&set=kgb-ms&sort={sort}").content.decode()
+        return re.findall(r'<td class="method"><a href="/methods/\d+/">([^<]+)</a>', html)
+
+    # Pass@1 has no protocol figure: last either way, never ranked as a 0.
+    assert order("-overall.protocol_speedup") == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+    assert order("overall.protocol_speedup") == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+    # The device-time order is another: Pass@1's 1.5 is above Fast Agent's 1.0.
+    assert order("-overall.speedup") == ["Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
