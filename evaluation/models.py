@@ -145,8 +145,8 @@ class Run(models.Model):
     case_results = models.JSONField(default=list, blank=True)
     checks = models.JSONField(default=list, blank=True)
     # Two speedups, never mixed (PROTOCOL 6): the protocol's is the paper's headline, the device-time one is
-    # reported beside it. Null = unknown (the CPU interpreter, a failed run, a run judged before the judge
-    # timed the protocol's way).
+    # reported beside it. Null = unknown (the CPU interpreter, a failed run, a run whose judge did not time
+    # the protocol's way: the stage is off unless a worker sets KGB_PROTOCOL_TIMING=on).
     speedup = models.FloatField(
         null=True, blank=True, help_text="Device-time speedup: geometric mean over the large cases, launch cost hidden"
     )

@@ -47,7 +47,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "status",
     "cases_total",
     "cases_passed",
-    "protocol_speedup",  # the paper's (PROTOCOL 6); null for runs judged before the judge timed that way
+    "protocol_speedup",  # the paper's (PROTOCOL 6); null where its judge did not time that way
     "protocol_speedup_ci_low",
     "protocol_speedup_ci_high",
     "speedup",  # device-time

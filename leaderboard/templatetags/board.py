@@ -175,8 +175,8 @@ def portability_cells(row: Any, chips: list, reference: Any) -> SafeString:
 
 # Why a protocol speedup is unknown, as an em dash's title: never 0 or NaN (PROTOCOL 6).
 PROTOCOL_UNKNOWN_OLD = (
-    "no protocol speedup: these passes were judged before the judge timed every case the protocol's way "
-    "(call latency, L2 flushed); a re-judgement gives one"
+    "no protocol speedup: these passes' judge did not time every case the protocol's way "
+    "(call latency, L2 flushed): the stage is off unless a worker sets KGB_PROTOCOL_TIMING=on"
 )
 PROTOCOL_UNKNOWN_NONE = "unknown: no passed operator with a meaningful timing"
 
@@ -210,7 +210,7 @@ def outcome_protocol_speedup(outcome: Any) -> SafeString:
     if outcome is not None and outcome.protocol_speedup:
         return mark_safe(f"{num(outcome.protocol_speedup, 2)}×")
     if outcome is not None and outcome.solved and outcome.speedup:
-        why = "no protocol speedup: judged before the judge timed every case the protocol's way"
+        why = "no protocol speedup: its judge did not time every case the protocol's way"
     else:
         why = "unknown: not passed, or no meaningful timing"
     return mark_safe(f'<span class="unknown" title="{html_escape(why)}">—</span>')
@@ -225,7 +225,7 @@ def run_protocol_speedup(run: Any) -> SafeString:
             text += f" <small>({num(run.protocol_speedup_ci_low, 2)}–{num(run.protocol_speedup_ci_high, 2)})</small>"
         return mark_safe(text)
     if run.speedup:
-        why = "no protocol speedup: judged before the judge timed every case the protocol's way"
+        why = "no protocol speedup: its judge did not time every case the protocol's way"
     else:
         why = "unknown: no meaningful timing"
     return mark_safe(f'<span class="unknown" title="{html_escape(why)}">—</span>')
