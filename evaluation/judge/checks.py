@@ -14,6 +14,7 @@ from evaluation.judge.compare import (
     FP64_OPINION_MIN_VALUES,
     bit_identical,
     compare_outputs,
+    exact_alternative_accepts,
     flat_tensors,
     fp64_relative_error,
     map_tensors,
@@ -261,3 +262,68 @@ def doing_nothing_is_correct(judgement: JudgementContext, case: Case, before: Ca
         return False
     untouched = tuple(before.get(key) for key in entry.mutates)
     return compare_outputs(judgement.spec, case, before, untouched, expected) is None
+
+
+def unless_exactly_rounded(
+    judgement: JudgementContext,
+    case: Case,
+    before: Call,
+    outputs: tuple[Any, ...],
+    expected: tuple[Any, ...],
+    message: str,
+) -> str | None:
+    """None when the mismatch is only where the record's exact formula rounds otherwise than the reference
+    (spec.exact_formula): the kernel's values are the correctly rounded exact ones there."""
+    spec = judgement.spec
+    call64 = to_device(before, judgement.reference_device)
+    exact = spec.exact_formula(case, call64)
+    accepted = exact_alternative_accepts(spec, case, outputs, expected, exact)
+    if accepted is None:
+        return message
+    judgement.check(
+        "exact_rounding",
+        "passed",
+        f"{case.case_id}: {accepted} value(s) equal the correctly rounded float64 result, not the reference's "
+        f"({spec.exact_formula_why})",
+    )
+    return None
+
+
+def one_half_precision_output(expected: tuple[Any, ...]) -> bool:
+    return (
+        len(expected) == 1
+        and isinstance(expected[0], torch.Tensor)
+        and expected[0].dtype in (torch.float16, torch.bfloat16)
+    )
+
+
+def unless_float64_rounded_once(
+    judgement: JudgementContext,
+    case: Case,
+    before: Call,
+    outputs: tuple[Any, ...],
+    expected: tuple[Any, ...],
+    message: str,
+) -> str | None:
+    """None when every value the comparison refused equals the reference's formula computed in float64 and
+    rounded once to the output's half-precision dtype. A half-precision reference rounds its intermediates
+    in half (on the H200, ATen's fp16 huber_loss sat 2 units in the last place from an honest kernel that
+    computes in float32 and rounds once): that is one implementation's rounding, not the answer. A wrong
+    kernel is no nearer the float64 result than the reference, so bugs fail as before."""
+    try:
+        exact = float64_outputs(judgement.spec, case, before, judgement.reference_device)
+    except Exception:  # a reference without a float64 path: the reference's comparison stands
+        return message
+    if len(exact) != 1:
+        return message
+    accepted = exact_alternative_accepts(judgement.spec, case, outputs, expected, exact[0])
+    if accepted is None:
+        return message
+    dtype = str(expected[0].dtype).removeprefix("torch.")
+    judgement.check(
+        "exact_rounding",
+        "passed",
+        f"{case.case_id}: {accepted} value(s) equal the float64 result rounded once to {dtype}, not the "
+        f"reference's (which rounds its intermediates in {dtype})",
+    )
+    return None

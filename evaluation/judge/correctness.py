@@ -22,16 +22,18 @@ from evaluation.judge.checks import (
     decode_call,
     decode_ghosts,
     mutated_inputs,
+    one_half_precision_output,
     pure_output_keys,
+    unless_exactly_rounded,
+    unless_float64_rounded_once,
 )
 from evaluation.judge.compare import (
     compare_outputs,
-    exact_alternative_accepts,
     flat_tensors,
     map_tensors,
 )
 from evaluation.judge.context import JudgementContext
-from evaluation.judge.inputs import call_bytes, to_device
+from evaluation.judge.inputs import call_bytes
 from evaluation.judge.job import CaseResult
 from evaluation.judge.untrusted.guard import poison_tree
 from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
@@ -262,31 +264,6 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     pending.reply, pending.repeat_blobs = reply, blobs[repeat_offset:offset]
 
 
-def _unless_exactly_rounded(
-    judgement: JudgementContext,
-    case: Case,
-    before: Call,
-    outputs: tuple[Any, ...],
-    expected: tuple[Any, ...],
-    message: str,
-) -> str | None:
-    """None when the mismatch is only where the record's exact formula rounds otherwise than the reference
-    (spec.exact_formula): the kernel's values are the correctly rounded exact ones there."""
-    spec = judgement.spec
-    call64 = to_device(before, judgement.reference_device)
-    exact = spec.exact_formula(case, call64)
-    accepted = exact_alternative_accepts(spec, case, outputs, expected, exact)
-    if accepted is None:
-        return message
-    judgement.check(
-        "exact_rounding",
-        "passed",
-        f"{case.case_id}: {accepted} value(s) equal the correctly rounded float64 result, not the reference's "
-        f"({spec.exact_formula_why})",
-    )
-    return None
-
-
 def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bool) -> None:
     """Compare the case's outputs (and ghosts', and a random operator's second draw) with the reference
     on the GPU: the caller holds it shared."""
@@ -299,7 +276,9 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
     )
     message = compare_outputs(judgement.spec, case, before, outputs, expected)
     if message and judgement.spec.exact_formula is not None:
-        message = _unless_exactly_rounded(judgement, case, before, outputs, expected, message)
+        message = unless_exactly_rounded(judgement, case, before, outputs, expected, message)
+    elif message and one_half_precision_output(expected):
+        message = unless_float64_rounded_once(judgement, case, before, outputs, expected, message)
     dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, expected)
     if message:
         reason = f"case {case.case_id} failed: {message}"

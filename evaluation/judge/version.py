@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 3
-# Version 3's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 4
+JUDGE_VERSION = 4
+# Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
+PROTOCOL_STAGE_VERSION = 5
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -22,7 +22,11 @@ HISTORY: dict[int, str] = {
     "and div's rounding modes accept the correctly rounded float64 result at exact multiples. A failure of the "
     "kernel's process once its code has run is failed_runtime with its cause named (illegal address, device "
     "assertion, launch failure), never error.",
-    4: "Version 3 with the protocol stage on (KGB_PROTOCOL_TIMING=on; off by default until its figures "
+    4: "A half-precision output the reference's comparison refuses passes where every refused value equals "
+    "the reference's formula computed in float64 and rounded once (the reference rounds its intermediates in "
+    "half: one implementation's rounding), named in an exact_rounding check; the unwatched check of the "
+    "protocol stage (version 5) skips calls that wait for the host.",
+    5: "Version 4 with the protocol stage on (KGB_PROTOCOL_TIMING=on; off by default until its figures "
     "hold still on a GPU): the protocol's speedup (PROTOCOL.md section 6) beside the device-time one, over "
     "every timed case of the original's grid, the latency a caller sees after an L2 flush (no stream hold, "
     "no audit hooks inside the call), adaptive rounds, geometric mean; a kernel whose unaudited calls run "
