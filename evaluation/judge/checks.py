@@ -264,7 +264,7 @@ def doing_nothing_is_correct(judgement: JudgementContext, case: Case, before: Ca
     return compare_outputs(judgement.spec, case, before, untouched, expected) is None
 
 
-def unless_exactly_rounded(
+def unless_well_posed(
     judgement: JudgementContext,
     case: Case,
     before: Call,
@@ -272,20 +272,40 @@ def unless_exactly_rounded(
     expected: tuple[Any, ...],
     message: str,
 ) -> str | None:
-    """None when the mismatch is only where the record's exact formula rounds otherwise than the reference
-    (spec.exact_formula): the kernel's values are the correctly rounded exact ones there."""
+    """``message`` (the comparison's refusal), or None when every refused value equals a float64 answer
+    that the reference's own rounding departs from, named in an ``exact_rounding`` check (docs/judge.md,
+    "Well-posed comparisons"):
+
+    * the record's ``exact_formula`` (floor_divide, div's rounding modes), correctly rounded: where the
+      reference's reciprocal trick rounds otherwise at exact multiples;
+    * for one half-precision output, the reference's formula computed in float64 and rounded once: a half
+      reference rounds its intermediates in half (on the H200, ATen's fp16 huber_loss sat 2 units in the
+      last place from an honest kernel computing in float32), one implementation's rounding, not the answer.
+
+    A wrong kernel is no nearer the float64 answer than the reference, so bugs fail as before."""
     spec = judgement.spec
-    call64 = to_device(before, judgement.reference_device)
-    exact = spec.exact_formula(case, call64)
+    if spec.exact_formula is not None:
+        exact = spec.exact_formula(case, to_device(before, judgement.reference_device))
+        why = f"the correctly rounded float64 result, not the reference's ({spec.exact_formula_why})"
+    elif one_half_precision_output(expected):
+        try:
+            exact = float64_outputs(spec, case, before, judgement.reference_device)
+        except Exception:  # a reference without a float64 path: the reference's comparison stands
+            return message
+        if len(exact) != 1:
+            return message
+        exact = exact[0]
+        dtype = str(expected[0].dtype).removeprefix("torch.")
+        why = (
+            f"the float64 result rounded once to {dtype}, not the reference's "
+            f"(which rounds its intermediates in {dtype})"
+        )
+    else:
+        return message
     accepted = exact_alternative_accepts(spec, case, outputs, expected, exact)
     if accepted is None:
         return message
-    judgement.check(
-        "exact_rounding",
-        "passed",
-        f"{case.case_id}: {accepted} value(s) equal the correctly rounded float64 result, not the reference's "
-        f"({spec.exact_formula_why})",
-    )
+    judgement.check("exact_rounding", "passed", f"{case.case_id}: {accepted} value(s) equal {why}")
     return None
 
 
@@ -295,35 +315,3 @@ def one_half_precision_output(expected: tuple[Any, ...]) -> bool:
         and isinstance(expected[0], torch.Tensor)
         and expected[0].dtype in (torch.float16, torch.bfloat16)
     )
-
-
-def unless_float64_rounded_once(
-    judgement: JudgementContext,
-    case: Case,
-    before: Call,
-    outputs: tuple[Any, ...],
-    expected: tuple[Any, ...],
-    message: str,
-) -> str | None:
-    """None when every value the comparison refused equals the reference's formula computed in float64 and
-    rounded once to the output's half-precision dtype. A half-precision reference rounds its intermediates
-    in half (on the H200, ATen's fp16 huber_loss sat 2 units in the last place from an honest kernel that
-    computes in float32 and rounds once): that is one implementation's rounding, not the answer. A wrong
-    kernel is no nearer the float64 result than the reference, so bugs fail as before."""
-    try:
-        exact = float64_outputs(judgement.spec, case, before, judgement.reference_device)
-    except Exception:  # a reference without a float64 path: the reference's comparison stands
-        return message
-    if len(exact) != 1:
-        return message
-    accepted = exact_alternative_accepts(judgement.spec, case, outputs, expected, exact[0])
-    if accepted is None:
-        return message
-    dtype = str(expected[0].dtype).removeprefix("torch.")
-    judgement.check(
-        "exact_rounding",
-        "passed",
-        f"{case.case_id}: {accepted} value(s) equal the float64 result rounded once to {dtype}, not the "
-        f"reference's (which rounds its intermediates in {dtype})",
-    )
-    return None

@@ -22,10 +22,8 @@ from evaluation.judge.checks import (
     decode_call,
     decode_ghosts,
     mutated_inputs,
-    one_half_precision_output,
     pure_output_keys,
-    unless_exactly_rounded,
-    unless_float64_rounded_once,
+    unless_well_posed,
 )
 from evaluation.judge.compare import (
     compare_outputs,
@@ -275,10 +273,8 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
         pending.expected,
     )
     message = compare_outputs(judgement.spec, case, before, outputs, expected)
-    if message and judgement.spec.exact_formula is not None:
-        message = unless_exactly_rounded(judgement, case, before, outputs, expected, message)
-    elif message and one_half_precision_output(expected):
-        message = unless_float64_rounded_once(judgement, case, before, outputs, expected, message)
+    if message:
+        message = unless_well_posed(judgement, case, before, outputs, expected, message)
     dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, expected)
     if message:
         reason = f"case {case.case_id} failed: {message}"
