@@ -268,8 +268,9 @@ elif [ "$PART" = protocol ]; then
   export KGB_PROTOCOL_TIMING=on  # the protocol stage is off by default (runner.judge)
   # The judge's protocol pass on the H200. A smoke first (3 kernels judged, 2 cases each through do_bench):
   # any verdict but passed, or no protocol speedup, ends the call at once rather than spend 9 minutes on it.
-  step smoke 80 env KGB_ONLY_OPERATORS=$SMOKE3 python3 scripts/gpu/judge_h200.py --sections protocol_dobench \
-    --protocol-jobs 3 --protocol-cases 2 --protocol-budget-s 75
+  # 150 s: on a machine that has just started, 80 s ran out before three kernels were judged (2026-12-01).
+  step smoke 150 env KGB_ONLY_OPERATORS=$SMOKE3 python3 scripts/gpu/judge_h200.py --sections protocol_dobench \
+    --protocol-jobs 3 --protocol-cases 2 --protocol-budget-s 140
   mv "$OUT/judge_h200.json" "$OUT/smoke.json" 2>/dev/null
   grep -A4 "^== reference kernels" "$OUT/smoke.log" | cut -c1-200
   grep -A5 "^== protocol agreement" "$OUT/smoke.log" | cut -c1-200
