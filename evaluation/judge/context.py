@@ -74,7 +74,7 @@ class TimingOptions:
     separate_reference_sets: bool = True
 
 
-def protocol_timing_options() -> TimingOptions:
+def protocol_timing_options(window: str = "caller") -> TimingOptions:
     """The protocol stage (timing_protocol.py): every timed case of the original's grid, caller latency.
     Fewer rounds than the device-time stage: there are ~40-100 such cases per operator against 6, and a
     110-operator submission must still be judged in minutes; the operator's figure is a mean over all of
@@ -90,7 +90,7 @@ def protocol_timing_options() -> TimingOptions:
         max_iterations=40,
         spot_checks=0,
         max_timed_cases=0,
-        window="caller",
+        window=window,
         stage="protocol_timing",
         separate_reference_sets=False,
     )

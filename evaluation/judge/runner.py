@@ -56,7 +56,9 @@ def judge(job: JudgeJob) -> JudgeResult:
     PROTOCOL_STAGE_VERSION."""
     options = JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
     if os.environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":
-        options.protocol_timing = protocol_timing_options()
+        # KGB_PROTOCOL_WINDOW=whole_call: the candidate window for a figure that holds still (docs/judge.md).
+        window = os.environ.get("KGB_PROTOCOL_WINDOW", "caller")
+        options.protocol_timing = protocol_timing_options(window if window == "whole_call" else "caller")
     return judge_with(job, options)
 
 

@@ -50,6 +50,7 @@ def run_protocol_timing(judgement: JudgementContext) -> None:
         judgement.check("protocol_timing", "skipped", "no timed cases" if options is not None else "switched off")
         return
     started = time.perf_counter()
+    judgement.environment["protocol_window"] = options.window
     # Sets a few times the sandbox's allowance for kept tensors at once: cuBLAS operators time ~100 cases.
     reports = time_cases(judgement, cases, options, chunk_bytes=max(256 * 1024**2, judgement.sandbox_keep_alive_bytes))
     results_by_id = {result.case_id: result for result in judgement.case_results}
@@ -105,7 +106,7 @@ def run_protocol_timing(judgement: JudgementContext) -> None:
     judgement.protocol_speedup_ci95 = bootstrap_speedup_ci(
         samples, random.Random(derive_seed(judgement.secret, "protocol_bootstrap"))
     )
-    detail = f"{len(reports)} timed case(s), caller latency, L2 flushed"
+    detail = f"{len(reports)} timed case(s), caller latency ({options.window} window), L2 flushed"
     if flagged:
         detail += f"; {flagged} below the roofline, not ranked"
     judgement.check("protocol_timing", "passed", detail)

@@ -140,10 +140,11 @@ class TimeCase(Request):
     restore_keys: tuple[int | str, ...]
     clock_warmup_s: float | None = None
     # "device": the timed stream held until the call is enqueued, the dispatch audit on (device time alone);
-    # "caller": neither (the latency a caller sees, as triton.testing.do_bench measures it).
+    # "caller": neither (the latency a caller sees, as triton.testing.do_bench measures it); "whole_call":
+    # as "caller", but the flush finished before the start event, so all of the call's host path is inside.
     window: str = "device"
 
-    WINDOWS: ClassVar[tuple[str, ...]] = ("device", "caller")
+    WINDOWS: ClassVar[tuple[str, ...]] = ("device", "caller", "whole_call")
 
     @classmethod
     def decode(cls, header: Any) -> TimeCase:

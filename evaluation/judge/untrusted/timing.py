@@ -86,7 +86,10 @@ def time_interleaved(
     audits the candidate's calls, so the window holds device time alone; "caller" does neither, so it holds
     what a caller waits for after the flush, as ``triton.testing.do_bench`` measures it: the host launch
     cost the flush does not cover, and nothing of ours (the audit's Python hooks cost tens of microseconds
-    a call, which would land on the candidate's side alone). Launches are counted in both.
+    a call, which would land on the candidate's side alone). "whole_call" is "caller" with the flush
+    finished before the start event: the whole host path of the call is inside, not only what outlasts the
+    flush (a latency that does not depend on whether the call's host path is just under or just over the
+    flush's duration). Launches are counted in all three.
 
     ``event_class`` / ``synchronize`` / ``spin`` / ``stream_of`` (the current stream): the device family's
     (``backends.Backend``); CUDA's by default, host-clock stand-ins (no spin, no streams) with ``host_clock``
@@ -162,6 +165,8 @@ def time_interleaved(
             )
             if flush_buffer is not None:
                 flush_buffer.zero_()
+                if window == "whole_call":
+                    synchronize()
             if holds is not None:
                 holds.hold(side)
             if side == "candidate":

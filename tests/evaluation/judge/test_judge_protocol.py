@@ -138,7 +138,7 @@ def _without(header, name):
         (dict(MESSAGES[2].to_header(), poison_keys=[None]), "other than argument positions and names"),
         (dict(MESSAGES[4].to_header(), max_iterations=MAX_SAMPLES + 1), "field 'max_iterations'"),
         (dict(MESSAGES[4].to_header(), case="cos"), "field 'case' is not an object"),
-        (dict(MESSAGES[4].to_header(), window="sideways"), "field 'window' is not one of device, caller"),
+        (dict(MESSAGES[4].to_header(), window="sideways"), "field 'window' is not one of device, caller, whole_call"),
         (dict(MESSAGES[4].to_header(), window=1), "field 'window' is not a string"),
         (dict(MESSAGES[5].to_header(), keys=["k"] * 10_001), "has 10001 items, over 10000"),
     ],

@@ -182,8 +182,27 @@ def test_the_public_judge_measures_the_protocol_speedup_only_when_the_worker_ask
     monkeypatch.setenv("KGB_PROTOCOL_TIMING", "on")
     runner.judge(job)
 
+    monkeypatch.setenv("KGB_PROTOCOL_WINDOW", "whole_call")
+    runner.judge(job)
+    monkeypatch.setenv("KGB_PROTOCOL_WINDOW", "device")  # not a protocol window: the default one
+    runner.judge(job)
+
     assert seen[0] is None
     assert seen[1] == protocol_timing_options() and seen[1].window == "caller"
+    assert seen[2].window == "whole_call" and seen[3].window == "caller"
+
+
+def test_the_whole_call_window_times_every_case_too(warm_forkserver):
+    result = _protocol_judgement(protocol_timing=protocol_timing_options("whole_call"))
+
+    assert result.status == "passed" and result.protocol_speedup is not None
+    assert result.environment["protocol_window"] == "whole_call"
+    assert "whole_call window" in check_outcomes_detail(result, "protocol_timing")
+    assert sum(case.protocol_timing is not None for case in result.case_results) == 4
+
+
+def check_outcomes_detail(result, name):
+    return next(check.detail for check in result.checks if check.name == name)
 
 
 def test_a_result_round_trips_its_protocol_figures(warm_forkserver):
