@@ -101,7 +101,13 @@ def test_csv_of_the_view_is_what_is_on_screen(world, live_server, page):
     for row, cells in zip(rows, on_screen, strict=True):
         accuracy = f"{float(row['overall_accuracy_pct']):.1f} ({row['overall_solved']}/{row['overall_total']})"
         assert cells[3] == accuracy
+        # The protocol speedup's cell, then the device-time one's (PROTOCOL 6: both, never mixed).
         assert cells[4] == (
+            f"{float(row['overall_protocol_speedup']):.2f}× ({row['overall_protocol_speedup_covered']})"
+            if row["overall_protocol_speedup"]
+            else "—"
+        )
+        assert cells[5] == (
             f"{float(row['overall_speedup']):.2f}× ({row['overall_speedup_covered']})"
             if row["overall_speedup"]
             else "–"
