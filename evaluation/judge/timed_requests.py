@@ -22,7 +22,7 @@ from evaluation.judge.context import JudgementContext, TimingOptions
 from evaluation.judge.inputs import call_bytes
 from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
 from evaluation.judge.timing_spots import timing_set_seed
-from evaluation.judge.timing_stats import hidden_work_message, low_quantile, median_iqr, sets_for
+from evaluation.judge.timing_stats import hidden_work_message, low_quantile, median_iqr, roofline_floor_ms, sets_for
 from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S
 from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
 
@@ -40,6 +40,36 @@ class TimedCase:
     sets: int
     candidate_tail_ms: float = 0.0  # the fast tenth of end -> settled, per side (hidden work)
     reference_tail_ms: float = 0.0
+
+
+def timed_grid(judgement: JudgementContext) -> list[tuple[str, Case]]:
+    """Every case of the original's timed grid this judgement ran (held-out cases are never timed): the
+    protocol stage times them all, the device-time stage a few of them."""
+    return [(tier, case) for tier, case in judgement.cases if case.timed and tier != "held_out"]
+
+
+def roofline_floor_of(judgement: JudgementContext, item: TimedCase) -> float | None:
+    """The fastest a timed case's call could physically run on this chip (timing_stats.roofline_floor_ms)."""
+    job = judgement.job
+    return roofline_floor_ms(
+        judgement.spec,
+        item.case,
+        item.first_call,
+        outputs_like(judgement, item.case, item.first_call),
+        job.peak_bandwidth_bytes_per_s,
+        job.peak_flops_by_dtype,
+    )
+
+
+def outputs_like(judgement: JudgementContext, case: Any, call: Call) -> tuple[Any, ...]:
+    """The expected outputs' shapes and dtypes (kept on "meta" from the correctness pass: no reference rerun)."""
+    known = judgement.expected_meta.get(case.case_id)
+    if known is not None:
+        return known
+    try:
+        return judgement.expected(case, judgement.make_call(case, 0))
+    except Exception:
+        return ()
 
 
 def time_cases(

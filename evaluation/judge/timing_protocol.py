@@ -18,12 +18,10 @@ from __future__ import annotations
 import random
 import time
 
-from evaluation.catalog.spec import Case
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.job import CaseResult
-from evaluation.judge.timed_requests import TimedCase, crosscheck_failure, time_cases
-from evaluation.judge.timing_stats import bootstrap_speedup_ci, geometric_mean, median_iqr, roofline_floor_ms
-from evaluation.judge.timing_trusted import outputs_like
+from evaluation.judge.timed_requests import TimedCase, crosscheck_failure, roofline_floor_of, time_cases, timed_grid
+from evaluation.judge.timing_stats import bootstrap_speedup_ci, geometric_mean, median_iqr
 from evaluation.judge.untrusted.timing import relative_standard_error_of_median
 from evaluation.judge.verdicts import derive_seed
 
@@ -37,15 +35,9 @@ CALLER_SLACK_MS = 0.002
 HOST_CLOCK_FLOOR_FRACTION = 0.2
 
 
-def protocol_cases(judgement: JudgementContext) -> list[tuple[str, Case]]:
-    """Every case of the original's timed grid this judgement ran (held-out cases are never timed)."""
-    return [(tier, case) for tier, case in judgement.cases if case.timed and tier != "held_out"]
-
-
 def run_protocol_timing(judgement: JudgementContext) -> None:
     options = judgement.options.protocol_timing
-    job, spec = judgement.job, judgement.spec
-    cases = protocol_cases(judgement)
+    cases = timed_grid(judgement)
     if options is None or not cases:
         judgement.check("protocol_timing", "skipped", "no timed cases" if options is not None else "switched off")
         return
@@ -69,14 +61,7 @@ def run_protocol_timing(judgement: JudgementContext) -> None:
             HOST_CLOCK_FLOOR_FRACTION if judgement.job.device_type == "cpu" else CALLER_FLOOR_FRACTION,
         )
         speedup = reference_median / candidate_median if candidate_median > 0 else float("inf")
-        floor = roofline_floor_ms(
-            spec,
-            item.case,
-            item.first_call,
-            outputs_like(judgement, item.case, item.first_call),
-            job.peak_bandwidth_bytes_per_s,
-            job.peak_flops_by_dtype,
-        )
+        floor = roofline_floor_of(judgement, item)
         below_roofline = floor is not None and candidate_median < floor
         if result is not None:
             result.protocol_timing = {

@@ -14,18 +14,16 @@ import random
 import time
 from typing import Any
 
-from evaluation.catalog.spec import Call
 from evaluation.judge.backends import gpu_state
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.correctness import check_case
-from evaluation.judge.timed_requests import time_cases
+from evaluation.judge.timed_requests import roofline_floor_of, time_cases, timed_grid
 from evaluation.judge.timing_spots import fetch_and_check_spots
 from evaluation.judge.timing_stats import (
     bootstrap_speedup_ci,
     geometric_mean,
     host_bound_sides,
     median_iqr,
-    roofline_floor_ms,
     select_timed_cases,
 )
 from evaluation.judge.untrusted.timing import relative_standard_error_of_median
@@ -33,7 +31,7 @@ from evaluation.judge.verdicts import derive_seed
 
 
 def run_timing(judgement: JudgementContext) -> None:
-    job, spec, options = judgement.job, judgement.spec, judgement.options.timing
+    options = judgement.options.timing
     samples: list[tuple[list[float], list[float]]] = []
     speedups: list[float] = []
     results_by_id = {result.case_id: result for result in judgement.case_results}
@@ -46,7 +44,7 @@ def run_timing(judgement: JudgementContext) -> None:
     # checked (timed_requests.time_cases); the spot checks after that hold the GPU shared.
     reports = time_cases(judgement, timed, options)
     for item in reports:
-        case, first_call, reply, host_ms = item.case, item.first_call, item.reply, item.host_ms
+        case, reply, host_ms = item.case, item.reply, item.host_ms
         candidate_ms, reference_ms = list(reply.candidate_ms), list(reply.reference_ms)
         candidate_tail, reference_tail = item.candidate_tail_ms, item.reference_tail_ms
         event_total = sum(candidate_ms) + sum(reference_ms)
@@ -55,14 +53,7 @@ def run_timing(judgement: JudgementContext) -> None:
         reference_median, reference_iqr = median_iqr(reference_ms)
         candidate_median, candidate_iqr = median_iqr(candidate_ms)
         speedup = reference_median / candidate_median if candidate_median > 0 else float("inf")
-        floor = roofline_floor_ms(
-            spec,
-            case,
-            first_call,
-            outputs_like(judgement, case, first_call),
-            job.peak_bandwidth_bytes_per_s,
-            job.peak_flops_by_dtype,
-        )
+        floor = roofline_floor_of(judgement, item)
         result = results_by_id.get(case.case_id)
         if result is not None:
             result.timed = True
@@ -118,11 +109,7 @@ def run_timing(judgement: JudgementContext) -> None:
 
 def device_timed_cases(judgement: JudgementContext) -> list[tuple[str, Any]]:
     """The cases the device-time stage times: the same few large ones on every run (select_timed_cases)."""
-    return select_timed_cases(
-        [(tier, case) for tier, case in judgement.cases if case.timed and tier != "held_out"],
-        judgement.case_bytes,
-        judgement.options.timing.max_timed_cases,
-    )
+    return select_timed_cases(timed_grid(judgement), judgement.case_bytes, judgement.options.timing.max_timed_cases)
 
 
 def recheck_after_timing(judgement: JudgementContext) -> None:
@@ -136,14 +123,3 @@ def recheck_after_timing(judgement: JudgementContext) -> None:
     check_case(judgement, tier, case, derive_seed(judgement.secret, "after-timing", case.case_id), record=False)
     judgement.add_stage("timing.recheck", time.perf_counter() - recheck_started)
     judgement.check("post_timing_recheck", "passed", case.case_id)
-
-
-def outputs_like(judgement: JudgementContext, case: Any, call: Call) -> tuple[Any, ...]:
-    """The expected outputs' shapes and dtypes (kept on "meta" from the correctness pass: no reference rerun)."""
-    known = judgement.expected_meta.get(case.case_id)
-    if known is not None:
-        return known
-    try:
-        return judgement.expected(case, judgement.make_call(case, 0))
-    except Exception:
-        return ()
