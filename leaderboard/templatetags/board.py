@@ -179,6 +179,7 @@ PROTOCOL_UNKNOWN_OLD = (
     "(call latency, L2 flushed): the stage is off unless a worker sets KGB_PROTOCOL_TIMING=on"
 )
 PROTOCOL_UNKNOWN_NONE = "unknown: no passed operator with a meaningful timing"
+PROTOCOL_UNKNOWN_JUDGED = "no protocol speedup: its judge did not time every case the protocol's way"
 
 
 def protocol_unknown_title(summary: Any) -> str:
@@ -198,7 +199,7 @@ def protocol_speedup_cell(summary: Any) -> SafeString:
         if covered < summary.speedup_covered:
             note = (
                 f' title="over {covered} of the {summary.speedup_covered} passed operators with a device-time '
-                'speedup: the others were judged before the protocol timing"'
+                "speedup: the others' judge did not time every case the protocol's way\""
             )
         return mark_safe(f"<span{note}>{num(summary.protocol_speedup_geomean, 2)}×<small> ({covered})</small></span>")
     return mark_safe(f'<span class="unknown" title="{html_escape(protocol_unknown_title(summary))}">—</span>')
@@ -210,7 +211,7 @@ def outcome_protocol_speedup(outcome: Any) -> SafeString:
     if outcome is not None and outcome.protocol_speedup:
         return mark_safe(f"{num(outcome.protocol_speedup, 2)}×")
     if outcome is not None and outcome.solved and outcome.speedup:
-        why = "no protocol speedup: its judge did not time every case the protocol's way"
+        why = PROTOCOL_UNKNOWN_JUDGED
     else:
         why = "unknown: not passed, or no meaningful timing"
     return mark_safe(f'<span class="unknown" title="{html_escape(why)}">—</span>')
@@ -224,10 +225,7 @@ def run_protocol_speedup(run: Any) -> SafeString:
         if run.protocol_speedup_ci_low is not None and run.protocol_speedup_ci_high is not None:
             text += f" <small>({num(run.protocol_speedup_ci_low, 2)}–{num(run.protocol_speedup_ci_high, 2)})</small>"
         return mark_safe(text)
-    if run.speedup:
-        why = "no protocol speedup: its judge did not time every case the protocol's way"
-    else:
-        why = "unknown: no meaningful timing"
+    why = PROTOCOL_UNKNOWN_JUDGED if run.speedup else "unknown: no meaningful timing"
     return mark_safe(f'<span class="unknown" title="{html_escape(why)}">—</span>')
 
 

@@ -73,8 +73,8 @@ def give_protocol(run: Run, speedup: float, *, interval: tuple[float, float] | N
 @pytest.fixture
 def world(user, other_user):
     """board_data's world with protocol speedups on some runs: Fast Agent's cos (1.6) and add (0.4) on the
-    H200; its cuBLAS saxpy (device-time 1.0) and Pass@1's cos were judged before (no protocol speedup); the
-    private submission's add has one (7.0) that no board may count."""
+    H200; its cuBLAS saxpy (device-time 1.0) and Pass@1's cos were judged without the protocol stage (no
+    protocol speedup); the private submission's add has one (7.0) that no board may count."""
     world = make_world(owner=user, other=other_user)
     give_protocol(world.runs["fast_cos"], 1.6, interval=(1.5, 1.7))
     give_protocol(world.runs["fast_add"], 0.4)
@@ -314,7 +314,7 @@ def test_multi_source_board_shows_both_speedups_labelled(world, client):
     )
     assert f"{FAST_PROTOCOL:.2f}×<small> (2)</small>" in html
     assert f"{FAST_DEVICE:.2f}×<small> (3)</small>" in html
-    # Pass@1's cos was judged before the protocol timing: an em dash saying why, never 0 or NaN.
+    # Pass@1's cos was judged without the protocol stage: an em dash saying why, never 0 or NaN.
     slow_row = html[html.index("Pass@1 + GLM-5.0") :].split("</tr>", 1)[0]
     assert EM_DASH in slow_row and PROTOCOL_UNKNOWN_OLD.replace("'", "&#x27;") in slow_row
     assert "0.00×" not in slow_row and "nan" not in slow_row.lower()
