@@ -74,14 +74,21 @@ class TimingOptions:
     separate_reference_sets: bool = True
 
 
-def protocol_timing_options(window: str = "caller") -> TimingOptions:
+# The protocol stage's loops (protocol.TimeCase.window): "do_bench" is triton.testing.do_bench's own
+# (untrusted/timing_do_bench.py), the default; "caller" and "whole_call" synchronise after every call
+# (untrusted/timing.py), kept for comparing them on a GPU.
+PROTOCOL_WINDOWS = ("do_bench", "caller", "whole_call")
+
+
+def protocol_timing_options(window: str = "do_bench") -> TimingOptions:
     """The protocol stage (timing_protocol.py): every timed case of the original's grid, caller latency.
     Fewer rounds than the device-time stage: there are ~40-100 such cases per operator against 6, and a
     110-operator submission must still be judged in minutes; the operator's figure is a mean over all of
-    them, so 2 % per case is far tighter than the 10 % the protocol's figure is checked to. A case stops
-    at an RSE of both medians under 2 %, 10 ms, or 40 rounds, never under 8. Two sets keep the value
-    rotation (EXPLOITS 7); the reference is timed on them too, so each case draws two sets, not four
-    (on the H200 the stage's draws were most of its cost: 4,500 shared holds in a 110-kernel submission)."""
+    them. The do_bench loop spends about 10 ms a case: each of its batches (one per side and set) runs as
+    many timed calls as a quarter of that allows by its own estimate of a call, 8 to 40; the synchronised
+    loops stop at an RSE of both medians under 2 %, 10 ms, or 40 rounds, never under 8. Two sets; the
+    reference is timed on them too, so each case draws two sets, not four (on the H200 the stage's draws
+    were most of its cost: 4,500 shared holds in a 110-kernel submission)."""
     return TimingOptions(
         sets_per_side=2,
         budget_s_per_case=0.01,

@@ -23,6 +23,7 @@ import torch
 from evaluation.catalog.spec import Case
 from evaluation.judge import protocol, wire
 from evaluation.judge.context import (
+    PROTOCOL_WINDOWS,
     JudgementContext,
     JudgeOptions,
     TimingOptions,
@@ -56,9 +57,9 @@ def judge(job: JudgeJob) -> JudgeResult:
     PROTOCOL_STAGE_VERSION."""
     options = JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
     if os.environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":
-        # KGB_PROTOCOL_WINDOW=whole_call: the candidate window for a figure that holds still (docs/judge.md).
-        window = os.environ.get("KGB_PROTOCOL_WINDOW", "caller")
-        options.protocol_timing = protocol_timing_options(window if window == "whole_call" else "caller")
+        # KGB_PROTOCOL_WINDOW=caller / whole_call: the synchronised loops, for comparing (docs/judge.md).
+        window = os.environ.get("KGB_PROTOCOL_WINDOW", "do_bench")
+        options.protocol_timing = protocol_timing_options(window if window in PROTOCOL_WINDOWS else "do_bench")
     return judge_with(job, options)
 
 

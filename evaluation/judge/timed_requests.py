@@ -24,6 +24,7 @@ from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
 from evaluation.judge.timing_spots import timing_set_seed
 from evaluation.judge.timing_stats import hidden_work_message, low_quantile, median_iqr, roofline_floor_ms, sets_for
 from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S
+from evaluation.judge.untrusted.timing_do_bench import calls_per_side
 from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
 
 
@@ -124,8 +125,7 @@ def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], optio
             # Bounded like a correctness call, for every call a timed loop may make (a kernel that sleeps
             # only once timed would otherwise hold the GPU alone for the rest of its budget).
             limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
-                judgement.reference_seconds.get(case.case_id, 0.0),
-                calls=2 * (options.min_iterations + options.sets_per_side + 2),
+                judgement.reference_seconds.get(case.case_id, 0.0), calls=calls_at_most(options, sets)
             )
             reply, _ = judgement.session.request(request, [], case, tier, call_limit_s=limit_s)
             host_ms = (time.perf_counter() - host_started) * 1000
@@ -141,6 +141,13 @@ def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], optio
         check_report(item)
         judgement.add_stage(f"{options.stage}.checks", time.perf_counter() - checks_started)
     return timed
+
+
+def calls_at_most(options: TimingOptions, sets: int) -> int:
+    """Both sides' calls in one timed request when every round or batch runs its minimum (a slow case)."""
+    if options.window == "do_bench":
+        return 2 * calls_per_side(options.min_iterations, sets)
+    return 2 * (options.min_iterations + options.sets_per_side + 2)
 
 
 def check_report(item: TimedCase) -> None:

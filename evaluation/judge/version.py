@@ -10,7 +10,7 @@ from __future__ import annotations
 
 JUDGE_VERSION = 4
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 5
+PROTOCOL_STAGE_VERSION = 6
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -31,4 +31,9 @@ HISTORY: dict[int, str] = {
     "every timed case of the original's grid, the latency a caller sees after an L2 flush (no stream hold, "
     "no audit hooks inside the call), adaptive rounds, geometric mean; a kernel whose unaudited calls run "
     "well under its audited device time on the same case is rejected (timing_crosscheck).",
+    6: "Version 5 with the protocol stage timed by triton.testing.do_bench's own loop (no wait between "
+    "calls, unflushed warm-up calls, then flush, events and call, one synchronize; the median), the "
+    "candidate and the reference batch by batch on the same sets: a loop that synchronised after every "
+    "call ran a different race between host and device than do_bench does (KGB_PROTOCOL_WINDOW=caller "
+    "or whole_call still selects the older loops).",
 }

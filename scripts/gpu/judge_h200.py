@@ -761,7 +761,8 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
     print(
         f"\n== protocol speedup vs triton.testing.do_bench ({len(files)} operators, every protocol-timed "
         f"public case{f' (at most {args.protocol_cases})' if args.protocol_cases else ''}; "
-        f"{'dry run: no judge, host clock' if args.dry_run else f'{args.protocol_jobs} judged at once'})"
+        f"{'dry run: no judge, host clock' if args.dry_run else f'{args.protocol_jobs} judged at once'}; "
+        f"the judge's loop: {os.environ.get('KGB_PROTOCOL_WINDOW', 'do_bench')})"
     )
     torch.backends.cuda.matmul.allow_tf32 = False  # as the judge's reference side (and the paper): TF32 off
     torch.backends.cudnn.allow_tf32 = False

@@ -32,6 +32,9 @@
 #                                                   # (S seconds), then the 110-kernel submission until END
 #     bash scripts/gpu/run_all.sh restructure_verdicts OLD # the restructure rounds, fixtures, corpus (one call)
 #     bash scripts/gpu/run_all.sh agree_quiet [OPS] [S] # protocol vs do_bench judged one at a time, do_bench twice
+#     bash scripts/gpu/run_all.sh agree_verdicts [S] # agree_quiet on AGREE10, the fixtures, the corpus (one call)
+#     bash scripts/gpu/run_all.sh protocol_submission [S] [END] # the 110-kernel submission with the protocol
+#                                                   # stage on, then AGREE10 against do_bench 10 at once
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -348,6 +351,35 @@ elif [ "$PART" = agree_quiet ]; then
   mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
   grep -A8 "^== reference kernels" "$OUT/agree.log" | cut -c1-200
   grep -A10 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+elif [ "$PART" = agree_verdicts ]; then
+  # One call: the protocol speedup against do_bench on a quiet host (agree_quiet, S seconds), then every
+  # fixture with the scan on and every cheat with it off (both timing stages on), then the corpus (scan on
+  # and off) until 575 s.
+  bash "$0" agree_quiet "$AGREE10" "${2:-290}"
+  export KGB_PROTOCOL_TIMING=on
+  step fixtures 140 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  step corpus $((575 - SECONDS)) python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
+  echo; echo "== summaries"
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  grep -E "^fixtures with" "$OUT/fixtures.log"
+  grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
+  pack_out agree.log agree.json fixtures.log fixtures.json corpus.log run.log
+elif [ "$PART" = protocol_submission ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # One call: the 110-kernel submission with the protocol stage on (the throughput figure, S seconds), then
+  # the protocol speedup against do_bench on AGREE10 judged 10 at once (a loaded host), until END seconds.
+  catalog "${2:-400}" 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  agree_cap=$((${3:-575} - SECONDS))
+  step agree "$agree_cap" env KGB_ONLY_OPERATORS=$AGREE10 python3 scripts/gpu/judge_h200.py \
+    --sections protocol_dobench --protocol-jobs 10 --protocol-budget-s $((agree_cap - 10))
+  mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
+  echo; echo "== summaries"
+  cat "$OUT/catalog_summary.txt"
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  pack_out refs.log agree.log agree.json catalog_summary.txt run.log
 elif [ "$PART" = restructure ]; then
   # What the judge's restructure and the protocol pass's plumbing cost with the pass off: the 20-operator
   # submission judged by OLD and by this checkout (KGB_PROTOCOL_TIMING=off), alternately, two rounds each.

@@ -141,10 +141,11 @@ class TimeCase(Request):
     clock_warmup_s: float | None = None
     # "device": the timed stream held until the call is enqueued, the dispatch audit on (device time alone);
     # "caller": neither (the latency a caller sees, as triton.testing.do_bench measures it); "whole_call":
-    # as "caller", but the flush finished before the start event, so all of the call's host path is inside.
+    # as "caller", but the flush finished before the start event, so all of the call's host path is inside;
+    # "do_bench": triton.testing.do_bench's own loop, no wait between calls (untrusted/timing_do_bench.py).
     window: str = "device"
 
-    WINDOWS: ClassVar[tuple[str, ...]] = ("device", "caller", "whole_call")
+    WINDOWS: ClassVar[tuple[str, ...]] = ("device", "caller", "whole_call", "do_bench")
 
     @classmethod
     def decode(cls, header: Any) -> TimeCase:

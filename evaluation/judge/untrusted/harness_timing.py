@@ -83,12 +83,29 @@ class TimingRequests:
 
     def _time_case(self, request: protocol.TimeCase) -> dict[str, Any]:
         from evaluation.judge.untrusted.timing import reference_callable, time_interleaved
+        from evaluation.judge.untrusted.timing_do_bench import time_like_do_bench
 
         candidate_sets, reference_sets = self.timing_sets.pop(request.sets_key)  # from time_load
         # No reference sets of its own: the reference is called on the candidate's (LoadTimingSets).
         reference_sets = reference_sets or candidate_sets
         function = getattr(self.module, request.entry_point)
         reference = reference_callable(request)
+        if request.window == "do_bench":
+            return time_like_do_bench(
+                candidate=function,
+                reference=reference,
+                sets=candidate_sets,
+                flush_buffer=self.flush_buffer,
+                budget_s=request.budget_s,
+                min_iterations=request.min_iterations,
+                max_iterations=request.max_iterations,
+                min_launches=1,
+                restore_keys=list(request.restore_keys),
+                host_clock=self.device.type == "cpu",
+                event_class=self.backend.event_class(),
+                synchronize=self.backend.synchronize,
+                clock_warmup_s=request.clock_warmup_s,
+            )
         rng = random.Random(request.spot_seed)
         return time_interleaved(
             candidate=function,

@@ -116,7 +116,7 @@ def time_interleaved(
         else {key: clone_value(get_arg(call, key)) for key in restore_keys}
         for index, call in enumerate(all_sets)
     ]
-    reference_thunks, reference_kind = _reference_thunks(reference, reference_sets)
+    reference_calls, reference_kind = reference_thunks(reference, reference_sets)
     candidate_ms: list[float] = []
     reference_ms: list[float] = []
     # end -> settled: from the end of the timed stream's work to "every stream idle, host back". Honest
@@ -184,7 +184,7 @@ def time_interleaved(
                 finally:
                     guard.STATE.watch_stream(None, None)
             else:
-                thunk = reference_thunks[iteration % len(reference_thunks)]
+                thunk = reference_calls[iteration % len(reference_calls)]
                 host_start = time.perf_counter()
                 start.record()
                 thunk()
@@ -258,7 +258,7 @@ def time_interleaved(
     }
 
 
-def _reference_thunks(
+def reference_thunks(
     reference: Callable[..., Any],
     sets: list[dict[str, Any]],
 ) -> tuple[list[Callable[[], Any]], str]:

@@ -16,7 +16,7 @@ from evaluation.judge import wire
 from evaluation.judge.compare import compare_outputs, fp64_relative_error
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
-from evaluation.judge.untrusted.timing import _reference_thunks, time_interleaved
+from evaluation.judge.untrusted.timing import reference_thunks, time_interleaved
 
 CASE = Case("cos_list", {"n": 33})
 
@@ -453,12 +453,12 @@ def test_timing_names_the_baseline_only_when_it_was_timed():
 
     missing = dataclasses.replace(small_cos_record(), baseline=lambda case, call: None, baseline_name="cuBLAS 12")
     reference.baseline = (missing, CASE)
-    assert _reference_thunks(reference, sets)[1] == "reference"
+    assert reference_thunks(reference, sets)[1] == "reference"
     present = dataclasses.replace(missing, baseline=lambda case, call: lambda: None)
     reference.baseline = (present, CASE)
-    assert _reference_thunks(reference, sets)[1] == "cuBLAS 12"
+    assert reference_thunks(reference, sets)[1] == "cuBLAS 12"
     del reference.baseline
-    assert _reference_thunks(reference, sets)[1] == "reference"
+    assert reference_thunks(reference, sets)[1] == "reference"
 
 
 # ---------------------------------------------------------------- A: 0-dim cases through the timing path

@@ -1,0 +1,232 @@
+"""The protocol stage's timer inside the sandbox: ``triton.testing.do_bench``'s loop, call for call.
+
+The original harness times its ATen cases with ``do_bench(fn, warmup=25, rep=100)``, median. That loop
+never waits for the device between calls: it enqueues an L2 flush, a start event, the call and an end event,
+again and again, and synchronises once at the end. Whether a call's host launch cost lands inside its window
+is then a race between the host and the device (the flush takes ~60 us on an H200, a Triton call's host path
+40-60 us), and do_bench's figure is the outcome of that race. A loop that synchronises after every call
+(timing.time_interleaved, the device-time stage's) runs a different race: on the H200 its caller latency
+agreed with do_bench's within 10 % on none of ten ATen operators. So this loop keeps do_bench's shape:
+
+- one call and a synchronize, then five flushed calls between two events: the estimate of one call;
+- per batch, warm-up calls without a flush, then the timed calls (flush, start event, call, end event) with
+  no wait in between, one synchronize at the end; the median of every timed call;
+- iteration counts sized from the estimate, as do_bench sizes them, on a budget of milliseconds rather
+  than do_bench's 125 ms (a submission's every timed case goes through here).
+
+What differs from do_bench, and why:
+
+- The candidate and the reference alternate batch by batch over the case's sets (reference first on even
+  sets, candidate first on odd ones), so a drift of the host's or the device's clocks lands on both sides.
+- In-out arguments are put back before every timed call, ahead of its flush: where do_bench iterates its
+  ``grad_to_none`` (scripts/gpu/judge_h200.py's do_bench does the same), so every call does the same work.
+- Each candidate call's Triton launches are counted (an integer read before and after): a call that
+  launched nothing is refused on the trusted side, as in every other timed loop.
+
+Nothing of the dispatch audit, the stream hold or the value rotation runs here: they would add host time to
+the candidate's side alone. What the candidate cannot do unwatched is checked on the trusted side against
+its audited device time on the same case (timing_protocol.check_against_device_time).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from evaluation.judge.backends import HostClockEvent
+from evaluation.judge.untrusted import guard
+from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S, spin_up
+from evaluation.judge.untrusted.timing import reference_thunks
+from evaluation.judge.untrusted.timing_sets import clone_value, get_arg, restore_value
+
+# do_bench estimates one call from this many flushed calls between two events.
+ESTIMATE_CALLS = 5
+# do_bench warms up for a quarter of the time it then measures (warmup=25 ms, rep=100 ms).
+WARMUP_FRACTION = 0.25
+
+
+def calls_per_side(min_iterations: int, sets: int) -> int:
+    """The most calls one side makes when every batch runs its minimum (a slow case): the trusted side's
+    time limit for the request is sized from it."""
+    return 1 + ESTIMATE_CALLS + sets * (min_iterations + warmup_calls(min_iterations))
+
+
+def warmup_calls(iterations: int) -> int:
+    return max(1, math.ceil(iterations * WARMUP_FRACTION))
+
+
+def time_like_do_bench(
+    *,
+    candidate: Callable[..., Any],
+    reference: Callable[..., Any],
+    sets: list[dict[str, Any]],
+    flush_buffer: torch.Tensor | None,
+    budget_s: float,
+    min_iterations: int,
+    max_iterations: int,
+    min_launches: int,
+    restore_keys: list[int | str] = (),
+    host_clock: bool = False,
+    event_class: Any = None,
+    synchronize: Callable[[], None] | None = None,
+    clock_warmup_s: float | None = None,
+) -> dict[str, Any]:
+    """Time ``candidate`` and ``reference`` on ``sets`` as do_bench would (see the module's doc); returns the
+    report time_interleaved returns, so one reply carries either. ``budget_s``: the whole case's, shared by
+    its 2 x len(sets) batches; each batch runs between ``min_iterations`` and ``max_iterations`` timed calls.
+    ``host_clock``: host-clock events and no synchronize (tests of this path on the interpreter)."""
+    entered = time.perf_counter()
+    if host_clock:
+        event_class, synchronize = HostClockEvent, (lambda: None)
+    event_class = event_class or torch.cuda.Event
+    synchronize = synchronize or torch.cuda.synchronize
+    flush = flush_buffer.zero_ if flush_buffer is not None else (lambda: None)
+    reference_calls, reference_kind = reference_thunks(reference, sets)
+    thunks = {
+        "candidate": [lambda call=call: candidate(*call["args"], **call["kwargs"]) for call in sets],
+        "reference": reference_calls,
+    }
+    restorers = [_restorer(call, restore_keys) for call in sets]
+    warmup_s = CLOCK_WARMUP_S if clock_warmup_s is None else clock_warmup_s
+    if flush_buffer is not None and not host_clock and warmup_s > 0:
+        spin_up(flush_buffer, warmup_s, synchronize)
+    guard.STATE.reset(ghost=False)
+    guard.STATE.watch_stream(None, None)
+    started = time.perf_counter()
+    prep_s = started - entered
+    samples_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
+    host_ms_total = 0.0
+    low_launch_calls = 0
+    batch_budget_ms = budget_s * 1000 / (2 * len(sets))
+    iterations = {}
+    for side in ("reference", "candidate"):
+        estimate_ms, host_ms, low = _estimate(thunks[side][0], restorers[0], flush, event_class, synchronize)
+        host_ms_total += host_ms
+        if side == "candidate":
+            low_launch_calls += low if min_launches else 0
+        count = int(batch_budget_ms / estimate_ms) if estimate_ms > 0 else max_iterations
+        iterations[side] = min(max_iterations, max(min_iterations, count))
+    for index in range(len(sets)):
+        order = ("reference", "candidate") if index % 2 == 0 else ("candidate", "reference")
+        for side in order:
+            times, host_ms, low = _batch(
+                thunks[side][index],
+                restorers[index],
+                flush,
+                iterations[side],
+                event_class,
+                synchronize,
+                count_launches=side == "candidate",
+            )
+            samples_ms[side] += times
+            host_ms_total += host_ms
+            low_launch_calls += low if side == "candidate" and min_launches else 0
+    candidate_ms, reference_ms = samples_ms["candidate"], samples_ms["reference"]
+    return {
+        "candidate_ms": candidate_ms,
+        "reference_ms": reference_ms,
+        "host_ms_total": host_ms_total,
+        "event_ms_total": sum(candidate_ms) + sum(reference_ms),
+        # No per-call tails: nothing waits between calls here (hidden work is the device-time stage's check).
+        "candidate_tail_ms": [],
+        "reference_tail_ms": [],
+        "iterations": len(candidate_ms),
+        "stop_reason": "do_bench",
+        "loop_s": time.perf_counter() - started,
+        "prep_s": prep_s,
+        "low_launch_calls": low_launch_calls,
+        "foreign_stream_calls": 0,
+        "compute_calls": 0,
+        "compute_ops": [],
+        "reference_kind": reference_kind,
+        "spot_count": 0,
+        "_spots": [],
+        "value_rotation": f"off: do_bench's loop, {len(sets)} set(s) in turn",
+        "finite": all(math.isfinite(value) for value in candidate_ms + reference_ms),
+        "holds": None,
+    }
+
+
+def _estimate(
+    thunk: Callable[[], Any],
+    restore: Callable[[], None] | None,
+    flush: Callable[[], Any],
+    event_class: Any,
+    synchronize: Callable[[], None],
+) -> tuple[float, float, int]:
+    """do_bench's estimate: one call and a synchronize, then ESTIMATE_CALLS flushed calls between two events.
+    Returns (ms per call, host ms, calls that launched nothing)."""
+    host_started = time.perf_counter()
+    low = 0
+    if restore is not None:
+        restore()
+    before = guard.STATE.launches
+    thunk()
+    low += guard.STATE.launches == before
+    synchronize()
+    start, end = event_class(enable_timing=True), event_class(enable_timing=True)
+    start.record()
+    for _ in range(ESTIMATE_CALLS):
+        if restore is not None:
+            restore()
+        flush()
+        before = guard.STATE.launches
+        thunk()
+        low += guard.STATE.launches == before
+    end.record()
+    synchronize()
+    host_ms = (time.perf_counter() - host_started) * 1000
+    return start.elapsed_time(end) / ESTIMATE_CALLS, host_ms, low
+
+
+def _batch(
+    thunk: Callable[[], Any],
+    restore: Callable[[], None] | None,
+    flush: Callable[[], Any],
+    iterations: int,
+    event_class: Any,
+    synchronize: Callable[[], None],
+    count_launches: bool,
+) -> tuple[list[float], float, int]:
+    """One do_bench run of ``thunk``: warm-up calls, then ``iterations`` timed calls with no wait between
+    them. Returns (the timed calls' ms, host ms for the batch, timed calls that launched nothing)."""
+    starts = [event_class(enable_timing=True) for _ in range(iterations)]
+    ends = [event_class(enable_timing=True) for _ in range(iterations)]
+    host_started = time.perf_counter()
+    if restore is not None:
+        restore()
+    for _ in range(warmup_calls(iterations)):
+        thunk()
+    low = 0
+    state = guard.STATE
+    for index in range(iterations):
+        if restore is not None:
+            restore()
+        flush()
+        starts[index].record()
+        before = state.launches
+        thunk()
+        ends[index].record()
+        if count_launches and state.launches == before:
+            low += 1
+    synchronize()
+    host_ms = (time.perf_counter() - host_started) * 1000
+    return [start.elapsed_time(end) for start, end in zip(starts, ends, strict=True)], host_ms, low
+
+
+def _restorer(call: dict[str, Any], keys: list[int | str]) -> Callable[[], None] | None:
+    """A function that puts ``call``'s in-out arguments ``keys`` back to their drawn values (None: none)."""
+    pristine = [(key, clone_value(get_arg(call, key))) for key in keys]
+    pristine = [(key, value) for key, value in pristine if value is not None]
+    if not pristine:
+        return None
+
+    def restore() -> None:
+        for key, value in pristine:
+            restore_value(get_arg(call, key), value)
+
+    return restore
