@@ -33,6 +33,8 @@
 #     bash scripts/gpu/run_all.sh restructure_verdicts OLD # the restructure rounds, fixtures, corpus (one call)
 #     bash scripts/gpu/run_all.sh agree_quiet [OPS] [S] # protocol vs do_bench judged one at a time, do_bench twice
 #     bash scripts/gpu/run_all.sh agree_verdicts [S] # agree_quiet on AGREE10, the fixtures, the corpus (one call)
+#     bash scripts/gpu/run_all.sh parity [OPS] [S]   # do_bench, the judge's loop, with hooks, in one process;
+#                                                   # then OPS judged against do_bench (agree_quiet)
 #     bash scripts/gpu/run_all.sh protocol_submission [S] [END] # the 110-kernel submission with the protocol
 #                                                   # stage on, then AGREE10 against do_bench 10 at once
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
@@ -366,6 +368,14 @@ elif [ "$PART" = agree_verdicts ]; then
   grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
   grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
   pack_out agree.log agree.json fixtures.log fixtures.json corpus.log run.log
+elif [ "$PART" = parity ]; then
+  # Where the protocol figure parts from do_bench's: the same cases timed by do_bench, by the judge's loop
+  # and by that loop with the launch hooks, in one plain process; then the same operators judged (a sandbox)
+  # against do_bench, one at a time (S seconds).
+  step parity 150 python3 scripts/gpu/do_bench_parity.py --ops "${2:-aten::bitwise_not,aten::mm,aten::cos}" --cases 8
+  cat "$OUT/parity.log" | cut -c1-220
+  bash "$0" agree_quiet "${2:-aten::bitwise_not,aten::mm,aten::cos}" "${3:-150}"
+  pack_out parity.log agree.log agree.json run.log
 elif [ "$PART" = protocol_submission ]; then
   export KGB_PROTOCOL_TIMING=on
   # One call: the 110-kernel submission with the protocol stage on (the throughput figure, S seconds), then
