@@ -56,17 +56,17 @@ def _as_matrix(t: torch.Tensor) -> tuple[int, int, int, int] | None:
     """(rows, cols, row_stride, col_stride) when ``t`` can be seen as a 2-D strided matrix, else None."""
     if t.dim() == 0:
         return 1, 1, 0, 0
-    if t.dim() == 1:
-        return 1, t.shape[0], 0, t.stride(0)
-    lead_sizes, lead_strides = t.shape[:-1], t.stride()[:-1]
-    # the leading dims must flatten into one row index with a single stride
-    for d in range(len(lead_sizes) - 1):
-        if lead_sizes[d + 1] != 1 and lead_strides[d] != lead_strides[d + 1] * lead_sizes[d + 1]:
+    # size-1 dims can carry any stride: only the others say how the leading dims flatten into rows
+    lead = [(size, stride) for size, stride in zip(t.shape[:-1], t.stride()[:-1]) if size != 1]
+    if not lead:
+        return 1, t.shape[-1], 0, t.stride(-1)
+    for (_, outer_stride), (inner_size, inner_stride) in zip(lead, lead[1:]):
+        if outer_stride != inner_stride * inner_size:
             return None
     rows = 1
-    for size in lead_sizes:
+    for size, _ in lead:
         rows *= size
-    return rows, t.shape[-1], lead_strides[-1], t.stride(-1)
+    return rows, t.shape[-1], lead[-1][1], t.stride(-1)
 
 
 def _inplace(self: torch.Tensor, other, alpha) -> torch.Tensor:
