@@ -24,7 +24,8 @@ class Side:
 
     run_id: int | None
     status: str | None  # None: the superseded run was deleted, or the re-judgement is not finished
-    speedup: float | None
+    speedup: float | None  # the device-time speedup
+    protocol_speedup: float | None  # the protocol's (PROTOCOL.md section 6); None where it was not measured
     judge_version: int | None
     operator_version: int | None
     reason: str
@@ -55,11 +56,12 @@ class RejudgeDiff:
 
 def _side(run: Run | None, *, finished: bool = True) -> Side:
     if run is None:
-        return Side(None, None, None, None, None, "")
+        return Side(None, None, None, None, None, None, "")
     return Side(
         run.pk,
         run.status if finished else None,
         run.speedup if finished else None,
+        run.protocol_speedup if finished else None,
         run.judge_version,
         run.operator_version,
         run.reason if finished else "",
@@ -83,11 +85,23 @@ def classify(before: Side, after: Side) -> str:
         return UNKNOWN
     if before.status != after.status:
         return FLIPPED
-    return MOVED if speedup_moved(before.speedup, after.speedup) else UNCHANGED
+    if speedup_moved(before.speedup, after.speedup) or protocol_speedup_moved(before, after):
+        return MOVED
+    return UNCHANGED
+
+
+def protocol_speedup_moved(before: Side, after: Side) -> bool:
+    """Measured on both sides and apart by more than MOVED_RATIO. A figure measured on one side only is not
+    a move: the protocol stage is switched on per worker (KGB_PROTOCOL_TIMING), so its appearing or going
+    says which workers judged, not what the kernel does."""
+    if before.protocol_speedup is None or after.protocol_speedup is None:
+        return False
+    return speedup_moved(before.protocol_speedup, after.protocol_speedup)
 
 
 def rejudge_diff(*, batch: RejudgeBatch) -> RejudgeDiff:
-    """Every run of ``batch`` against the run it supersedes: flipped verdicts first, then moved speedups,
+    """Every run of ``batch`` against the run it supersedes: flipped verdicts first, then moved speedups
+    (device-time or protocol),
     then those still to be judged, those whose superseded run is gone, and the unchanged; by method,
     operator and round within each."""
     runs = batch.runs.select_related("rejudge_of", "kernel__operator", "kernel__submission__method").order_by("pk")

@@ -3,6 +3,7 @@ fair claiming, the diff of what changed (page and reads), the command, the admin
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,44 @@ def test_the_diff_puts_flips_first_and_tells_moved_speedups_from_noise(small_set
     Run.objects.filter(pk=cos.pk).delete()
     best_verdicts.runs_changed(run_ids=[new[cos.pk].pk])
     assert rejudges.rejudge_diff(batch=batch).counts["unknown"] == 1
+
+
+def test_a_moved_protocol_speedup_is_a_move_and_one_measured_on_one_side_only_is_not(
+    small_set, h200, user, other_user, submit
+):
+    cos, sin = submit(user, h200, {"aten::cos": COS, "aten::sin": SIN})
+    (other_cos,) = submit(other_user, h200, {"aten::cos": COS}, scaffold="Other")
+
+    def judge_each(runs, result_for):
+        """Spend each run's ticket; fair claiming decides which run a ticket judges, so each claimed run is
+        given its own result."""
+        for run in runs:
+            claimed, lease = services.run_claim_fairest(run_id=run.pk, worker="celery@test")
+            assert services.run_record_result(run=claimed, lease=lease, result=result_for(claimed))
+
+    # The device-time speedup holds still on all three; the protocol's moves on cos only.
+    protocol_before = {cos.pk: 1.0, sin.pk: None, other_cos.pk: 0.5}
+    judge_each(
+        [cos, sin, other_cos],
+        lambda run: dataclasses.replace(old_verdict("passed", 1.0), protocol_speedup=protocol_before[run.pk]),
+    )
+    live_worker(h200)
+    batch = rejudge(small_set, h200)
+    # cos moved 1.0 -> 1.5; sin's is measured for the first time; other_cos's judge did not measure one.
+    protocol_now = {cos.pk: 1.5, sin.pk: 0.2, other_cos.pk: None}
+    judge_each(
+        batch.runs.all(),
+        lambda run: dataclasses.replace(
+            old_verdict("passed", 1.02, JUDGE_VERSION), protocol_speedup=protocol_now[run.rejudge_of_id]
+        ),
+    )
+
+    diff = rejudges.rejudge_diff(batch=batch)
+
+    assert diff.counts == {"flipped": 0, "moved": 1, "pending": 0, "unknown": 0, "unchanged": 2}
+    (moved,) = [change for change in diff.changes if change.kind == "moved"]
+    assert moved.before.protocol_speedup == 1.0 and moved.after.protocol_speedup == 1.5
+    assert moved.before.run_id == cos.pk
 
 
 @pytest.mark.parametrize(
