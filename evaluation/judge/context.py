@@ -72,6 +72,8 @@ class TimingOptions:
     stage: str = "timing"
     # False: the reference is timed on the candidate's sets (half the draws), not on sets of its own.
     separate_reference_sets: bool = True
+    # Never fewer input sets than this (timing_stats.sets_for): the value rotation needs two.
+    fewest_sets: int = 2
 
 
 # The protocol stage's loops (protocol.TimeCase.window): "do_bench" is triton.testing.do_bench's own
@@ -84,13 +86,16 @@ def protocol_timing_options(window: str = "do_bench") -> TimingOptions:
     """The protocol stage (timing_protocol.py): every timed case of the original's grid, caller latency.
     Fewer rounds than the device-time stage: there are ~40-100 such cases per operator against 6, and a
     110-operator submission must still be judged in minutes; the operator's figure is a mean over all of
-    them. The do_bench loop spends about 10 ms a case: each of its batches (one per side and set) runs as
-    many timed calls as a quarter of that allows by its own estimate of a call, 8 to 40; the synchronised
-    loops stop at an RSE of both medians under 2 %, 10 ms, or 40 rounds, never under 8. Two sets; the
-    reference is timed on them too, so each case draws two sets, not four (on the H200 the stage's draws
-    were most of its cost: 4,500 shared holds in a 110-kernel submission)."""
+    them. The do_bench loop spends about 10 ms a case: each of its four batches (two a side) runs as many
+    timed calls as a quarter of that allows by its own estimate of a call, 8 to 40 (2 for calls of 1 ms or
+    more); the synchronised loops stop at an RSE of both medians under 2 %, 10 ms, or 40 rounds, never
+    under 8. The do_bench loop rotates no values, so it draws one set, on which the reference is timed too;
+    the synchronised loops keep the rotation's two (on the H200 the stage's draws were most of its cost:
+    4,500 shared holds in a 110-kernel submission; 611 judge-seconds of draws for 5,073 cases with two)."""
+    rotating = window != "do_bench"
     return TimingOptions(
-        sets_per_side=2,
+        sets_per_side=2 if rotating else 1,
+        fewest_sets=2 if rotating else 1,
         budget_s_per_case=0.01,
         rse_target=0.02,
         min_iterations=8,

@@ -125,7 +125,7 @@ def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], optio
             # Bounded like a correctness call, for every call a timed loop may make (a kernel that sleeps
             # only once timed would otherwise hold the GPU alone for the rest of its budget).
             limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
-                judgement.reference_seconds.get(case.case_id, 0.0), calls=calls_at_most(options, sets)
+                judgement.reference_seconds.get(case.case_id, 0.0), calls=calls_at_most(options)
             )
             reply, _ = judgement.session.request(request, [], case, tier, call_limit_s=limit_s)
             host_ms = (time.perf_counter() - host_started) * 1000
@@ -143,10 +143,10 @@ def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], optio
     return timed
 
 
-def calls_at_most(options: TimingOptions, sets: int) -> int:
+def calls_at_most(options: TimingOptions) -> int:
     """Both sides' calls in one timed request when every round or batch runs its minimum (a slow case)."""
     if options.window == "do_bench":
-        return 2 * calls_per_side(options.min_iterations, sets)
+        return 2 * calls_per_side(options.min_iterations)
     return 2 * (options.min_iterations + options.sets_per_side + 2)
 
 
@@ -249,7 +249,7 @@ def prepare_case(
                 call = judgement.make_call(case, timing_set_seed(judgement.secret, side, case, index, options.stage))
                 if first_call is None:
                     first_call = call
-                    sets = sets_for(options.sets_per_side, call_bytes(call))
+                    sets = sets_for(options.sets_per_side, call_bytes(call), fewest=options.fewest_sets)
                 drawn[side].append(call)
             index += 1
     candidate_sets, reference_sets = (

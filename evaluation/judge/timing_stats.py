@@ -120,8 +120,10 @@ def select_timed_cases(
     return sorted(chosen, key=lambda item: order[item[1].case_id])
 
 
-def sets_for(wanted: int, call_bytes: int) -> int:
-    return max(2, min(wanted, ROTATION_BYTES // max(1, 2 * call_bytes)))
+def sets_for(wanted: int, call_bytes: int, fewest: int = 2) -> int:
+    """Input sets a side gets: ``wanted``, fewer for large calls (ROTATION_BYTES in all), never under
+    ``fewest`` (the value rotation needs two; the protocol stage's do_bench loop rotates none)."""
+    return max(fewest, min(wanted, ROTATION_BYTES // max(1, 2 * call_bytes)))
 
 
 def host_bound_sides(holds: dict[str, float] | None, iterations: int) -> list[str]:

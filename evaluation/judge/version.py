@@ -35,5 +35,6 @@ HISTORY: dict[int, str] = {
     "calls, unflushed warm-up calls, then flush, events and call, one synchronize; the median), the "
     "candidate and the reference batch by batch on the same sets: a loop that synchronised after every "
     "call ran a different race between host and device than do_bench does (KGB_PROTOCOL_WINDOW=caller "
-    "or whole_call still selects the older loops).",
+    "or whole_call still selects the older loops); one input set; calls of 1 ms or more skip do_bench's "
+    "five-call estimate and run at least 2 timed calls a batch.",
 }

@@ -14,6 +14,8 @@ import torch
 from evaluation.judge.untrusted import guard
 from evaluation.judge.untrusted.timing_do_bench import (
     ESTIMATE_CALLS,
+    LONG_CALL_MIN_ITERATIONS,
+    LONG_CALL_MS,
     calls_per_side,
     time_like_do_bench,
     warmup_calls,
@@ -106,9 +108,9 @@ def test_it_is_do_bench_s_loop_no_wait_between_timed_calls():
 
     # Per side, do_bench's estimate: one call and a wait, then five flushed calls between two events.
     for side, (first, estimate) in zip(("reference", "candidate"), (parts[0:2], parts[2:4]), strict=True):
-        assert first == [("call", side, 0), "sync"]
+        assert first == ["record", ("call", side, 0), "record", "sync"]
         assert estimate == ["record", *(["flush", ("call", side, 0)] * ESTIMATE_CALLS), "record", "sync"]
-    # Then one batch per side and set, sides alternating which goes first, each a run of do_bench.
+    # Then two batches a side over the sets in turn, sides alternating which goes first, each a run of do_bench.
     timed = parts[4:]
     order = [batch[-3][1] for batch in timed]
     assert order == ["reference", "candidate", "candidate", "reference"]
@@ -125,8 +127,20 @@ def test_it_is_do_bench_s_loop_no_wait_between_timed_calls():
     assert result["stop_reason"] == "do_bench" and result["spot_count"] == 0
 
 
+def test_one_set_serves_both_batches_of_a_side():
+    _, entries, _, _ = run_loop(sets=1)
+    timed = batches(entries)[4:]
+
+    assert [batch[-3][1:] for batch in timed] == [
+        ("reference", 0),
+        ("candidate", 0),
+        ("candidate", 0),
+        ("reference", 0),
+    ]
+
+
 def test_iterations_are_sized_from_its_own_estimate_of_a_call():
-    # 4 ms over 2 sides x 2 sets: 1 ms a batch; a 0.1 ms call gets 10 (capped at 6), a 0.5 ms call 2 (then 3).
+    # 4 ms over 2 sides x 2 batches: 1 ms a batch; a 0.1 ms call gets 10 (capped at 6), a 0.5 ms call 2 (then 3).
     result, _, _, _ = run_loop(cost_ms={"candidate": 0.5, "reference": 0.1}, min_iterations=3, max_iterations=6)
 
     assert len(result["reference_ms"]) == 2 * 6 and len(result["candidate_ms"]) == 2 * 3
@@ -136,12 +150,28 @@ def test_iterations_are_sized_from_its_own_estimate_of_a_call():
 
 
 def test_the_time_limit_of_a_request_covers_its_calls_at_their_minimum():
-    # What the trusted side's per-request time limit assumes (timed_requests.calls_at_most).
-    _, entries, _, _ = run_loop(cost_ms={"candidate": 9.0, "reference": 9.0}, min_iterations=3, max_iterations=6)
+    # What the trusted side's per-request time limit assumes (timed_requests.calls_at_most): a call just
+    # short of LONG_CALL_MS on the device runs every batch at its minimum after the five-call estimate.
+    short_of_long = 0.99 * LONG_CALL_MS
+    _, entries, _, _ = run_loop(cost_ms=dict.fromkeys(("candidate", "reference"), short_of_long), budget_s=0.001)
     made = [entry for entry in entries if isinstance(entry, tuple)]
 
     for side in ("candidate", "reference"):
-        assert sum(1 for call in made if call[1] == side) == calls_per_side(3, sets=2)
+        assert sum(1 for call in made if call[1] == side) == calls_per_side(3)
+
+
+def test_a_long_call_is_its_own_estimate_and_runs_fewer_timed_calls():
+    # Its first call takes LONG_CALL_MS or more between its two events: no five-call estimate, and as few
+    # as LONG_CALL_MIN_ITERATIONS timed calls a batch (do_bench times a 30 ms call three times).
+    cost = dict.fromkeys(("candidate", "reference"), 2 * LONG_CALL_MS)
+    result, entries, _, _ = run_loop(cost_ms=cost, budget_s=0.001)
+    parts = batches(entries)
+
+    # Each side's first call, then straight to the batches: no five-call estimate in between.
+    assert parts[0] == ["record", ("call", "reference", 0), "record", "sync"]
+    assert parts[1] == ["record", ("call", "candidate", 0), "record", "sync"]
+    assert len(result["candidate_ms"]) == len(result["reference_ms"]) == 2 * LONG_CALL_MIN_ITERATIONS
+    assert len(parts) == 2 + 4  # two first calls, four batches
 
 
 def test_in_out_arguments_are_put_back_before_every_timed_call():
