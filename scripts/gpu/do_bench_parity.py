@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import statistics
-import time
+import sys
 from pathlib import Path
 
 import torch
@@ -30,19 +30,10 @@ from evaluation.judge.records import find_operator
 from evaluation.judge.untrusted import guard
 from evaluation.judge.untrusted.timing_do_bench import time_like_do_bench
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from launch_overhead import host_us  # noqa: E402  (the same host clock as launch_overhead.py's table)
+
 KERNELS = Path(__file__).resolve().parents[2] / "evaluation" / "catalog" / "reference_kernels"
-
-
-def host_us(fn, calls: int = 1000) -> float:
-    samples = []
-    for _ in range(calls // 100):
-        torch.cuda.synchronize()
-        started = time.perf_counter()
-        for _ in range(100):
-            fn()
-        samples.append((time.perf_counter() - started) * 1e4)
-    torch.cuda.synchronize()
-    return statistics.median(samples)
 
 
 def load(operator_id: str):
@@ -112,7 +103,7 @@ def main() -> None:
                 for thunk in (candidate_thunk, reference_thunk)
             ]
             loop = judge_loop(function, reference, calls, flush, mutates)
-            rows.append([operator_id, case.case_id, *bench, *loop, host_us(candidate_thunk)])
+            rows.append([operator_id, case.case_id, *bench, *loop, host_us(candidate_thunk, calls=1000)])
     guard.install_launch_hooks()
     index = 0
     for operator_id in args.ops.split(","):
@@ -122,7 +113,9 @@ def main() -> None:
             mutates = spec.entry_point(case.entry_point).mutates
             first = calls[0]
             rows[index] += [*judge_loop(function, reference, calls, flush, mutates)]
-            rows[index].append(host_us(lambda first=first, function=function: function(*first.args, **first.kwargs)))
+            rows[index].append(
+                host_us(lambda first=first, function=function: function(*first.args, **first.kwargs), calls=1000)
+            )
             index += 1
     print(
         f"{'case':<64}{'do_bench c / r us':>20}{'loop c / r':>16}{'hooks c / r':>16}{'host us':>9}{'hooked':>8}"

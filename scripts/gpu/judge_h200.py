@@ -553,24 +553,11 @@ class _BeforeEachTimedCall:
         return iter(())
 
 
-def _argument(call: Any, key: int | str) -> Any:
-    return call.args[key] if isinstance(key, int) else call.kwargs.get(key)
-
-
 def _restorer(call: Any, keys: tuple[int | str, ...]) -> Any:
-    """A function that puts ``call``'s arguments ``keys`` back to their present contents (None: none to keep)."""
-    from evaluation.judge.untrusted.timing_sets import clone_value, restore_value
+    """The judge's restorer (timing_sets.restorer) over a catalog Call's argument lists."""
+    from evaluation.judge.untrusted.timing_sets import restorer
 
-    pristine = [(key, clone_value(_argument(call, key))) for key in keys]
-    pristine = [(key, value) for key, value in pristine if value is not None]
-    if not pristine:
-        return None
-
-    def restore() -> None:
-        for key, value in pristine:
-            restore_value(_argument(call, key), value)
-
-    return restore
+    return restorer({"args": call.args, "kwargs": call.kwargs}, list(keys))
 
 
 def protocol_reference_kind(result: JudgeResult, case_result: Any) -> str:

@@ -45,7 +45,7 @@ from evaluation.judge.backends import HostClockEvent
 from evaluation.judge.untrusted import guard
 from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S, spin_up
 from evaluation.judge.untrusted.timing import reference_thunks
-from evaluation.judge.untrusted.timing_sets import clone_value, get_arg, restore_value
+from evaluation.judge.untrusted.timing_sets import restorer
 
 # do_bench estimates one call from this many flushed calls between two events.
 ESTIMATE_CALLS = 5
@@ -99,7 +99,7 @@ def time_like_do_bench(
         "candidate": [lambda call=call: candidate(*call["args"], **call["kwargs"]) for call in sets],
         "reference": reference_calls,
     }
-    restorers = [_restorer(call, restore_keys) for call in sets]
+    restorers = [restorer(call, restore_keys) for call in sets]
     warmup_s = CLOCK_WARMUP_S if clock_warmup_s is None else clock_warmup_s
     if flush_buffer is not None and not host_clock and warmup_s > 0:
         spin_up(flush_buffer, warmup_s, synchronize)
@@ -235,17 +235,3 @@ def _batch(
     synchronize()
     host_ms = (time.perf_counter() - host_started) * 1000
     return [start.elapsed_time(end) for start, end in zip(starts, ends, strict=True)], host_ms, low
-
-
-def _restorer(call: dict[str, Any], keys: list[int | str]) -> Callable[[], None] | None:
-    """A function that puts ``call``'s in-out arguments ``keys`` back to their drawn values (None: none)."""
-    pristine = [(key, clone_value(get_arg(call, key))) for key in keys]
-    pristine = [(key, value) for key, value in pristine if value is not None]
-    if not pristine:
-        return None
-
-    def restore() -> None:
-        for key, value in pristine:
-            restore_value(get_arg(call, key), value)
-
-    return restore

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -151,6 +152,21 @@ def restore_value(target: Any, pristine: Any) -> None:
 
 def get_arg(call: dict[str, Any], key: int | str) -> Any:
     return call["args"][key] if isinstance(key, int) else call["kwargs"].get(key)
+
+
+def restorer(call: dict[str, Any], keys: list[int | str]) -> Callable[[], None] | None:
+    """A function that puts ``call``'s in-out arguments ``keys`` back to their present contents (None: none
+    of them holds a tensor)."""
+    pristine = [(key, clone_value(get_arg(call, key))) for key in keys]
+    pristine = [(key, value) for key, value in pristine if value is not None]
+    if not pristine:
+        return None
+
+    def restore() -> None:
+        for key, value in pristine:
+            restore_value(get_arg(call, key), value)
+
+    return restore
 
 
 def host_snapshot(value: Any) -> Any:
