@@ -90,47 +90,36 @@ class TimingRequests:
         reference_sets = reference_sets or candidate_sets
         function = getattr(self.module, request.entry_point)
         reference = reference_callable(request)
-        if request.window == "do_bench":
-            return time_like_do_bench(
-                candidate=function,
-                reference=reference,
-                sets=candidate_sets,
-                flush_buffer=self.flush_buffer,
-                budget_s=request.budget_s,
-                min_iterations=request.min_iterations,
-                max_iterations=request.max_iterations,
-                min_launches=1,
-                restore_keys=list(request.restore_keys),
-                host_clock=self.device.type == "cpu",
-                event_class=self.backend.event_class(),
-                synchronize=self.backend.synchronize,
-                clock_warmup_s=request.clock_warmup_s,
-            )
-        rng = random.Random(request.spot_seed)
-        return time_interleaved(
+        # What both loops take alike: the sides, the flush, the round counts, the device family's clock.
+        shared = dict(
             candidate=function,
             reference=reference,
-            candidate_sets=candidate_sets,
-            reference_sets=reference_sets,
             flush_buffer=self.flush_buffer,
             budget_s=request.budget_s,
-            rse_target=request.rse_target,
             min_iterations=request.min_iterations,
             max_iterations=request.max_iterations,
-            spot_checks=request.spot_checks,
-            rng=rng,
-            keep_alive=self.keep_alive,
             min_launches=1,
-            math_isfinite=math.isfinite,
-            poison_keys=list(request.poison_keys),
             restore_keys=list(request.restore_keys),
             host_clock=self.device.type == "cpu",
             event_class=self.backend.event_class(),
             synchronize=self.backend.synchronize,
-            spin=self.backend.stream_spin(),
             clock_warmup_s=request.clock_warmup_s,
+        )
+        if request.window == "do_bench":
+            return time_like_do_bench(sets=candidate_sets, **shared)
+        return time_interleaved(
+            candidate_sets=candidate_sets,
+            reference_sets=reference_sets,
+            rse_target=request.rse_target,
+            spot_checks=request.spot_checks,
+            rng=random.Random(request.spot_seed),
+            keep_alive=self.keep_alive,
+            math_isfinite=math.isfinite,
+            poison_keys=list(request.poison_keys),
+            spin=self.backend.stream_spin(),
             stream_of=self.backend.current_stream_reader(),
             window=request.window,
+            **shared,
         )
 
 
