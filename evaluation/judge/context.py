@@ -64,9 +64,9 @@ class TimingOptions:
     spot_checks: int = 1
     # Cases timed per operator (see timing_trusted.select_timed_cases); 0 times every timed case.
     max_timed_cases: int = 6
-    # What the timed window holds (protocol.TimeCase.window): "device" is device time alone, the stream held
-    # until the call is enqueued and the dispatch audit on; "caller" is the latency a caller sees, as the
-    # paper's harness (triton.testing.do_bench) measures it: no hold, nothing of ours inside the call.
+    # Which loop times and what its window holds (protocol.TimeCase.window): "device" is device time alone,
+    # the stream held until the call is enqueued and the dispatch audit on; "do_bench" is
+    # triton.testing.do_bench's own loop, the latency a caller sees (PROTOCOL_WINDOWS below).
     window: str = "device"
     # The stage's name: its input sets' seeds, its stage_breakdown keys.
     stage: str = "timing"

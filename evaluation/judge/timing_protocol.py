@@ -3,8 +3,9 @@
 The original harness times every ATen case, and the larger vLLM and cuBLAS cases (what the catalog marks
 ``timed``), with ``triton.testing.do_bench``: L2 flushed, then the call between two events, median. That is
 the latency a caller sees once the flush is done, the host's launch cost included where the flush does not
-cover it. This stage measures the same quantity over the same cases (the sandbox's loop in its "caller"
-window: no stream hold, none of our hooks inside the call) with adaptive round counts, and reports the
+cover it. This stage measures it over the same cases with do_bench's own loop (untrusted/timing_do_bench.py:
+no wait between calls, no stream hold, no audit inside the call), its round counts sized as do_bench sizes
+them on a budget of milliseconds, and reports the
 geometric mean of the per-case speedups as ``protocol_speedup``; the device-time stage (timing_trusted.py)
 keeps its own speedup beside it, labelled, and the two are never mixed.
 
