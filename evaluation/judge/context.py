@@ -65,8 +65,8 @@ class TimingOptions:
     # Cases timed per operator (see timing_trusted.select_timed_cases); 0 times every timed case.
     max_timed_cases: int = 6
     # Which loop times and what its window holds (protocol.TimeCase.window): "device" is device time alone,
-    # the stream held until the call is enqueued and the dispatch audit on; "do_bench" is
-    # triton.testing.do_bench's own loop, the latency a caller sees (PROTOCOL_WINDOWS below).
+    # the stream held until the call is enqueued and the dispatch audit on; the protocol stage's windows
+    # (PROTOCOL_WINDOWS below, "original" by default) time the latency a caller sees.
     window: str = "device"
     # The stage's name: its input sets' seeds, its stage_breakdown keys.
     stage: str = "timing"
@@ -76,30 +76,51 @@ class TimingOptions:
     fewest_sets: int = 2
 
 
-# The protocol stage's loops (protocol.TimeCase.window): "do_bench" is triton.testing.do_bench's own
-# (untrusted/timing_do_bench.py), the default; "caller" and "whole_call" synchronise after every call
-# (untrusted/timing.py), kept for comparing them on a GPU.
-PROTOCOL_WINDOWS = ("do_bench", "caller", "whole_call")
+# The protocol stage's loops (protocol.TimeCase.window): "original" (the default) times each source's cases
+# with the original harness's own timer (ORIGINAL_TIMERS); the others time every source's cases with one loop,
+# kept for comparing them on a GPU: "do_bench" (triton.testing.do_bench's, untrusted/timing_do_bench.py),
+# "back_to_back" (the original cuBLAS tests', untrusted/timing_back_to_back.py), and the loops that
+# synchronise after every call, "caller" and "whole_call" (untrusted/timing.py).
+PROTOCOL_WINDOWS = ("original", "do_bench", "back_to_back", "caller", "whole_call")
+
+# PROTOCOL.md section 6 and VLLM_CUBLAS.md: how the original harness times each source's cases, as (loop,
+# statistic over the loop's samples). ATen: do_bench(warmup=25, rep=100, return_mode="median"); vLLM: the same
+# call with do_bench's default return mode, the mean; cuBLAS: CUDA events around 100 calls back to back after
+# 10 warm-ups, no L2 flush, the mean.
+ORIGINAL_TIMERS: dict[str, tuple[str, str]] = {
+    "aten": ("do_bench", "median"),
+    "vllm13": ("do_bench", "mean"),
+    "cublas": ("back_to_back", "mean"),
+}
 
 
-def protocol_timing_options(window: str = "do_bench") -> TimingOptions:
-    """The protocol stage (timing_protocol.py): every timed case of the original's grid, caller latency.
-    Fewer rounds than the device-time stage: there are ~40-100 such cases per operator against 6, and a
-    110-operator submission must still be judged in minutes; the operator's figure is a mean over all of
-    them. The do_bench loop spends about 10 ms a case: each of its four batches (two a side) runs as many
-    timed calls as a quarter of that allows by its own estimate of a call, 8 to 40 (2 for calls of 1 ms or
-    more); the synchronised loops stop at an RSE of both medians under 2 %, 10 ms, or 40 rounds, never
-    under 8. The do_bench loop rotates no values, so it draws one set, on which the reference is timed too;
-    the synchronised loops keep the rotation's two (on the H200 the stage's draws were most of its cost:
-    4,500 shared holds in a 110-kernel submission; 611 judge-seconds of draws for 5,073 cases with two)."""
-    rotating = window != "do_bench"
+def protocol_timer(window: str, operator_id: str) -> tuple[str, str]:
+    """(the loop that times ``operator_id``'s cases, the statistic over its samples) in the protocol stage
+    with ``window``: "original" picks the source's own timer; any other window is that loop for every source,
+    with the source's statistic (the figure stays the original's formula over another loop's samples)."""
+    loop, statistic = ORIGINAL_TIMERS.get(operator_id.split("::", 1)[0], ORIGINAL_TIMERS["aten"])
+    return (loop if window == "original" else window), statistic
+
+
+def protocol_timing_options(window: str = "original") -> TimingOptions:
+    """The protocol stage (timing_protocol.py): every timed case of the original's grid, timed as the original
+    times it (ORIGINAL_TIMERS). Fewer rounds than the device-time stage: there are ~40-100 such cases per
+    operator against 6, and a 110-operator submission must still be judged in minutes; the operator's figure
+    is a mean over all of them. About 4 ms a case: each of the do_bench loop's four batches (two a side) runs
+    as many timed calls as a quarter of that allows by its estimate of one iteration, 4 to 10 (2 for calls
+    of 1 ms or more); the back-to-back loop runs up to the original's 100 calls a batch where they fit; the
+    synchronised loops stop at an RSE of both medians under 2 %, the budget, or 10 rounds, never under 4.
+    The do_bench and back-to-back loops rotate no values, so they draw one set, on which the reference is
+    timed too; the synchronised loops keep the rotation's two (on the H200 the stage's draws were most of its
+    cost: 611 judge-seconds of draws for 5,073 cases with two sets)."""
+    rotating = window in ("caller", "whole_call")
     return TimingOptions(
         sets_per_side=2 if rotating else 1,
         fewest_sets=2 if rotating else 1,
-        budget_s_per_case=0.01,
+        budget_s_per_case=0.004,
         rse_target=0.02,
-        min_iterations=8,
-        max_iterations=40,
+        min_iterations=4,
+        max_iterations=10,
         spot_checks=0,
         max_timed_cases=0,
         window=window,

@@ -57,9 +57,10 @@ def judge(job: JudgeJob) -> JudgeResult:
     PROTOCOL_STAGE_VERSION."""
     options = JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
     if os.environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":
-        # KGB_PROTOCOL_WINDOW=caller / whole_call: the synchronised loops, for comparing (docs/judge.md).
-        window = os.environ.get("KGB_PROTOCOL_WINDOW", "do_bench")
-        options.protocol_timing = protocol_timing_options(window if window in PROTOCOL_WINDOWS else "do_bench")
+        # KGB_PROTOCOL_WINDOW: one loop for every source instead of each source's own, for comparing them
+        # (context.PROTOCOL_WINDOWS, docs/judge.md).
+        window = os.environ.get("KGB_PROTOCOL_WINDOW", "original")
+        options.protocol_timing = protocol_timing_options(window if window in PROTOCOL_WINDOWS else "original")
     return judge_with(job, options)
 
 

@@ -18,13 +18,14 @@ from typing import Any
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import protocol, wire
-from evaluation.judge.context import JudgementContext, TimingOptions
+from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import call_bytes
 from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
 from evaluation.judge.timing_spots import timing_set_seed
 from evaluation.judge.timing_stats import hidden_work_message, low_quantile, median_iqr, roofline_floor_ms, sets_for
 from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S
-from evaluation.judge.untrusted.timing_do_bench import calls_per_side
+from evaluation.judge.untrusted.timing_back_to_back import calls_per_side as back_to_back_calls_per_side
+from evaluation.judge.untrusted.timing_do_bench import calls_per_side as do_bench_calls_per_side
 from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
 
 
@@ -125,7 +126,7 @@ def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], optio
             # Bounded like a correctness call, for every call a timed loop may make (a kernel that sleeps
             # only once timed would otherwise hold the GPU alone for the rest of its budget).
             limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
-                judgement.reference_seconds.get(case.case_id, 0.0), calls=calls_at_most(options)
+                judgement.reference_seconds.get(case.case_id, 0.0), calls=calls_at_most(options, request.window)
             )
             reply, _ = judgement.session.request(request, [], case, tier, call_limit_s=limit_s)
             host_ms = (time.perf_counter() - host_started) * 1000
@@ -143,10 +144,13 @@ def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], optio
     return timed
 
 
-def calls_at_most(options: TimingOptions) -> int:
-    """Both sides' calls in one timed request when every round or batch runs its minimum (a slow case)."""
-    if options.window == "do_bench":
-        return 2 * calls_per_side(options.min_iterations)
+def calls_at_most(options: TimingOptions, window: str) -> int:
+    """Both sides' calls in one timed request of ``window``'s loop when every round or batch runs its
+    minimum (a slow case)."""
+    if window == "do_bench":
+        return 2 * do_bench_calls_per_side(options.min_iterations)
+    if window == "back_to_back":
+        return 2 * back_to_back_calls_per_side()
     return 2 * (options.min_iterations + options.sets_per_side + 2)
 
 
@@ -273,7 +277,8 @@ def prepare_case(
         spot_seed=derive_seed(judgement.secret, options.stage, "spots", case.case_id),
         poison_keys=tuple(poison_keys),
         restore_keys=tuple(key for key in spec.entry_point(case.entry_point).mutates if key not in poison_keys),
-        window=options.window,
+        # "original": the loop the original times this operator's source with; any other window as it is.
+        window=protocol_timer(options.window, spec.operator_id)[0],
     )
     return load, encoder.blobs, request, first_call
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+from collections.abc import Callable
 from typing import Any
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec
@@ -19,6 +20,14 @@ def median_iqr(samples: list[float]) -> tuple[float, float]:
         return statistics.median(samples), 0.0
     quartiles = statistics.quantiles(samples, n=4)
     return statistics.median(samples), quartiles[2] - quartiles[0]
+
+
+# A timing's figure from its samples, by name (context.ORIGINAL_TIMERS: the original's ATen tests take the
+# median, its vLLM and cuBLAS tests the mean).
+STATISTICS: dict[str, Callable[[list[float]], float]] = {
+    "median": lambda samples: statistics.median(samples) if samples else float("nan"),
+    "mean": lambda samples: statistics.fmean(samples) if samples else float("nan"),
+}
 
 
 def low_quantile(samples: list[float], fraction: float = 0.1) -> float:
@@ -45,17 +54,21 @@ def coefficient_of_variation(values: list[float]) -> float | None:
 
 
 def bootstrap_speedup_ci(
-    samples: list[tuple[list[float], list[float]]], rng: random.Random, repetitions: int = 300
+    samples: list[tuple[list[float], list[float]]],
+    rng: random.Random,
+    repetitions: int = 300,
+    statistic: Callable[[list[float]], float] = statistics.median,
 ) -> tuple[float, float] | None:
-    """95% interval of the geometric-mean speedup, resampling each case's iterations."""
+    """95% interval of the geometric-mean speedup, resampling each case's iterations (each side's figure is
+    ``statistic`` of its resample)."""
     if not samples:
         return None
     estimates = []
     for _ in range(repetitions):
         speedups = []
         for reference_ms, candidate_ms in samples:
-            ref = statistics.median(rng.choices(reference_ms, k=len(reference_ms)))
-            cand = statistics.median(rng.choices(candidate_ms, k=len(candidate_ms)))
+            ref = statistic(rng.choices(reference_ms, k=len(reference_ms)))
+            cand = statistic(rng.choices(candidate_ms, k=len(candidate_ms)))
             speedups.append(ref / cand if cand > 0 else float("inf"))
         value = geometric_mean(speedups)
         if value is not None:

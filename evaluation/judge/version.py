@@ -10,7 +10,7 @@ from __future__ import annotations
 
 JUDGE_VERSION = 4
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 6
+PROTOCOL_STAGE_VERSION = 7
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -37,4 +37,11 @@ HISTORY: dict[int, str] = {
     "call ran a different race between host and device than do_bench does (KGB_PROTOCOL_WINDOW=caller "
     "or whole_call still selects the older loops); one input set; calls of 1 ms or more skip do_bench's "
     "five-call estimate and run at least 2 timed calls a batch.",
+    7: "Version 6 with each source's cases timed by the original's own timer for that source (PROTOCOL.md "
+    "section 6, VLLM_CUBLAS.md): ATen by do_bench's loop, the median; vLLM by the same loop, the mean; cuBLAS "
+    "by calls back to back between two events after a tenth as many warm-ups, no L2 flush, the mean (up to "
+    "the original's 100 calls a batch). The do_bench loop sizes its batches from each side's first call and "
+    "one flush (no five-call estimate), 4 to 10 timed calls a batch on about 4 ms a case. The unwatched "
+    "check's floor is lowered by as much as the reference's calls ran under their flushed device time "
+    "(back-to-back calls find the L2 warm).",
 }

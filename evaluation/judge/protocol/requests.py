@@ -142,10 +142,12 @@ class TimeCase(Request):
     # "device": the timed stream held until the call is enqueued, the dispatch audit on (device time alone);
     # "caller": neither (the latency a caller sees, as triton.testing.do_bench measures it); "whole_call":
     # as "caller", but the flush finished before the start event, so all of the call's host path is inside;
-    # "do_bench": triton.testing.do_bench's own loop, no wait between calls (untrusted/timing_do_bench.py).
+    # "do_bench": triton.testing.do_bench's own loop, no wait between calls (untrusted/timing_do_bench.py);
+    # "back_to_back": the original cuBLAS tests' loop, calls back to back between two events, no flush
+    # (untrusted/timing_back_to_back.py).
     window: str = "device"
 
-    WINDOWS: ClassVar[tuple[str, ...]] = ("device", "caller", "whole_call", "do_bench")
+    WINDOWS: ClassVar[tuple[str, ...]] = ("device", "caller", "whole_call", "do_bench", "back_to_back")
 
     @classmethod
     def decode(cls, header: Any) -> TimeCase:

@@ -83,6 +83,7 @@ class TimingRequests:
 
     def _time_case(self, request: protocol.TimeCase) -> dict[str, Any]:
         from evaluation.judge.untrusted.timing import reference_callable, time_interleaved
+        from evaluation.judge.untrusted.timing_back_to_back import time_back_to_back
         from evaluation.judge.untrusted.timing_do_bench import time_like_do_bench
 
         candidate_sets, reference_sets = self.timing_sets.pop(request.sets_key)  # from time_load
@@ -107,6 +108,8 @@ class TimingRequests:
         )
         if request.window == "do_bench":
             return time_like_do_bench(sets=candidate_sets, **shared)
+        if request.window == "back_to_back":
+            return time_back_to_back(sets=candidate_sets, **shared)
         return time_interleaved(
             candidate_sets=candidate_sets,
             reference_sets=reference_sets,

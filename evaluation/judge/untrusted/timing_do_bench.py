@@ -1,6 +1,7 @@
 """The protocol stage's timer inside the sandbox: ``triton.testing.do_bench``'s loop, call for call.
 
-The original harness times its ATen cases with ``do_bench(fn, warmup=25, rep=100)``, median. That loop
+The original harness times its ATen cases with ``do_bench(fn, warmup=25, rep=100)``, median, and its vLLM
+cases with the same call, mean (the statistic is the trusted side's: timing_protocol.py). That loop
 never waits for the device between calls: it enqueues an L2 flush, a start event, the call and an end event,
 again and again, and synchronises once at the end. Whether a call's host launch cost lands inside its window
 is then a race between the host and the device (the flush takes ~60 us on an H200, a Triton call's host path
@@ -8,17 +9,19 @@ is then a race between the host and the device (the flush takes ~60 us on an H20
 (timing.time_interleaved, the device-time stage's) runs a different race: on the H200 its caller latency
 agreed with do_bench's within 10 % on none of ten ATen operators. So this loop keeps do_bench's shape:
 
-- one call and a synchronize, then five flushed calls between two events: the estimate of one call;
 - per batch, warm-up calls without a flush, then the timed calls (flush, start event, call, end event) with
   no wait in between, one synchronize at the end; the median of every timed call;
-- iteration counts sized from the estimate, as do_bench sizes them, on a budget of milliseconds rather
-  than do_bench's 125 ms (a submission's every timed case goes through here). A call of LONG_CALL_MS or
-  more skips the five-call estimate (its first call, between two events, says as much) and may run as few as
-  LONG_CALL_MIN_ITERATIONS timed calls a batch: its host path hides behind it, its median varies 0.2 % on
-  the H200, and do_bench itself times a 30 ms call three times.
+- iteration counts sized from an estimate of one timed iteration, as do_bench sizes them, on a budget of
+  milliseconds rather than do_bench's 125 ms (a submission's every timed case goes through here). A call of
+  LONG_CALL_MS or more may run as few as LONG_CALL_MIN_ITERATIONS timed calls a batch: its host path hides
+  behind it, its median varies 0.2 % on the H200, and do_bench itself times a 30 ms call three times.
 
 What differs from do_bench, and why:
 
+- The estimate is each side's first call between two events after a synchronize, plus one flush between two
+  events, where do_bench times five flushed calls: the estimate only sizes the batches, which their bounds
+  mostly decide, and five flushed calls a side would cost ~0.7 ms a case, over some 5,500 cases a
+  110-kernel submission.
 - Each side runs BATCHES_PER_SIDE batches, the two sides alternating which goes first (reference,
   candidate, candidate, reference), over the case's sets in turn (one set is enough: no values rotate
   here), so a drift of the host's or the device's clocks lands on both sides.
@@ -47,8 +50,6 @@ from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S, spin_up
 from evaluation.judge.untrusted.timing import reference_thunks
 from evaluation.judge.untrusted.timing_sets import restorer
 
-# do_bench estimates one call from this many flushed calls between two events.
-ESTIMATE_CALLS = 5
 # do_bench warms up for a quarter of the time it then measures (warmup=25 ms, rep=100 ms).
 WARMUP_FRACTION = 0.25
 BATCHES_PER_SIDE = 2
@@ -60,7 +61,7 @@ LONG_CALL_MIN_ITERATIONS = 2
 def calls_per_side(min_iterations: int) -> int:
     """The most calls one side makes when every batch runs its minimum (a slow case): the trusted side's
     time limit for the request is sized from it."""
-    return 1 + ESTIMATE_CALLS + BATCHES_PER_SIDE * (min_iterations + warmup_calls(min_iterations))
+    return 1 + BATCHES_PER_SIDE * (min_iterations + warmup_calls(min_iterations))
 
 
 def warmup_calls(iterations: int) -> int:
@@ -111,13 +112,15 @@ def time_like_do_bench(
     host_ms_total = 0.0
     low_launch_calls = 0
     batch_budget_ms = budget_s * 1000 / (2 * BATCHES_PER_SIDE)
+    flush_ms = flush_time_ms(flush, event_class, synchronize) if flush_buffer is not None else 0.0
     iterations = {}
     for side in ("reference", "candidate"):
-        estimate_ms, host_ms, low = _estimate(thunks[side][0], restorers[0], flush, event_class, synchronize)
+        estimate_ms, host_ms, low = first_call(thunks[side][0], restorers[0], event_class, synchronize)
         host_ms_total += host_ms
         if side == "candidate":
             low_launch_calls += low if min_launches else 0
-        count = int(batch_budget_ms / estimate_ms) if estimate_ms > 0 else max_iterations
+        iteration_ms = estimate_ms + flush_ms
+        count = int(batch_budget_ms / iteration_ms) if iteration_ms > 0 else max_iterations
         fewest = min(min_iterations, LONG_CALL_MIN_ITERATIONS) if estimate_ms >= LONG_CALL_MS else min_iterations
         iterations[side] = min(max_iterations, max(fewest, count))
     for batch in range(BATCHES_PER_SIDE):
@@ -162,44 +165,35 @@ def time_like_do_bench(
     }
 
 
-def _estimate(
+def first_call(
     thunk: Callable[[], Any],
     restore: Callable[[], None] | None,
-    flush: Callable[[], Any],
     event_class: Any,
     synchronize: Callable[[], None],
 ) -> tuple[float, float, int]:
-    """do_bench's estimate: one call and a synchronize, then ESTIMATE_CALLS flushed calls between two events;
-    a first call of LONG_CALL_MS or more between its own two events is its own estimate (events, not the
-    host's clock: a busy host must not decide it). Returns (ms per call, host ms, calls that launched
-    nothing)."""
+    """One call between two events, then a synchronize: the estimate of one call (events, not the host's
+    clock: a busy host must not decide it). Returns (ms, host ms, 1 if it launched nothing else 0)."""
     host_started = time.perf_counter()
-    low = 0
     if restore is not None:
         restore()
-    first_start, first_end = event_class(enable_timing=True), event_class(enable_timing=True)
-    first_start.record()
-    before = guard.STATE.launches
-    thunk()
-    low += guard.STATE.launches == before
-    first_end.record()
-    synchronize()
-    first_ms = first_start.elapsed_time(first_end)
-    if first_ms >= LONG_CALL_MS:
-        return first_ms, (time.perf_counter() - host_started) * 1000, low
     start, end = event_class(enable_timing=True), event_class(enable_timing=True)
     start.record()
-    for _ in range(ESTIMATE_CALLS):
-        if restore is not None:
-            restore()
-        flush()
-        before = guard.STATE.launches
-        thunk()
-        low += guard.STATE.launches == before
+    before = guard.STATE.launches
+    thunk()
+    low = int(guard.STATE.launches == before)
     end.record()
     synchronize()
-    host_ms = (time.perf_counter() - host_started) * 1000
-    return start.elapsed_time(end) / ESTIMATE_CALLS, host_ms, low
+    return start.elapsed_time(end), (time.perf_counter() - host_started) * 1000, low
+
+
+def flush_time_ms(flush: Callable[[], Any], event_class: Any, synchronize: Callable[[], None]) -> float:
+    """One L2 flush between two events: what every timed iteration costs besides its call."""
+    start, end = event_class(enable_timing=True), event_class(enable_timing=True)
+    start.record()
+    flush()
+    end.record()
+    synchronize()
+    return start.elapsed_time(end)
 
 
 def _batch(

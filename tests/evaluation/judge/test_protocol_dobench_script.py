@@ -110,3 +110,13 @@ def test_agreement_is_over_the_cases_both_timed():
     assert row["within_10pct"] is True and row["judge_device_time"] == 0.5
     far = script.protocol_operator_row("aten::x", None, [{"case_id": "a", "judge": 1.0, "do_bench": 1.2}], 1, [])
     assert far["within_10pct"] is False and far["status"] == "not judged"
+
+
+def test_each_source_is_compared_with_the_original_s_timer_for_it():
+    # ATen do_bench's median, vLLM do_bench's mean, cuBLAS 100 calls back to back between events.
+    assert script.original_timer("aten::cos") is script.do_bench_median_ms
+    assert script.original_timer("vllm13::rms_norm") is script.do_bench_mean_ms
+    assert script.original_timer("cublas::cublasSaxpy_v2") is script.cublas_events_mean_ms
+    from evaluation.judge.context import ORIGINAL_TIMERS
+
+    assert set(script.ORIGINAL_TIMERS) == set(ORIGINAL_TIMERS)  # the judge's table and the script's agree

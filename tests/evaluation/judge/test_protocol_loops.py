@@ -1,6 +1,8 @@
-"""The protocol stage's timer (untrusted/timing_do_bench.py): triton.testing.do_bench's loop, call for call.
+"""The protocol stage's timers inside the sandbox, each the original harness's loop for a source:
+triton.testing.do_bench's (untrusted/timing_do_bench.py: ATen and vLLM) and the cuBLAS tests' calls back to
+back between two events (untrusted/timing_back_to_back.py).
 
-These tests drive it with events, a flush and a synchronize that write what happens into one timeline, so
+These tests drive them with events, a flush and a synchronize that write what happens into one timeline, so
 what is checked is the order of flushes, events, calls and waits: on a GPU it is that order, not the clock,
 that decides which share of a call's host path lands inside its window.
 """
@@ -11,9 +13,9 @@ import itertools
 
 import torch
 
-from evaluation.judge.untrusted import guard
+from evaluation.judge.untrusted import guard, timing_back_to_back
+from evaluation.judge.untrusted.timing_back_to_back import ORIGINAL_CALLS, time_back_to_back
 from evaluation.judge.untrusted.timing_do_bench import (
-    ESTIMATE_CALLS,
     LONG_CALL_MIN_ITERATIONS,
     LONG_CALL_MS,
     calls_per_side,
@@ -27,7 +29,7 @@ class Timeline:
     counter that only calls advance (by their side's cost), so an event pair's elapsed time is the cost of
     the calls between its two records."""
 
-    def __init__(self, cost_ms: dict[str, float]) -> None:
+    def __init__(self, cost_ms: dict[str, float], flush_ms: float = 0.0) -> None:
         self.entries: list = []
         self.now = 0.0
         self.cost_ms = cost_ms
@@ -47,6 +49,7 @@ class Timeline:
         class Flush:
             def zero_(self) -> None:
                 timeline.entries.append("flush")
+                timeline.now += flush_ms
 
         self.event_class, self.flush_buffer = Event, Flush()
 
@@ -58,8 +61,19 @@ class Timeline:
         self.now += self.cost_ms[side]
 
 
-def run_loop(*, cost_ms=None, sets=2, budget_s=0.004, min_iterations=3, max_iterations=6, launches=1, mutates=()):
-    timeline = Timeline(cost_ms or {"candidate": 0.1, "reference": 0.2})
+def run_loop(
+    *,
+    cost_ms=None,
+    flush_ms=0.0,
+    sets=2,
+    budget_s=0.004,
+    min_iterations=3,
+    max_iterations=6,
+    launches=1,
+    mutates=(),
+    loop=time_like_do_bench,
+):
+    timeline = Timeline(cost_ms or {"candidate": 0.1, "reference": 0.2}, flush_ms)
     calls = [{"args": [torch.full((3,), float(index))], "kwargs": {}} for index in range(sets)]
     drawn = [call["args"][0].clone() for call in calls]
     seen_inputs: list[torch.Tensor] = []
@@ -74,7 +88,7 @@ def run_loop(*, cost_ms=None, sets=2, budget_s=0.004, min_iterations=3, max_iter
     def reference(args: list, kwargs: dict) -> None:
         timeline.call("reference", next(i for i, call in enumerate(calls) if call["args"][0] is args[0]))
 
-    result = time_like_do_bench(
+    result = loop(
         candidate=candidate,
         reference=reference,
         sets=calls,
@@ -106,12 +120,13 @@ def test_it_is_do_bench_s_loop_no_wait_between_timed_calls():
     result, entries, _, _ = run_loop(min_iterations=3, max_iterations=6)
     parts = batches(entries)
 
-    # Per side, do_bench's estimate: one call and a wait, then five flushed calls between two events.
-    for side, (first, estimate) in zip(("reference", "candidate"), (parts[0:2], parts[2:4]), strict=True):
+    # One flush between two events (what an iteration costs besides its call), then per side its first call
+    # between two events and a wait: the estimate that sizes its batches.
+    assert parts[0] == ["record", "flush", "record", "sync"]
+    for side, first in zip(("reference", "candidate"), parts[1:3], strict=True):
         assert first == ["record", ("call", side, 0), "record", "sync"]
-        assert estimate == ["record", *(["flush", ("call", side, 0)] * ESTIMATE_CALLS), "record", "sync"]
     # Then two batches a side over the sets in turn, sides alternating which goes first, each a run of do_bench.
-    timed = parts[4:]
+    timed = parts[3:]
     order = [batch[-3][1] for batch in timed]
     assert order == ["reference", "candidate", "candidate", "reference"]
     for batch in timed:
@@ -129,7 +144,7 @@ def test_it_is_do_bench_s_loop_no_wait_between_timed_calls():
 
 def test_one_set_serves_both_batches_of_a_side():
     _, entries, _, _ = run_loop(sets=1)
-    timed = batches(entries)[4:]
+    timed = batches(entries)[3:]
 
     assert [batch[-3][1:] for batch in timed] == [
         ("reference", 0),
@@ -149,9 +164,16 @@ def test_iterations_are_sized_from_its_own_estimate_of_a_call():
     assert result["event_ms_total"] == sum(result["candidate_ms"]) + sum(result["reference_ms"])
 
 
+def test_the_flush_counts_in_what_a_timed_iteration_costs():
+    # A 0.1 ms call behind a 0.4 ms flush costs 0.5 ms an iteration: 2 fit in a 1 ms batch (then 3), not 10.
+    result, _, _, _ = run_loop(cost_ms=dict.fromkeys(("candidate", "reference"), 0.1), flush_ms=0.4, max_iterations=20)
+
+    assert len(result["candidate_ms"]) == len(result["reference_ms"]) == 2 * 3
+
+
 def test_the_time_limit_of_a_request_covers_its_calls_at_their_minimum():
     # What the trusted side's per-request time limit assumes (timed_requests.calls_at_most): a call just
-    # short of LONG_CALL_MS on the device runs every batch at its minimum after the five-call estimate.
+    # short of LONG_CALL_MS on the device runs every batch at its minimum.
     short_of_long = 0.99 * LONG_CALL_MS
     _, entries, _, _ = run_loop(cost_ms=dict.fromkeys(("candidate", "reference"), short_of_long), budget_s=0.001)
     made = [entry for entry in entries if isinstance(entry, tuple)]
@@ -160,18 +182,17 @@ def test_the_time_limit_of_a_request_covers_its_calls_at_their_minimum():
         assert sum(1 for call in made if call[1] == side) == calls_per_side(3)
 
 
-def test_a_long_call_is_its_own_estimate_and_runs_fewer_timed_calls():
-    # Its first call takes LONG_CALL_MS or more between its two events: no five-call estimate, and as few
-    # as LONG_CALL_MIN_ITERATIONS timed calls a batch (do_bench times a 30 ms call three times).
+def test_a_long_call_runs_fewer_timed_calls():
+    # Its first call takes LONG_CALL_MS or more between its two events: as few as LONG_CALL_MIN_ITERATIONS
+    # timed calls a batch (do_bench times a 30 ms call three times).
     cost = dict.fromkeys(("candidate", "reference"), 2 * LONG_CALL_MS)
     result, entries, _, _ = run_loop(cost_ms=cost, budget_s=0.001)
     parts = batches(entries)
 
-    # Each side's first call, then straight to the batches: no five-call estimate in between.
-    assert parts[0] == ["record", ("call", "reference", 0), "record", "sync"]
-    assert parts[1] == ["record", ("call", "candidate", 0), "record", "sync"]
+    assert parts[1] == ["record", ("call", "reference", 0), "record", "sync"]
+    assert parts[2] == ["record", ("call", "candidate", 0), "record", "sync"]
     assert len(result["candidate_ms"]) == len(result["reference_ms"]) == 2 * LONG_CALL_MIN_ITERATIONS
-    assert len(parts) == 2 + 4  # two first calls, four batches
+    assert len(parts) == 3 + 4  # the flush, two first calls, four batches
 
 
 def test_in_out_arguments_are_put_back_before_every_timed_call():
@@ -187,8 +208,8 @@ def test_a_candidate_call_that_launches_nothing_is_counted():
     idle, _, _, _ = run_loop(launches=0)
 
     assert launched["low_launch_calls"] == 0
-    timed_and_estimated = len(idle["candidate_ms"]) + 1 + ESTIMATE_CALLS
-    assert idle["low_launch_calls"] == timed_and_estimated
+    timed_and_first = len(idle["candidate_ms"]) + 1
+    assert idle["low_launch_calls"] == timed_and_first
 
 
 def test_every_sample_is_one_timed_call_between_its_own_two_events():
@@ -197,3 +218,84 @@ def test_every_sample_is_one_timed_call_between_its_own_two_events():
     for side, cost in (("candidate", 0.25), ("reference", 0.75)):
         assert all(abs(value - cost) < 1e-12 for value in result[f"{side}_ms"])
     assert result["finite"] and not list(itertools.chain(result["candidate_tail_ms"], result["reference_tail_ms"]))
+
+
+# --- the original cuBLAS tests' loop: calls back to back between two events, no flush -----------------------
+
+
+def test_the_cublas_loop_is_calls_back_to_back_between_two_events_without_a_flush():
+    result, entries, _, _ = run_loop(loop=time_back_to_back, cost_ms={"candidate": 0.01, "reference": 0.02})
+    parts = batches(entries)
+
+    assert "flush" not in entries
+    # Per side its first call between two events and a wait (the estimate), then two batches a side, sides
+    # alternating which goes first: warm-up calls, then the calls between one pair of events, one wait.
+    for side, first in zip(("reference", "candidate"), parts[0:2], strict=True):
+        assert first == ["record", ("call", side, 0), "record", "sync"]
+    timed = parts[2:]
+    assert [batch[-3][1] for batch in timed] == ["reference", "candidate", "candidate", "reference"]
+    for batch in timed:
+        _, side, set_index = batch[-3]
+        first_record = batch.index("record")
+        warm, body = batch[:first_record], batch[first_record:]
+        calls = len(body) - 3
+        assert warm == [("call", side, set_index)] * timing_back_to_back.warmup_calls(calls)
+        assert body == ["record", *([("call", side, set_index)] * calls), "record", "sync"]
+    # 4 ms over four batches: 1 ms a batch fits the original's 100 calls of 0.01 ms, and 50 of 0.02 ms.
+    assert [batch.count(("call", "candidate", 0)) for batch in timed if batch[-3][1] == "candidate"][0] == (
+        ORIGINAL_CALLS + timing_back_to_back.warmup_calls(ORIGINAL_CALLS)
+    )
+    # One sample a batch: its mean per call.
+    assert len(result["candidate_ms"]) == len(result["reference_ms"]) == 2
+    assert all(abs(value - 0.01) < 1e-9 for value in result["candidate_ms"])
+    assert all(abs(value - 0.02) < 1e-9 for value in result["reference_ms"])
+    assert result["stop_reason"] == "back_to_back"
+
+
+def test_the_cublas_loop_runs_fewer_calls_of_a_long_call_never_under_its_fewest():
+    result, entries, _, _ = run_loop(loop=time_back_to_back, cost_ms=dict.fromkeys(("candidate", "reference"), 3.0))
+    made = [entry for entry in entries if isinstance(entry, tuple)]
+
+    fewest = timing_back_to_back.FEWEST_CALLS
+    for side in ("candidate", "reference"):
+        assert sum(1 for call in made if call[1] == side) == timing_back_to_back.calls_per_side(fewest)
+    assert result["candidate_ms"] == [3.0, 3.0]
+
+
+def test_the_cublas_loop_puts_in_out_arguments_back_before_each_batch_not_between_its_calls():
+    # The original runs its 100 calls on the same buffers: a copy between them would be timed. Each batch
+    # starts from the drawn values, then they drift within it.
+    seen = []
+
+    def candidate(x):
+        guard.STATE.launches += 1
+        seen.append(float(x[0]))
+        x.add_(1)
+
+    time_back_to_back(
+        candidate=candidate,
+        reference=lambda args, kwargs: None,
+        sets=[{"args": [torch.zeros(2)], "kwargs": {}}],
+        flush_buffer=None,
+        budget_s=0.004,
+        min_iterations=4,
+        max_iterations=10,
+        min_launches=1,
+        restore_keys=[0],
+        host_clock=True,
+    )
+    # The first call and the two batches start from the drawn zero; within a batch the value climbs by one.
+    assert seen.count(0.0) == 3 and max(seen) > 1
+    assert all(after in (before + 1, 0.0) for before, after in itertools.pairwise(seen))
+
+
+def test_the_cublas_loop_counts_every_call_that_launches_nothing_but_warm_ups():
+    launched, _, _, _ = run_loop(loop=time_back_to_back, launches=1)
+    idle, entries, _, _ = run_loop(loop=time_back_to_back, launches=0)
+
+    timed_calls = 0
+    for batch in batches(entries)[2:]:
+        if batch[-3][1] == "candidate":
+            timed_calls += len(batch[batch.index("record") :]) - 3
+    assert launched["low_launch_calls"] == 0
+    assert idle["low_launch_calls"] == 1 + timed_calls  # its first call, and every call between the events
