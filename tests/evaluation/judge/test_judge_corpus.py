@@ -89,6 +89,28 @@ def test_every_file_is_a_submission_for_an_operator_of_the_catalog():
             assert f"def {entry_point.name}(" in source, f"{relative} lacks the entry point {entry_point.name}"
 
 
+def test_a_bug_no_case_of_the_judged_tiers_exposes_is_expected_to_pass_there(tmp_path):
+    # A GPU judges the original's public and held-out grids; a bug only the smoke tier's layout case exposes
+    # passes there, as the original's release would pass it, and the manifest has to say so and why.
+    embedding = MANIFEST["buggy/aten__embedding.py"]
+    assert embedding.expected_on(("smoke",)) == "failed_correctness"
+    assert embedding.expected_on(("public", "held_out")) == "passed"
+    assert all(
+        entry.expected_on(("public",)) == entry.expected_status for entry in MANIFEST.values() if not entry.exposed_by
+    )
+
+    bad = tmp_path / "corpus.toml"
+    bad.write_text('[files."honest/aten__cos.py"]\nstyle = "s"\nexposed_by = ["smoke"]\nexposed_why = "w"\n')
+    with pytest.raises(ValueError, match="exposed_by"):
+        corpus.load_manifest(bad)
+    bad.write_text(
+        '[files."buggy/aten__cos.py"]\nstyle = "s"\nbug = "b"\nexpected_status = "failed_correctness"\n'
+        'reason_contains = "x"\nexposed_by = ["smoke"]\n'
+    )
+    with pytest.raises(ValueError, match="exposed_why"):
+        corpus.load_manifest(bad)
+
+
 def test_known_defects_quote_the_judge():
     for entry in MANIFEST.values():
         for defect in entry.defects.values():
