@@ -37,6 +37,10 @@
 #                                                   # then OPS judged against do_bench (agree_quiet)
 #     bash scripts/gpu/run_all.sh protocol_submission [S] [END] # the 110-kernel submission with the protocol
 #                                                   # stage on, then AGREE10 against do_bench 10 at once
+#     bash scripts/gpu/run_all.sh sources_submission [S] [END] # the protocol stage with each source's own
+#                                                   # timer: a smoke of one kernel per source, the 110-kernel
+#                                                   # submission (S seconds), then cuBLAS and vLLM operators
+#                                                   # against the original's timers for them until END
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -68,6 +72,11 @@ SPREAD7=aten::fill_,vllm13::topk_softmax,cublas::cublasSgemmStridedBatched,cubla
 AGREE10=aten::clone,aten::bitwise_not,aten::index_select,aten::cos,aten::gather,aten::zero_,aten::silu,aten::mish,aten::mm,aten::sum
 # The protocol mode's smoke: a pointwise kernel, a matrix product, a vLLM kernel.
 SMOKE3=aten::cos,aten::mm,vllm13::rms_norm
+# One kernel of each source, each timed by the original's timer for its source (context.ORIGINAL_TIMERS).
+SMOKE_SOURCES=aten::cos,cublas::cublasSaxpy_v2,vllm13::rms_norm
+# cuBLAS operators (the original's back-to-back event loop: level 1, 2 and 3) and vLLM ones (do_bench, the
+# mean) against the original's timers; the issue's own comparison had Saxpy and Sdot.
+AGREE_SOURCES=cublas::cublasSaxpy_v2,cublas::cublasSdot_v2,cublas::cublasSscal_v2,cublas::cublasDgemv_v2,cublas::cublasSgemm_v2,vllm13::rms_norm,vllm13::fused_add_rms_norm,vllm13::permute_cols
 LONG=aten::linear,aten::softmax,aten::_softmax,aten::argmax,aten::amin,aten::mm,aten::bmm,aten::mean,aten::sum,vllm13::permute_cols,aten::embedding,aten::sort,aten::cat,aten::huber_loss
 
 step() {  # step NAME SECONDS COMMAND...
@@ -390,6 +399,30 @@ elif [ "$PART" = protocol_submission ]; then
   cat "$OUT/catalog_summary.txt"
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   pack_out refs.log agree.log agree.json catalog_summary.txt run.log
+elif [ "$PART" = sources_submission ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # One call: a smoke (one kernel per source judged with the protocol stage, 2 cases each through the
+  # original's timer for the source; any failure ends the call), the 110-kernel submission with the stage on
+  # (the throughput figure, S seconds), then AGREE_SOURCES judged 8 at once against the original's timers.
+  step smoke 130 env KGB_ONLY_OPERATORS=$SMOKE_SOURCES python3 scripts/gpu/judge_h200.py \
+    --sections protocol_dobench --protocol-jobs 3 --protocol-cases 2 --protocol-budget-s 120
+  mv "$OUT/judge_h200.json" "$OUT/smoke.json" 2>/dev/null
+  grep -A5 "^== protocol agreement" "$OUT/smoke.log" | cut -c1-220
+  if ! smoke_verdicts "$OUT/smoke.json"; then
+    grep -E "^(aten|vllm13|cublas)::|Error" "$OUT/smoke.log" | cut -c1-300 | head -20
+    pack_out smoke.log smoke.json run.log
+    exit 1
+  fi
+  catalog "${2:-360}" 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  agree_cap=$((${3:-585} - SECONDS))
+  step agree "$agree_cap" env KGB_ONLY_OPERATORS=$AGREE_SOURCES python3 scripts/gpu/judge_h200.py \
+    --sections protocol_dobench --protocol-jobs 8 --protocol-cases 40 --protocol-budget-s $((agree_cap - 10))
+  mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
+  echo; echo "== summaries"
+  cat "$OUT/catalog_summary.txt"
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  pack_out smoke.log refs.log agree.log agree.json catalog_summary.txt run.log
 elif [ "$PART" = restructure ]; then
   # What the judge's restructure and the protocol pass's plumbing cost with the pass off: the 20-operator
   # submission judged by OLD and by this checkout (KGB_PROTOCOL_TIMING=off), alternately, two rounds each.
