@@ -1,5 +1,5 @@
-"""What both timing stages share: shipping a case's rotating input sets, timing every case back to back under
-one exclusive hold of the device, and refusing what a timed loop's report must not say.
+"""What both timing stages share: shipping a chunk of cases' rotating input sets, timing them back to back
+under one exclusive hold of the device, and refusing what a timed loop's report must not say.
 
 The device-time stage (timing_trusted.py: a few large cases, the timed stream held, the dispatch audit on)
 and the protocol stage (timing_protocol.py: every timed case, the latency a caller sees, as the paper's
@@ -80,37 +80,71 @@ def time_cases(
     options: TimingOptions,
     chunk_bytes: int | None = None,
 ) -> list[TimedCase]:
-    """Time ``cases`` with ``options``: the cases' sets shipped first (shared holds), then their timed loops
-    back to back while this judgement holds the device alone, then each report checked (raising the Verdict
-    a report calls for). With ``chunk_bytes``, at most about that many bytes of sets are on the device at
-    once: the cases go in chunks, one exclusive hold each. Each stage (``options.stage``) draws its own input
-    sets. Fewer reports than cases: the judgement's budget ran out first (the stage's check says so)."""
+    """Time ``cases`` with ``options``, chunk by chunk: a chunk's sets drawn under one shared hold and
+    shipped in one request (the sandbox puts them on the device), then its timed loops back to back while
+    this judgement holds the device alone, then each report checked (raising the Verdict a report calls
+    for). With ``chunk_bytes``, a chunk holds about that many bytes of sets; without, every case is one
+    chunk. Each stage (``options.stage``) draws its own input sets. Fewer reports than cases: the
+    judgement's budget ran out first (the stage's check says so)."""
     timed: list[TimedCase] = []
-    chunk: list[tuple[Any, ...]] = []
-    chunk_sent = 0
-    for tier, case in cases:
-        if judgement.session.remaining() < 5:
+    queue = list(cases)
+    while queue:
+        chunk, out_of_time = _ship_chunk(judgement, queue, options, chunk_bytes)
+        if chunk:
+            timed += _time_chunk(judgement, chunk, options)
+        if out_of_time:
             judgement.check(options.stage, "failed", "the budget ran out before every case was timed")
             break
-        if chunk and chunk_bytes is not None and chunk_sent >= chunk_bytes:
-            timed += _time_chunk(judgement, chunk, options)
-            chunk, chunk_sent = [], 0
-        sets_started = time.perf_counter()
-        load, blobs_out, request, first_call = prepare_case(judgement, case, options)
-        # Ship the sets now and let the sandbox put them on the device: not inside the exclusive hold.
-        loaded: protocol.SetsLoaded = judgement.session.request(load, blobs_out, case, tier, gpu=True)[0]
+    return timed
+
+
+def _ship_chunk(
+    judgement: JudgementContext, queue: list[tuple[str, Case]], options: TimingOptions, chunk_bytes: int | None
+) -> tuple[list[tuple[Any, ...]], bool]:
+    """Draw the next chunk's sets (taken off ``queue``) and load them into the sandbox. Each lock hold and
+    each request costs a wait behind other judges' timers: one of each per chunk, not per case (on the
+    H200 the protocol stage's ~5,700 cases spent 312 judge-seconds drawing and loading one at a time).
+    Returns the chunk's entries for _time_chunk and whether the budget ran out first."""
+    started = time.perf_counter()
+    encoder = wire.Encoder()
+    drawn: list[tuple[Any, ...]] = []
+    loads: list[tuple[str, tuple[Any, ...], tuple[Any, ...]]] = []
+    chunk_sent, out_of_time = 0, False
+    with judgement.session.device_shared("timing_sets"):
+        while queue:
+            if judgement.session.remaining() < 5:
+                out_of_time = True
+                break
+            if drawn and chunk_bytes is not None and chunk_sent >= chunk_bytes:
+                break
+            if drawn:
+                judgement.session.yield_to_timer("timing_sets")  # a chunk's draws take a while
+            tier, case = queue.pop(0)
+            blobs_before = len(encoder.blobs)
+            key, candidate_sets, reference_sets, request, first_call = prepare_case(judgement, case, options, encoder)
+            sent_bytes = sum(len(blob) for blob in encoder.blobs[blobs_before:])
+            loads.append((key, candidate_sets, reference_sets))
+            drawn.append((tier, case, request, first_call, sent_bytes, len(candidate_sets)))
+            chunk_sent += sent_bytes
+    if drawn:
+        load = protocol.LoadTimingSets(
+            keys=tuple(key for key, _, _ in loads),
+            candidate_sets=tuple(candidate for _, candidate, _ in loads),
+            reference_sets=tuple(reference for _, _, reference in loads),
+        )
+        first_tier, first_case = drawn[0][0], drawn[0][1]
+        # The sandbox puts them on the device now: not inside the exclusive hold.
+        loaded: protocol.SetsLoaded = judgement.session.request(load, encoder.blobs, first_case, first_tier, gpu=True)[
+            0
+        ]
         if not loaded.ok:
             raise Verdict(
                 "error",
-                f"timing case {case.case_id}: the sandbox could not load its input sets: {loaded.error[-500:]}",
+                f"timing case {first_case.case_id} (and {len(drawn) - 1} more): the sandbox could not load their "
+                f"input sets: {loaded.error[-500:]}",
             )
-        sent_bytes = sum(len(blob) for blob in blobs_out)
-        chunk.append((tier, case, request, first_call, sent_bytes, len(load.candidate_sets)))
-        chunk_sent += sent_bytes
-        judgement.add_stage(f"{options.stage}.input_sets", time.perf_counter() - sets_started)
-    if chunk:
-        timed += _time_chunk(judgement, chunk, options)
-    return timed
+    judgement.add_stage(f"{options.stage}.input_sets", time.perf_counter() - started)
+    return drawn, out_of_time
 
 
 def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], options: TimingOptions) -> list[TimedCase]:
@@ -231,41 +265,37 @@ def crosscheck_failure(item: TimedCase, reason: str, message: str) -> Verdict:
 
 
 def prepare_case(
-    judgement: JudgementContext, case: Case, options: TimingOptions
-) -> tuple[protocol.LoadTimingSets, list[bytes], protocol.TimeCase, Call]:
-    """One timed case: the ``time_load`` message shipping its rotating input sets (drawn from the secret seed,
-    candidate and reference apart) with their blobs, the ``time`` message that later runs the loop on them,
-    and the first set's call (for the roofline's byte count)."""
+    judgement: JudgementContext, case: Case, options: TimingOptions, encoder: wire.Encoder
+) -> tuple[str, tuple[Any, ...], tuple[Any, ...], protocol.TimeCase, Call]:
+    """One timed case: its rotating input sets (drawn from the secret seed, candidate and reference apart)
+    encoded into ``encoder`` as the sandbox's key for them and the two lists of wire trees, the ``time``
+    message that later runs the loop on them, and the first set's call (for the roofline's byte count). The
+    caller holds the GPU shared (the bulk values are drawn on it)."""
     spec = judgement.spec
-    encoder = wire.Encoder()
     drawn: dict[str, list[Call]] = {"candidate": [], "reference": []}
     first_call = None
     sets = options.sets_per_side
     index = 0
-    # Every set in one shared hold (the bulk values are drawn on the GPU): a hold taken per set queued behind
-    # other judges' timers up to eight times per case.
-    with judgement.session.device_shared("timing_sets"):
-        sides = ("candidate", "reference") if options.separate_reference_sets else ("candidate",)
-        while index < sets:
-            for side in sides:
-                if first_call is not None:
-                    judgement.session.yield_to_timer("timing_sets")  # a large case's draws take a while
-                call = judgement.make_call(case, timing_set_seed(judgement.secret, side, case, index, options.stage))
-                if first_call is None:
-                    first_call = call
-                    sets = sets_for(options.sets_per_side, call_bytes(call), fewest=options.fewest_sets)
-                drawn[side].append(call)
-            index += 1
+    sides = ("candidate", "reference") if options.separate_reference_sets else ("candidate",)
+    while index < sets:
+        for side in sides:
+            if first_call is not None:
+                judgement.session.yield_to_timer("timing_sets")  # a large case's draws take a while
+            call = judgement.make_call(case, timing_set_seed(judgement.secret, side, case, index, options.stage))
+            if first_call is None:
+                first_call = call
+                sets = sets_for(options.sets_per_side, call_bytes(call), fewest=options.fewest_sets)
+            drawn[side].append(call)
+        index += 1
     candidate_sets, reference_sets = (
-        [encoder.encode({"args": call.args, "kwargs": call.kwargs}) for call in drawn[side]]
+        tuple(encoder.encode({"args": call.args, "kwargs": call.kwargs}) for call in drawn[side])
         for side in ("candidate", "reference")
     )
     # The device-time stage's spot checks are fetched by case id; another stage's sets are kept apart.
     key = case.case_id if options.stage == "timing" else f"{options.stage}:{case.case_id}"
-    load = protocol.LoadTimingSets(key=key, candidate_sets=tuple(candidate_sets), reference_sets=tuple(reference_sets))
     poison_keys = judgement.poison_keys.get(case.case_id, [])
     request = protocol.TimeCase(
-        sets_key=load.key,
+        sets_key=key,
         entry_point=case.entry_point,
         operator_id=spec.operator_id,
         case=case.to_json(),
@@ -280,7 +310,7 @@ def prepare_case(
         # "original": the loop the original times this operator's source with; any other window as it is.
         window=protocol_timer(options.window, spec.operator_id)[0],
     )
-    return load, encoder.blobs, request, first_call
+    return key, candidate_sets, reference_sets, request, first_call
 
 
 @contextlib.contextmanager

@@ -73,6 +73,8 @@ def run_timing(judgement: JudgementContext) -> None:
                 "timed_against": reference_kind,
                 "holds": reply.holds,
                 "value_rotation": reply.value_rotation,
+                # The probe call's kernels alone, without its host time (untrusted.timing.kernel_time_probe).
+                "kernel_device_ms": reply.kernel_ms,
             }
             bound = host_bound_sides(result.spread["holds"], len(candidate_ms))
             if bound:

@@ -404,20 +404,25 @@ elif [ "$PART" = sources_submission ]; then
   # One call: a smoke (one kernel per source judged with the protocol stage, 2 cases each through the
   # original's timer for the source; any failure ends the call), the 110-kernel submission with the stage on
   # (the throughput figure, S seconds), then AGREE_SOURCES judged 8 at once against the original's timers.
-  step smoke 130 env KGB_ONLY_OPERATORS=$SMOKE_SOURCES python3 scripts/gpu/judge_h200.py \
-    --sections protocol_dobench --protocol-jobs 3 --protocol-cases 2 --protocol-budget-s 120
-  mv "$OUT/judge_h200.json" "$OUT/smoke.json" 2>/dev/null
-  grep -A5 "^== protocol agreement" "$OUT/smoke.log" | cut -c1-220
-  if ! smoke_verdicts "$OUT/smoke.json"; then
-    grep -E "^(aten|vllm13|cublas)::|Error" "$OUT/smoke.log" | cut -c1-300 | head -20
-    pack_out smoke.log smoke.json run.log
-    exit 1
+  # SKIP_SMOKE=1: no smoke (the loops already ran on this code); AGREE_JOBS: judged at once in the
+  # agreement (1: nothing else on the host while a case is timed, as when the original ran).
+  if [ -z "${SKIP_SMOKE:-}" ]; then
+    step smoke 130 env KGB_ONLY_OPERATORS=$SMOKE_SOURCES python3 scripts/gpu/judge_h200.py \
+      --sections protocol_dobench --protocol-jobs 3 --protocol-cases 2 --protocol-budget-s 120
+    mv "$OUT/judge_h200.json" "$OUT/smoke.json" 2>/dev/null
+    grep -A5 "^== protocol agreement" "$OUT/smoke.log" | cut -c1-220
+    if ! smoke_verdicts "$OUT/smoke.json"; then
+      grep -E "^(aten|vllm13|cublas)::|Error" "$OUT/smoke.log" | cut -c1-300 | head -20
+      pack_out smoke.log smoke.json run.log
+      exit 1
+    fi
   fi
   catalog "${2:-360}" 110
   catalog_summary >"$OUT/catalog_summary.txt" 2>&1
   agree_cap=$((${3:-585} - SECONDS))
   step agree "$agree_cap" env KGB_ONLY_OPERATORS=$AGREE_SOURCES python3 scripts/gpu/judge_h200.py \
-    --sections protocol_dobench --protocol-jobs 8 --protocol-cases 40 --protocol-budget-s $((agree_cap - 10))
+    --sections protocol_dobench --protocol-jobs "${AGREE_JOBS:-8}" --protocol-cases 40 \
+    --protocol-budget-s $((agree_cap - 10))
   mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
   echo; echo "== summaries"
   cat "$OUT/catalog_summary.txt"

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from evaluation.judge.protocol.fields import LIST_ITEMS, NAME_CHARS, Fields, header_of
+from evaluation.judge.protocol.fields import LIST_ITEMS, MAX_MS, NAME_CHARS, Fields, header_of
 from evaluation.judge.wire import WireError, bounded
 
 # A call's phases as the sandbox measured them (diagnostics for the stage breakdown).
@@ -237,6 +237,9 @@ class Timed(Reply):
     value_rotation: str = ""
     holds: dict[str, float] | None = None
     integrity: tuple[str, ...] = ()
+    # The device-time loop's probe (one more audited call, untimed): the summed device time of its Triton
+    # launches alone, without its host time; None where no probe ran or nothing was launched.
+    kernel_ms: float | None = None
 
     @classmethod
     def decode(cls, header: Any) -> Timed:
@@ -262,6 +265,7 @@ class Timed(Reply):
             value_rotation=read.text("value_rotation", "", limit=80),
             holds=numbers_only(read.raw("holds", None)),
             integrity=read.texts("integrity", ()),
+            kernel_ms=read.number("kernel_ms", 0.0, MAX_MS, default=None),
         )
 
 

@@ -101,24 +101,29 @@ class CallCase(GatedRequest):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LoadTimingSets(GatedRequest):
-    """A timed case's rotating input sets (wire trees), put on the device ahead of the exclusive hold. No
-    ``reference_sets``: the reference is timed on the candidate's sets (its outputs never reach them: pure
-    outputs are poisoned and in-out arguments refilled before every candidate call)."""
+    """Timed cases' input sets (wire trees), one entry per key, put on the device ahead of the exclusive
+    hold: every case of a chunk in one request, so a chunk costs one gated hold, not one per case. No
+    reference sets for a key: the reference is timed on the candidate's sets (its outputs never reach them:
+    pure outputs are poisoned and in-out arguments refilled before every candidate call)."""
 
     OP: ClassVar[str] = "time_load"
-    key: str
-    candidate_sets: tuple[Any, ...]
-    reference_sets: tuple[Any, ...]
+    keys: tuple[str, ...]
+    candidate_sets: tuple[tuple[Any, ...], ...]
+    reference_sets: tuple[tuple[Any, ...], ...]
 
     @classmethod
     def decode(cls, header: Any) -> LoadTimingSets:
         read = Fields(header, "time_load request")
-        return cls(
-            key=read.text("key", limit=NAME_CHARS),
-            candidate_sets=read.items("candidate_sets"),
-            reference_sets=read.items("reference_sets"),
-            **cls.gating(read),
-        )
+        keys = read.texts("keys")
+        per_key = {}
+        for name in ("candidate_sets", "reference_sets"):
+            lists = read.items(name)
+            if len(lists) != len(keys) or any(not isinstance(sets, (list, tuple)) for sets in lists):
+                raise read.fail(name, "is not one list of sets per key")
+            if any(len(sets) > LIST_ITEMS for sets in lists):
+                raise read.fail(name, f"holds a list of over {LIST_ITEMS} sets")
+            per_key[name] = tuple(tuple(sets) for sets in lists)
+        return cls(keys=keys, **per_key, **cls.gating(read))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,7 +1,8 @@
 """Run-time guards installed inside the sandbox before the candidate is imported (EXPLOITS 1, 2, 9, 11).
 
 * Launch hooks: ``JITFunction.run`` and the interpreter's ``InterpretedFunction.run`` are wrapped at class
-  level, so every Triton launch (autotuned or not) is counted, and in ghost mode turned into a no-op.
+  level, so every Triton launch (autotuned or not) is counted, and in ghost mode turned into a no-op; in a
+  probe call (``GuardState.launch_windows``) each launch is also bracketed by two events.
 * ``AuditMode``: a TorchDispatchMode around each candidate call, applying ``audit_rules``. Allocation, views,
   same-dtype copies, fills and metadata pass; host reads pass within their budget; any other aten op is
   recorded (and the call rejected by the judge). While a compiled Triton launch runs the audit is paused
@@ -91,6 +92,11 @@ class GuardState:
         self.foreign_stream_work = 0
         # Called before every launch (the sandbox takes the GPU back if a compilation that raised left it lent).
         self.before_launch: Any = None
+        # The device-time loop's probe call (timing.kernel_time_probe): a list, and each launch appends the
+        # (start, end) events recorded around it with ``event_class``, so the call's kernels can be timed
+        # without its host time. None: nothing recorded (every other call).
+        self.launch_windows: list[tuple[Any, Any]] | None = None
+        self.event_class: Any = None
 
     def reset(self, *, ghost: bool) -> None:
         self.launches = 0
@@ -186,16 +192,12 @@ def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
     return False
 
 
+# A probe call records the windows of at most this many launches (a lower bound of its kernels' time).
+LAUNCH_WINDOWS_CAP = 256
+
+
 def _wrap_run(original: Any, interpreted: bool = False) -> Any:
-    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-        if STATE.before_launch is not None:
-            STATE.before_launch()
-        if not warmup:
-            STATE.launches += 1
-            if STATE.off_timed_stream():
-                STATE.foreign_stream_work += 1
-            if STATE.ghost:
-                return None
+    def launch(self: Any, args: tuple, grid: Any, warmup: bool, kwargs: dict) -> Any:
         if interpreted:
             STATE.interpreted_launch += 1
             try:
@@ -207,6 +209,26 @@ def _wrap_run(original: Any, interpreted: bool = False) -> Any:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         finally:
             STATE.paused -= 1
+
+    def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        if STATE.before_launch is not None:
+            STATE.before_launch()
+        if not warmup:
+            STATE.launches += 1
+            if STATE.off_timed_stream():
+                STATE.foreign_stream_work += 1
+            if STATE.ghost:
+                return None
+        windows = STATE.launch_windows
+        if windows is None or warmup or len(windows) >= LAUNCH_WINDOWS_CAP:
+            return launch(self, args, grid, warmup, kwargs)
+        start, end = STATE.event_class(enable_timing=True), STATE.event_class(enable_timing=True)
+        start.record()
+        try:
+            return launch(self, args, grid, warmup, kwargs)
+        finally:
+            end.record()
+            windows.append((start, end))
 
     run.__kgb_wrapped__ = original  # type: ignore[attr-defined]
     return run

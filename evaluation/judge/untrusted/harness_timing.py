@@ -42,16 +42,19 @@ class TimingRequests:
             self._trim_keep_alive()
             self.gate.open(request.gate_gpu)
             decoder = wire.Decoder(blobs, self.device)
-            sets = (
-                [decoder.decode(item) for item in request.candidate_sets],
-                [decoder.decode(item) for item in request.reference_sets],
-            )
+            loaded = {
+                key: ([decoder.decode(item) for item in candidate], [decoder.decode(item) for item in reference])
+                for key, candidate, reference in zip(
+                    request.keys, request.candidate_sets, request.reference_sets, strict=True
+                )
+            }
             self._sync()
         except BaseException:
             self.answer(protocol.SetsLoaded(ok=False, error=format_error()))
             return
-        self.timing_sets[request.key] = sets
-        self.keep_alive.extend(sets[0] + sets[1])
+        for key, sets in loaded.items():
+            self.timing_sets[key] = sets
+            self.keep_alive.extend(sets[0] + sets[1])
         self.answer(protocol.SetsLoaded(ok=True))
 
     def time_case(self, request: protocol.TimeCase) -> None:
@@ -146,4 +149,5 @@ def timed_reply(result: dict[str, Any], integrity: list[str]) -> protocol.Timed:
         reference_kind=result["reference_kind"],
         value_rotation=result["value_rotation"],
         holds=result["holds"],
+        kernel_ms=result.get("kernel_ms"),
     )

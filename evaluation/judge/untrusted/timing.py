@@ -234,6 +234,21 @@ def time_interleaved(
         if done >= min_iterations and time.perf_counter() - started > budget_s:
             stop_reason = "budget"
             break
+    kernel_ms = None
+    if held:
+        # The next set of the rotation, prepared as for a timed call (untimed: it follows the loop).
+        index = iteration % len(candidate_sets)
+        for key, value in pristine[index].items():
+            restore_value(get_arg(all_sets[index], key), value)
+        rotation.fill(index, iteration // len(candidate_sets))
+        for key in poison_keys:
+            guard.poison_tree(get_arg(candidate_sets[index], key))
+        kernel_ms = kernel_time_probe(
+            candidate, candidate_sets[index], event_class, synchronize, hold=holds.hold if holds is not None else None
+        )
+        if guard.STATE.compute_ops:
+            compute_calls += 1
+            compute_ops.update(guard.STATE.compute_ops)
     return {
         "candidate_ms": candidate_ms,
         "reference_ms": reference_ms,
@@ -255,7 +270,37 @@ def time_interleaved(
         "value_rotation": rotation.describe(),
         "finite": all(math_isfinite(value) for value in candidate_ms + reference_ms),
         "holds": holds.summary() if holds is not None else None,
+        "kernel_ms": kernel_ms,
     }
+
+
+def kernel_time_probe(
+    candidate: Callable[..., Any],
+    call: dict[str, Any],
+    event_class: Any,
+    synchronize: Callable[[], None],
+    hold: Callable[[str], None] | None = None,
+) -> float | None:
+    """One more audited call, untimed, with two events around each of its Triton launches: the summed device
+    time of its kernels alone, its host time (the audit's, a readback's wait) left out. The unwatched check
+    of the protocol stage compares a caller's latency with this where the audited window also held host time
+    (timing_protocol.audited_device_ms). ``hold``: the loop's stream hold (StreamHolds.hold), taken first so
+    that the launches enqueued meanwhile queue behind it and each window holds its kernel alone, not the
+    host's launch path too. None when the call launched nothing."""
+    guard.STATE.reset(ghost=False)
+    if hold is not None:
+        hold("candidate")
+    windows: list[tuple[Any, Any]] = []
+    guard.STATE.launch_windows, guard.STATE.event_class = windows, event_class
+    try:
+        with guard.audited():
+            candidate(*call["args"], **call["kwargs"])
+    finally:
+        guard.STATE.launch_windows = None
+    synchronize()
+    if not windows:
+        return None
+    return sum(start.elapsed_time(end) for start, end in windows)
 
 
 def reference_thunks(

@@ -29,12 +29,8 @@ from typing import Any
 
 import torch
 
-from evaluation.judge.backends import HostClockEvent
 from evaluation.judge.untrusted import guard
-from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S, spin_up
-from evaluation.judge.untrusted.timing import reference_thunks
-from evaluation.judge.untrusted.timing_do_bench import first_call
-from evaluation.judge.untrusted.timing_sets import restorer
+from evaluation.judge.untrusted.timing_do_bench import Sides, first_call, unwatched_report
 
 # The original's calls between its two events, and its warm-up calls per timed call (10 for 100).
 ORIGINAL_CALLS = 100
@@ -75,21 +71,10 @@ def time_back_to_back(
     runs between FEWEST_CALLS and ORIGINAL_CALLS calls a batch. ``flush_buffer`` only spins the clocks up
     (no flush: the original has none). ``host_clock``: host-clock events, no synchronize (tests)."""
     entered = time.perf_counter()
-    if host_clock:
-        event_class, synchronize = HostClockEvent, (lambda: None)
-    event_class = event_class or torch.cuda.Event
-    synchronize = synchronize or torch.cuda.synchronize
-    reference_calls, reference_kind = reference_thunks(reference, sets)
-    thunks = {
-        "candidate": [lambda call=call: candidate(*call["args"], **call["kwargs"]) for call in sets],
-        "reference": reference_calls,
-    }
-    restorers = [restorer(call, restore_keys) for call in sets]
-    warmup_s = CLOCK_WARMUP_S if clock_warmup_s is None else clock_warmup_s
-    if flush_buffer is not None and not host_clock and warmup_s > 0:
-        spin_up(flush_buffer, warmup_s, synchronize)
-    guard.STATE.reset(ghost=False)
-    guard.STATE.watch_stream(None, None)
+    sides = Sides.prepared(
+        candidate, reference, sets, restore_keys, flush_buffer, host_clock, event_class, synchronize, clock_warmup_s
+    )
+    thunks, restorers, event_class, synchronize = sides.thunks, sides.restorers, sides.event_class, sides.synchronize
     started = time.perf_counter()
     samples_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
     host_ms_total = 0.0
@@ -119,30 +104,20 @@ def time_back_to_back(
             host_ms_total += host_ms
             low_launch_calls += low
     candidate_ms, reference_ms = samples_ms["candidate"], samples_ms["reference"]
-    return {
-        "candidate_ms": candidate_ms,
-        "reference_ms": reference_ms,
-        "host_ms_total": host_ms_total,
+    return unwatched_report(
+        candidate_ms,
+        reference_ms,
+        host_ms_total=host_ms_total,
         # Every batch's whole window: what the trusted side checks against its own clock.
-        "event_ms_total": sum(mean * calls["candidate"] for mean in candidate_ms)
+        event_ms_total=sum(mean * calls["candidate"] for mean in candidate_ms)
         + sum(mean * calls["reference"] for mean in reference_ms),
-        "candidate_tail_ms": [],
-        "reference_tail_ms": [],
-        "iterations": len(candidate_ms),
-        "stop_reason": "back_to_back",
-        "loop_s": time.perf_counter() - started,
-        "prep_s": started - entered,
-        "low_launch_calls": low_launch_calls,
-        "foreign_stream_calls": 0,
-        "compute_calls": 0,
-        "compute_ops": [],
-        "reference_kind": reference_kind,
-        "spot_count": 0,
-        "_spots": [],
-        "value_rotation": f"off: the original cuBLAS tests' loop, {calls['candidate']} calls a batch",
-        "finite": all(math.isfinite(value) for value in candidate_ms + reference_ms),
-        "holds": None,
-    }
+        stop_reason="back_to_back",
+        loop_s=time.perf_counter() - started,
+        prep_s=started - entered,
+        low_launch_calls=low_launch_calls,
+        reference_kind=sides.reference_kind,
+        value_rotation=f"off: the original cuBLAS tests' loop, {calls['candidate']} calls a batch",
+    )
 
 
 def _batch(

@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -53,7 +54,7 @@ from evaluation.judge.untrusted.timing_sets import restorer
 # do_bench warms up for a quarter of the time it then measures (warmup=25 ms, rep=100 ms).
 WARMUP_FRACTION = 0.25
 BATCHES_PER_SIDE = 2
-# A call at least this long needs no five-call estimate and few timed calls (see the module's doc).
+# A call at least this long may run as few as LONG_CALL_MIN_ITERATIONS timed calls a batch (see the module's doc).
 LONG_CALL_MS = 1.0
 LONG_CALL_MIN_ITERATIONS = 2
 
@@ -90,22 +91,11 @@ def time_like_do_bench(
     for a long call) and ``max_iterations`` timed calls.
     ``host_clock``: host-clock events and no synchronize (tests of this path on the interpreter)."""
     entered = time.perf_counter()
-    if host_clock:
-        event_class, synchronize = HostClockEvent, (lambda: None)
-    event_class = event_class or torch.cuda.Event
-    synchronize = synchronize or torch.cuda.synchronize
+    sides = Sides.prepared(
+        candidate, reference, sets, restore_keys, flush_buffer, host_clock, event_class, synchronize, clock_warmup_s
+    )
+    thunks, restorers, event_class, synchronize = sides.thunks, sides.restorers, sides.event_class, sides.synchronize
     flush = flush_buffer.zero_ if flush_buffer is not None else (lambda: None)
-    reference_calls, reference_kind = reference_thunks(reference, sets)
-    thunks = {
-        "candidate": [lambda call=call: candidate(*call["args"], **call["kwargs"]) for call in sets],
-        "reference": reference_calls,
-    }
-    restorers = [restorer(call, restore_keys) for call in sets]
-    warmup_s = CLOCK_WARMUP_S if clock_warmup_s is None else clock_warmup_s
-    if flush_buffer is not None and not host_clock and warmup_s > 0:
-        spin_up(flush_buffer, warmup_s, synchronize)
-    guard.STATE.reset(ghost=False)
-    guard.STATE.watch_stream(None, None)
     started = time.perf_counter()
     prep_s = started - entered
     samples_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
@@ -140,28 +130,82 @@ def time_like_do_bench(
             host_ms_total += host_ms
             low_launch_calls += low if side == "candidate" and min_launches else 0
     candidate_ms, reference_ms = samples_ms["candidate"], samples_ms["reference"]
+    return unwatched_report(
+        candidate_ms,
+        reference_ms,
+        host_ms_total=host_ms_total,
+        event_ms_total=sum(candidate_ms) + sum(reference_ms),
+        stop_reason="do_bench",
+        loop_s=time.perf_counter() - started,
+        prep_s=prep_s,
+        low_launch_calls=low_launch_calls,
+        reference_kind=sides.reference_kind,
+        value_rotation=f"off: do_bench's loop, {len(sets)} set(s) in turn",
+    )
+
+
+@dataclass
+class Sides:
+    """What a loop of the protocol stage calls: each side's thunk per set, each set's restorer of its in-out
+    arguments, what the reference side is, and the device family's events and synchronize."""
+
+    thunks: dict[str, list[Callable[[], Any]]]
+    restorers: list[Callable[[], None] | None]
+    reference_kind: str
+    event_class: Any
+    synchronize: Callable[[], None]
+
+    @classmethod
+    def prepared(
+        cls,
+        candidate: Callable[..., Any],
+        reference: Callable[..., Any],
+        sets: list[dict[str, Any]],
+        restore_keys: list[int | str],
+        flush_buffer: torch.Tensor | None,
+        host_clock: bool,
+        event_class: Any,
+        synchronize: Callable[[], None] | None,
+        clock_warmup_s: float | None,
+    ) -> Sides:
+        """The sides, with the device's clocks spun up and the launch counters reset: a loop starts next.
+        ``host_clock``: host-clock events and no synchronize (tests of these loops on the interpreter)."""
+        if host_clock:
+            event_class, synchronize = HostClockEvent, (lambda: None)
+        event_class = event_class or torch.cuda.Event
+        synchronize = synchronize or torch.cuda.synchronize
+        reference_calls, reference_kind = reference_thunks(reference, sets)
+        thunks = {
+            "candidate": [lambda call=call: candidate(*call["args"], **call["kwargs"]) for call in sets],
+            "reference": reference_calls,
+        }
+        warmup_s = CLOCK_WARMUP_S if clock_warmup_s is None else clock_warmup_s
+        if flush_buffer is not None and not host_clock and warmup_s > 0:
+            spin_up(flush_buffer, warmup_s, synchronize)
+        guard.STATE.reset(ghost=False)
+        guard.STATE.watch_stream(None, None)
+        restorers = [restorer(call, restore_keys) for call in sets]
+        return cls(thunks, restorers, reference_kind, event_class, synchronize)
+
+
+def unwatched_report(candidate_ms: list[float], reference_ms: list[float], **figures: Any) -> dict[str, Any]:
+    """The report time_interleaved returns (one reply carries any loop's), for a loop with nothing of the
+    audit, the stream hold or the value rotation inside: no tails, spots, foreign-stream or compute calls."""
     return {
         "candidate_ms": candidate_ms,
         "reference_ms": reference_ms,
-        "host_ms_total": host_ms_total,
-        "event_ms_total": sum(candidate_ms) + sum(reference_ms),
         # No per-call tails: nothing waits between calls here (hidden work is the device-time stage's check).
         "candidate_tail_ms": [],
         "reference_tail_ms": [],
         "iterations": len(candidate_ms),
-        "stop_reason": "do_bench",
-        "loop_s": time.perf_counter() - started,
-        "prep_s": prep_s,
-        "low_launch_calls": low_launch_calls,
         "foreign_stream_calls": 0,
         "compute_calls": 0,
         "compute_ops": [],
-        "reference_kind": reference_kind,
         "spot_count": 0,
         "_spots": [],
-        "value_rotation": f"off: do_bench's loop, {len(sets)} set(s) in turn",
         "finite": all(math.isfinite(value) for value in candidate_ms + reference_ms),
         "holds": None,
+        **figures,
     }
 
 

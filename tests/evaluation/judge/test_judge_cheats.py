@@ -167,6 +167,40 @@ def test_a_kernel_that_computes_outside_triton_only_when_unwatched_is_refused_by
     assert check_outcomes(result)["dispatch_audit"] == "passed"  # honest wherever it was audited
 
 
+@pytest.mark.parametrize(
+    ("kernel", "status"), [("cheats/fast_when_unwatched.py", "rejected"), ("good/cos_readback.py", "passed")]
+)
+def test_where_audited_calls_held_host_time_their_kernels_alone_set_the_unwatched_floor(
+    warm_forkserver, monkeypatch, kernel, status
+):
+    # On the H200 the 24 slow launches fast_when_unwatched makes while audited outlast their stream hold under
+    # load, so its audited window holds host time and is not a device time to compare with (as a readback's
+    # is not). Comparing nothing there let it pass; its kernels' own device time, from the device-time loop's
+    # probe call, still refuses it, and an honest readback, whose kernels are short, still passes.
+    from evaluation.judge import timing_trusted
+
+    monkeypatch.setattr(timing_trusted, "host_bound_sides", lambda holds, iterations: ["candidate"])
+    spec = dataclasses.replace(
+        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
+    )
+    job = JudgeJob("aten::cos", kernel_source(kernel), "cpu-interpreter", "cpu", measure_timing=True)
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=spec,
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(min_iterations=4, max_iterations=4),
+            protocol_timing=protocol_timing_options(),
+        ),
+    )
+
+    assert result.status == status, result.reason
+    timed = next(case for case in result.case_results if case.timed)
+    assert timed.spread["host_bound_sides"] == ["candidate"] and timed.spread["kernel_device_ms"] > 0
+    if status == "rejected":
+        assert "it does less work when it is not watched" in result.reason
+
+
 def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_it(warm_forkserver):
     # EXPLOITS 7 in the timed loop: the rotating sets' buffers come back every few calls, but never with the
     # values they held the round before (untrusted.timing.ValueRotation), and spot checks come from those

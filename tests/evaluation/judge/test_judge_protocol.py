@@ -37,7 +37,11 @@ MESSAGES = [
         lend_gpu=True,
         gate_gpu=True,
     ),
-    protocol.LoadTimingSets(key="cos[x]", candidate_sets=({"args": []},), reference_sets=({"args": []},)),
+    protocol.LoadTimingSets(
+        keys=("cos[x]", "cos[y]"),
+        candidate_sets=(({"args": []},), ({"args": []}, {"args": []})),
+        reference_sets=((), ()),
+    ),
     protocol.TimeCase(
         sets_key="cos[x]",
         entry_point="cos",

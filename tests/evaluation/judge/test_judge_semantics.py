@@ -296,10 +296,15 @@ def test_the_unwatched_check_compares_only_with_a_window_that_held_device_time_a
         check_against_device_time(item, 0.11, audited_device_ms(timed))
     assert raised.value.check == "timing_crosscheck"
     check_against_device_time(item, 0.25, audited_device_ms(timed))  # launch cost on top of device time: fine
-    # A readback (.item()) waits for the host inside its call, so its audited window held audited host time.
-    timed.spread = {"host_bound_sides": ["candidate"]}
-    assert audited_device_ms(timed) is None
+    # A readback (.item()) waits for the host inside its call, so its audited window held audited host time:
+    # the floor is then its kernels' own device time, from the device-time loop's probe call.
+    timed.spread = {"host_bound_sides": ["candidate"], "kernel_device_ms": 0.02}
+    assert audited_device_ms(timed) == 0.02
     check_against_device_time(item, 0.11, audited_device_ms(timed))
+    with pytest.raises(Verdict, match="not watched"):  # less than even its kernels' own time
+        check_against_device_time(item, 0.005, audited_device_ms(timed))
+    timed.spread = {"host_bound_sides": ["candidate"]}  # no probe (nothing launched): nothing to compare
+    assert audited_device_ms(timed) is None
     assert audited_device_ms(CaseResult(case.case_id, "public", {}, True)) is None  # not timed that way
 
 

@@ -496,8 +496,9 @@ def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_fo
 
 
 def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm_forkserver, tmp_path, monkeypatch):
-    """Timing's shared steps (shipping the input sets, reading the spot copies back) are gated like calls;
-    the timed loops run under the exclusive hold, which the gate leaves alone."""
+    """Timing's shared steps (shipping the input sets, reading the spot copies back) are gated like calls,
+    one request for every case of a chunk; the timed loops run under the exclusive hold, which the gate
+    leaves alone."""
     from conftest import kernel_source, small_cos_record
 
     from evaluation.judge import JudgeJob
@@ -529,10 +530,55 @@ def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm
     by_op = {}
     for op, *rest in requests:
         by_op.setdefault(op, []).append(tuple(rest))
-    assert len(by_op["time_load"]) == 2 and all(request == GATED for request in by_op["time_load"])
+    assert by_op["time_load"] == [GATED]  # both timed cases' sets in one request
     assert by_op["time_spots"] == [GATED]  # every timed case's spots in one request
     # Timed loops: both cases back to back under one exclusive hold (never free), no events.
     assert by_op["time"] == [(False, [], False)] * 2
+
+
+def test_the_protocol_stage_ships_and_times_its_cases_chunk_by_chunk(warm_forkserver, tmp_path, monkeypatch):
+    """Every case of a chunk is drawn under one shared hold, shipped in one request and timed in one
+    exclusive hold; a chunk ends at the stage's byte bound (here one case's sets)."""
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob, timing_protocol
+    from evaluation.judge.context import protocol_timing_options
+    from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=kernel_source("good/cos_plain.py"),
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=120,
+        measure_timing=True,
+    )
+
+    def judged(bound):
+        monkeypatch.setattr(timing_protocol, "chunk_bytes", lambda judgement: bound)
+        factory, requests = _recording_sandboxes(tmp_path)
+        result = judge_with(
+            job,
+            JudgeOptions(
+                spec=small_cos_record(),
+                sandbox_factory=factory,
+                device_lock_on_cpu_for_tests=True,
+                timing_on_cpu_for_tests=True,
+                timing=TimingOptions(sets_per_side=2, min_iterations=4, max_iterations=4, max_timed_cases=1),
+                protocol_timing=protocol_timing_options(),
+            ),
+        )
+        assert result.status == "passed", result.reason
+        return [request[0] for request in requests if request[0] in ("time_load", "time")]
+
+    protocol_cases = sum(1 for case in small_cos_record().smoke if case.timed)
+    assert protocol_cases >= 2
+    # The device-time stage's one case, then the protocol stage's cases: all in one chunk...
+    assert judged(1 << 40) == ["time_load", "time", "time_load", *(["time"] * protocol_cases)]
+    # ...or one chunk a case once a case's sets reach the bound.
+    assert judged(1) == ["time_load", "time", *(["time_load", "time"] * protocol_cases)]
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ that decides which share of a call's host path lands inside its window.
 from __future__ import annotations
 
 import itertools
+import time
 
 import torch
 
@@ -299,3 +300,37 @@ def test_the_cublas_loop_counts_every_call_that_launches_nothing_but_warm_ups():
             timed_calls += len(batch[batch.index("record") :]) - 3
     assert launched["low_launch_calls"] == 0
     assert idle["low_launch_calls"] == 1 + timed_calls  # its first call, and every call between the events
+
+
+# --- the device-time loop's probe call: its kernels' device time without its host time ----------------------
+
+
+def test_a_probe_call_brackets_each_launch_with_two_events_and_sums_their_windows():
+    from evaluation.judge.backends import HostClockEvent
+    from evaluation.judge.untrusted.timing import kernel_time_probe
+
+    class Kernel:
+        def run(self, *args, grid, warmup, **kwargs):
+            timeline.append(("kernel", kwargs["ms"]))
+            sleep_until = time.perf_counter() + kwargs["ms"] / 1000
+            while time.perf_counter() < sleep_until:
+                pass
+
+    Kernel.run = guard._wrap_run(Kernel.run)
+    timeline: list = []
+    kernel = Kernel()
+
+    def candidate(x):
+        time.sleep(0.02)  # host time of the call (a readback's wait, the audit): outside every window
+        kernel.run(x, grid=(1,), warmup=False, ms=2.0)
+        kernel.run(x, grid=(1,), warmup=True, ms=0.0)  # Triton's warm-up path launches nothing: no window
+        kernel.run(x, grid=(1,), warmup=False, ms=3.0)
+        return x
+
+    measured = kernel_time_probe(candidate, {"args": [torch.zeros(1)], "kwargs": {}}, HostClockEvent, lambda: None)
+
+    assert 5.0 <= measured < 15.0  # the two launches, not the call's 20 ms of host time
+    assert guard.STATE.launch_windows is None  # other calls record nothing
+    assert (
+        kernel_time_probe(lambda x: x, {"args": [torch.zeros(1)], "kwargs": {}}, HostClockEvent, lambda: None) is None
+    )
