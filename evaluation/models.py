@@ -155,7 +155,8 @@ class Run(models.Model):
     protocol_speedup = models.FloatField(
         null=True,
         blank=True,
-        help_text="The protocol's (the paper's) speedup: geomean over every timed case, call latency, L2 flushed",
+        help_text="The protocol's (the paper's) speedup: geomean over every timed case, call latency as the "
+        "paper's harness times it",
     )
     protocol_speedup_ci_low = models.FloatField(null=True, blank=True)
     protocol_speedup_ci_high = models.FloatField(null=True, blank=True)

@@ -4,8 +4,9 @@ Each builder returns (columns, rows of plain values). Unknown figures are None: 
 JSON null, never 0. CSV goes through the API's writer, so both downloads share its cell rules.
 
 Two speedups, never mixed (PROTOCOL 6): ``*_protocol_speedup`` is the protocol's (the paper's: every timed
-case, call latency, L2 flushed), ``*_speedup`` the device-time one (large cases, launch cost hidden); each
-with the count of passed operators it averages over. ``SPEEDUP_COLUMNS`` says so in every JSON download.
+case, call latency as the paper's harness times it), ``*_speedup`` the device-time one (large cases, launch
+cost hidden); each with the count of passed operators it averages over. ``SPEEDUP_COLUMNS`` says so in every
+JSON download.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from django.http import HttpResponse
 from leaderboard.api.exports import rows_to_csv
 
 SPEEDUP_COLUMNS = {
-    "protocol_speedup": "the protocol's (the paper's) speedup: every timed case, call latency, L2 flushed; "
-    "geometric mean over passed operators with one",
+    "protocol_speedup": "the protocol's (the paper's) speedup: every timed case, call latency as the paper's "
+    "harness times it; geometric mean over passed operators with one",
     "speedup": "the device-time speedup: large cases, launch cost hidden; geometric mean over passed operators",
 }
 

@@ -75,7 +75,8 @@ def run_report(run: Run, *, code_visible: bool) -> RunReport:
 # --- Per-case timings: the run page's table and its download --------------------------------------------
 
 # One line per case: both timings side by side, never mixed (PROTOCOL 6). ``protocol_*``: the protocol's (the
-# paper's) timing: call latency as a caller sees it, L2 flushed, every timed case of the original's grid.
+# paper's) timing: call latency as a caller sees it, timed as the paper's harness times each source, every
+# timed case of the original's grid.
 # ``device_*``: the device-time timing of the large cases, launch cost hidden.
 CASE_COLUMNS: tuple[str, ...] = (
     "case_id",
@@ -154,7 +155,7 @@ def case_download_meta(run: Run) -> dict[str, object]:
         "speedup_ci95": _interval(run.speedup_ci_low, run.speedup_ci_high),
         "columns": {
             "protocol_*": "the protocol's (the paper's) timing: every timed case, call latency as a caller sees "
-            "it, L2 flushed",
+            "it, timed as the paper's harness times each source",
             "device_*": "the device-time timing: large cases, launch cost hidden",
         },
     }

@@ -381,7 +381,8 @@ class SummarySerializer(serializers.Serializer):
     accuracy_pct = serializers.FloatField()
     protocol_speedup_geomean = serializers.FloatField(
         allow_null=True,
-        help_text="The protocol's (the paper's) speedup: every timed case, call latency, L2 flushed; geometric "
+        help_text="The protocol's (the paper's) speedup: every timed case, call latency as the paper's harness "
+        "times it; geometric "
         "mean over passed operators with one; null where none was timed that way",
     )
     protocol_speedup_covered = serializers.IntegerField(help_text="Passed operators the protocol speedup covers")

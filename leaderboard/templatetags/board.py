@@ -176,7 +176,7 @@ def portability_cells(row: Any, chips: list, reference: Any) -> SafeString:
 # Why a protocol speedup is unknown, as an em dash's title: never 0 or NaN (PROTOCOL 6).
 PROTOCOL_UNKNOWN_OLD = (
     "no protocol speedup: these passes' judge did not time every case the protocol's way "
-    "(call latency, L2 flushed): the stage is off unless a worker sets KGB_PROTOCOL_TIMING=on"
+    "(call latency as the paper's harness times it): the stage is off unless a worker sets KGB_PROTOCOL_TIMING=on"
 )
 PROTOCOL_UNKNOWN_NONE = "unknown: no passed operator with a meaningful timing"
 PROTOCOL_UNKNOWN_JUDGED = "no protocol speedup: its judge did not time every case the protocol's way"
