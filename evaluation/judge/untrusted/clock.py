@@ -37,6 +37,10 @@ HOLD_MARGIN = 1.5
 
 HOLD_WINDOW = 8  # recent enqueue times per side that size the next hold
 
+# The kernel-time probe (timing.kernel_time_probe) holds the stream for twice the side's longest recent
+# enqueue plus HOLD_MAX_MS, at most this long: one call a case, so every launch it makes can queue behind it.
+PROBE_HOLD_MAX_MS = 100.0
+
 
 class StreamHolds:
     """Per-side device-side holds, sized from the side's recent host enqueue times."""
@@ -51,6 +55,12 @@ class StreamHolds:
 
     def hold(self, side: str) -> None:
         self.spin(max(1, int(self.current_ms[side] * self.cycles_per_ms)))
+
+    def hold_whole_call(self, side: str) -> None:
+        """A hold long enough that all of one more call of ``side`` is enqueued before it ends (unless the call
+        waits for the host inside: then what it launches after the wait runs on an idle device)."""
+        longest = max(self.recent[side], default=self.current_ms[side])
+        self.spin(max(1, int(min(PROBE_HOLD_MAX_MS, 2 * longest + HOLD_MAX_MS) * self.cycles_per_ms)))
 
     def enqueued(self, side: str, host_ms: float, counted: bool) -> None:
         """The host took ``host_ms`` from recording the start event to recording the end event."""

@@ -244,7 +244,11 @@ def time_interleaved(
         for key in poison_keys:
             guard.poison_tree(get_arg(candidate_sets[index], key))
         kernel_ms = kernel_time_probe(
-            candidate, candidate_sets[index], event_class, synchronize, hold=holds.hold if holds is not None else None
+            candidate,
+            candidate_sets[index],
+            event_class,
+            synchronize,
+            hold=holds.hold_whole_call if holds is not None else None,
         )
         if guard.STATE.compute_ops:
             compute_calls += 1
@@ -284,9 +288,11 @@ def kernel_time_probe(
     """One more audited call, untimed, with two events around each of its Triton launches: the summed device
     time of its kernels alone, its host time (the audit's, a readback's wait) left out. The unwatched check
     of the protocol stage compares a caller's latency with this where the audited window also held host time
-    (timing_protocol.audited_device_ms). ``hold``: the loop's stream hold (StreamHolds.hold), taken first so
-    that the launches enqueued meanwhile queue behind it and each window holds its kernel alone, not the
-    host's launch path too. None when the call launched nothing."""
+    (timing_protocol.audited_device_ms). ``hold``: a stream hold of the loop's (StreamHolds.hold_whole_call),
+    taken first so that the call's launches queue behind it and each window holds its kernel alone, not the
+    host's launch path too (what a call launches after waiting for the host, a readback's second kernel, runs
+    on an idle device: its window holds its launch latency too, which only raises the floor of a call whose
+    caller latency holds that latency as well). None when the call launched nothing."""
     guard.STATE.reset(ghost=False)
     if hold is not None:
         hold("candidate")
