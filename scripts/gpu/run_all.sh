@@ -41,6 +41,11 @@
 #                                                   # timer: a smoke of one kernel per source, the 110-kernel
 #                                                   # submission (S seconds), then cuBLAS and vLLM operators
 #                                                   # against the original's timers for them until END
+#     bash scripts/gpu/run_all.sh probe_parity [OPS] [S] # the unwatched check's two fixtures (the readback,
+#                                                   # fast_when_unwatched) three times scan on and off, the
+#                                                   # back-to-back loop against the original's in one plain
+#                                                   # process (back_to_back_parity.py), then OPS judged one
+#                                                   # at a time against the original's timers (S seconds)
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -428,6 +433,24 @@ elif [ "$PART" = sources_submission ]; then
   cat "$OUT/catalog_summary.txt"
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   pack_out smoke.log refs.log agree.log agree.json catalog_summary.txt run.log
+elif [ "$PART" = probe_parity ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # The unwatched check where audited calls held host time (the kernel-time probe), three rounds so that a
+  # host-bound mark that comes and goes shows; then where the cuBLAS figure's extra host time comes from.
+  for round in 1 2 3; do
+    step "fixtures$round" 90 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 4 \
+      --fixtures-only fast_when_unwatched,cos_readback
+    mv "$OUT/judge_h200.json" "$OUT/fixtures$round.json" 2>/dev/null
+    grep -E "^(good|cheats)" "$OUT/fixtures$round.log" | cut -c1-220
+  done
+  OPS=${2:-cublas::cublasSaxpy_v2,cublas::cublasSdot_v2,cublas::cublasSgemm_v2}
+  step parity 120 python3 scripts/gpu/back_to_back_parity.py --ops "$OPS" --cases 8
+  cat "$OUT/parity.log" | cut -c1-240
+  step agree "${3:-150}" env KGB_ONLY_OPERATORS=$OPS python3 scripts/gpu/judge_h200.py \
+    --sections protocol_dobench --protocol-jobs 1 --protocol-cases 8 --protocol-budget-s $((${3:-150} - 10))
+  mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
+  grep -A6 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  pack_out fixtures1.log fixtures2.log fixtures3.log parity.log agree.log agree.json run.log
 elif [ "$PART" = restructure ]; then
   # What the judge's restructure and the protocol pass's plumbing cost with the pass off: the 20-operator
   # submission judged by OLD and by this checkout (KGB_PROTOCOL_TIMING=off), alternately, two rounds each.
