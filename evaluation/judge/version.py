@@ -42,8 +42,8 @@ HISTORY: dict[int, str] = {
     "by calls back to back between two events after a tenth as many warm-ups, no L2 flush, the mean (up to "
     "the original's 100 calls a batch). The do_bench loop sizes its batches from each side's first call and "
     "one flush (no five-call estimate), 4 to 10 timed calls a batch on about 4 ms a case. The unwatched "
-    "check's floor is lowered by as much as the reference's calls ran under their flushed device time "
-    "(back-to-back calls find the L2 warm), and where the candidate's audited calls held host time (their "
-    "enqueue outlasted the stream hold) the floor is its kernels' own device time from one more audited "
-    "call with events around each launch, where before nothing was compared.",
+    "check's floor in the back-to-back loop is lowered by as much as the reference's calls ran under their "
+    "flushed device time, at most 4 times (those calls find the L2 warm); where the candidate's audited "
+    "calls held host time (their enqueue outlasted the stream hold) the floor is its kernels' own device "
+    "time from one more audited call with events around each launch, where before nothing was compared.",
 }
