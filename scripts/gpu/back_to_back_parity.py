@@ -20,7 +20,6 @@ sandbox's (its process, its uid, its namespaces), not the loop's or the hooks'.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -33,18 +32,9 @@ from evaluation.judge.untrusted import guard
 from evaluation.judge.untrusted.timing_back_to_back import time_back_to_back
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from do_bench_parity import load  # noqa: E402  (a reference kernel file as a module)
 from judge_h200 import cublas_events_mean_ms  # noqa: E402  (the comparator of the agreement tables)
 from launch_overhead import host_us  # noqa: E402  (the same host clock as launch_overhead.py's table)
-
-KERNELS = Path(__file__).resolve().parents[2] / "evaluation" / "catalog" / "reference_kernels"
-
-
-def load(operator_id: str):
-    path = KERNELS / (operator_id.replace("::", "__") + ".py")
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def case_sides(spec, module, case, device):
