@@ -139,16 +139,19 @@ def warm_cache_allowance(loop: str, reference_caller_ms: float, result: CaseResu
 
 
 def audited_device_ms(result: CaseResult | None) -> float | None:
-    """The candidate's device time on this case in the device-time stage. Where its calls outlasted their
-    stream hold, that window held audited host time too (a call that waits for the host, such as a readback
-    with .item(); on the H200 an honest readback kernel read 0.11 ms unaudited against 0.27 ms audited), so
-    the figure is then its kernels' summed device time from the stage's probe call, with no host time in it.
-    Not the window, and not nothing: on the H200 a kernel that launched 24 slow kernels while audited and
-    torch's cos otherwise was marked host-bound and, with no figure to compare, passed."""
+    """The candidate's device time on this case in the device-time stage: the smaller of its timed window's
+    median and its kernels' summed device time in the stage's probe call (untrusted.timing.kernel_time_probe),
+    where that call's output passed its spot check. A window can hold audited host time as well (a call that
+    waits for the host, a readback with .item(): on the H200 an honest readback kernel read 0.10 ms unaudited
+    against 0.18 ms audited, and was refused), and whether it did is a race with the stream hold that moves
+    with the host's load, so no mark of it decides here: the probe's figure leaves host time out on every
+    case. Never nothing: on the H200 a kernel that launched 24 slow kernels while audited and torch's cos
+    otherwise was once compared with nothing, and passed."""
     if result is None or result.candidate_ms is None:
         return None
-    if "candidate" in (result.spread or {}).get("host_bound_sides", []):
-        return result.spread.get("kernel_device_ms")
+    probe_ms = (result.spread or {}).get("kernel_device_ms")
+    if isinstance(probe_ms, (int, float)) and probe_ms > 0:
+        return min(result.candidate_ms, float(probe_ms))
     return result.candidate_ms
 
 

@@ -9,6 +9,7 @@ buffers and scratch workspaces, whose contents the reference ignores, are checke
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -32,11 +33,13 @@ def timing_set_seed(secret: bytes, side: str, case: Any, index: int, stage: str 
     return derive_seed(secret, stage, side, case.case_id, index)
 
 
-def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, Any, int, int]]) -> None:
+def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, Any, int, int]]) -> set[str]:
     """Ask the sandbox for its copies of every timed case's spot-checked calls (one request; ``cases``:
     tier, case, bytes of its input sets, sets per side) and compare them with the reference (one hold).
     Fewer spots than a case's loop must have taken (from the second round of its sets on) is a harness
-    violation: skipping them would hide a timed call's wrong answer."""
+    violation: skipping them would hide a timed call's wrong answer. Returns the ids of the cases whose probe
+    call (untrusted.timing.kernel_time_probe) came back as a spot too and matched the reference: only those
+    cases' probe figures are the device time of a call that did the work (timing_trusted)."""
     options = judgement.options.timing
     tier, first = cases[0][0], cases[0][1]
     reply: protocol.Spots
@@ -49,7 +52,7 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
         # (case_bytes) bound it; a creation op's outputs dwarf its inputs (zeros: 16 MB from 3 ints).
         reply_cap=SPOT_REPLY_SLACK_BYTES
         + 8
-        * (1 + options.spot_checks)
+        * (2 + options.spot_checks)  # the probe call's spot too
         * sum(sent + judgement.case_bytes.get(case.case_id, 0) for _, case, sent, _ in cases),
         gpu=True,
     )  # the sandbox reads its device copies back (GPU held shared, gated)
@@ -65,31 +68,50 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
             message="spots not keyed by case",
         )
     checked = []
+    probed: set[str] = set()
     for tier, case, _, sets in cases:
         spots = by_key.get(case.case_id, ())
         expected = min(options.spot_checks, max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
-        if len(spots) < expected:
+        with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
+            # Host work: before the hold.
+            decoded = decode_spots(judgement, case, spots, blobs, sets)
+        probes = sum(1 for spot in decoded if spot.probe)
+        if len(decoded) - probes < expected or probes > 1:
             raise Verdict(
                 "rejected",
-                f"harness integrity: timing case {case.case_id} sent {len(spots)} spot checks of {expected}",
+                f"harness integrity: timing case {case.case_id} sent {len(decoded) - probes} spot checks of "
+                f"{expected} and {probes} probe call(s) of at most 1",
                 check="harness_integrity",
                 case=case,
                 tier=tier,
                 message="spot-checked timed calls missing",
             )
-        with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
-            # Host work: before the hold.
-            checked.append((tier, case, decode_spots(judgement, case, spots, blobs, sets)))
+        checked.append((tier, case, decoded))
+        if probes:
+            probed.add(case.case_id)
     with judgement.session.device_shared("spot_checks"):  # the sets are drawn and the reference runs on the GPU
         for index, (tier, case, decoded) in enumerate(checked):
             if index:
                 judgement.session.yield_to_timer("spot_checks")
             check_spots(judgement, case, tier, decoded)
+    return probed
+
+
+@dataclass(frozen=True)
+class Spot:
+    """One spot-checked call as the sandbox reported it: the drawn set its inputs held, its inputs before
+    the call, its arguments after it and its return value; ``probe``: the loop's probe call, not a timed one."""
+
+    set_index: int
+    before: Call
+    after: Call
+    returned: Any
+    probe: bool = False
 
 
 def decode_spots(
     judgement: JudgementContext, case: Any, spots: tuple[protocol.SpotEntry, ...], blobs: list[bytes], sets: int
-) -> list[tuple[int, Call, Call, Any]]:
+) -> list[Spot]:
     """The spot snapshots on the host: each call's input set (an index below ``sets``), its inputs before it,
     its arguments after it and its return value. WireError (a malformed spot check) when one does not
     decode or is not such a call."""
@@ -103,7 +125,10 @@ def decode_spots(
             set_index = tree.get("set")
             if type(set_index) is not int or not 0 <= set_index < sets:
                 raise wire.WireError(f"its input set {str(set_index)[:40]} is none of the {sets} drawn")
-            decoded.append((set_index, before, *call_outputs(tree, before, entry)))
+            probe = tree.get("probe", False)
+            if type(probe) is not bool:
+                raise wire.WireError(f"its probe mark is {str(probe)[:40]}, not a truth value")
+            decoded.append(Spot(set_index, before, *call_outputs(tree, before, entry), probe=probe))
         except wire.WireError as error:
             raise wire.WireError(f"malformed spot checks ({error})") from None
     return decoded
@@ -186,8 +211,9 @@ def _differs(got: Any, drawn: Any, values: bool) -> str:
     return "" if got_text == drawn_text else f"{got_text[:40]} for {drawn_text[:40]}"
 
 
-def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[tuple[int, Call, Call, Any]]) -> None:
-    for set_index, before, after, returned in spots:
+def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[Spot]) -> None:
+    for spot in spots:
+        set_index, before, after, returned = spot.set_index, spot.before, spot.after, spot.returned
         with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
             check_drawn_inputs(judgement, case, set_index, before)
         private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
@@ -199,7 +225,8 @@ def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[t
         if message:
             raise Verdict(
                 "rejected",
-                f"timing case {case.case_id}: a timed call's output was wrong ({message})",
+                f"timing case {case.case_id}: {'its probe' if spot.probe else 'a timed'} call's output was wrong "
+                f"({message})",
                 check="timing_spot_check",
                 case=case,
                 tier=tier,

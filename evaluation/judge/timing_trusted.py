@@ -73,7 +73,8 @@ def run_timing(judgement: JudgementContext) -> None:
                 "timed_against": reference_kind,
                 "holds": reply.holds,
                 "value_rotation": reply.value_rotation,
-                # The probe call's kernels alone, without its host time (untrusted.timing.kernel_time_probe).
+                # The probe call's kernels alone, without its host time (untrusted.timing.kernel_time_probe);
+                # kept below only where the probe call's spot check passed.
                 "kernel_device_ms": reply.kernel_ms,
             }
             bound = host_bound_sides(result.spread["holds"], len(candidate_ms))
@@ -88,10 +89,19 @@ def run_timing(judgement: JudgementContext) -> None:
             continue  # flagged cases are not ranked
         samples.append((reference_ms, candidate_ms))
         speedups.append(speedup)
+    probed: set[str] = set()
     if options.spot_checks > 0 and reports:
         checks_started = time.perf_counter()
-        fetch_and_check_spots(judgement, [(item.tier, item.case, item.sent_bytes, item.sets) for item in reports])
+        probed = fetch_and_check_spots(
+            judgement, [(item.tier, item.case, item.sent_bytes, item.sets) for item in reports]
+        )
         judgement.add_stage("timing.checks", time.perf_counter() - checks_started)
+    for item in reports:
+        # A probe figure whose call was not checked against the reference is the sandbox's word alone: a
+        # kernel that launched a no-op when probed would lower the floor on its unwatched calls with it.
+        result = results_by_id.get(item.case.case_id)
+        if result is not None and result.spread is not None and item.case.case_id not in probed:
+            result.spread["kernel_device_ms"] = None
     state_started = time.perf_counter()
     judgement.environment["gpu_after"] = gpu_state(judgement.job.device_type)
     judgement.add_stage("timing.gpu_state", time.perf_counter() - state_started)

@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 4
+JUDGE_VERSION = 8
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 7
+PROTOCOL_STAGE_VERSION = 9
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -46,4 +46,11 @@ HISTORY: dict[int, str] = {
     "flushed device time, at most 4 times (those calls find the L2 warm); where the candidate's audited "
     "calls held host time (their enqueue outlasted the stream hold) the floor is its kernels' own device "
     "time from one more audited call with events around each launch, where before nothing was compared.",
+    8: "Version 4 with the device-time loop's probe call (one more audited call after the timed ones, events "
+    "around each launch) spot-checked like a timed call: its inputs must be the drawn set and its output the "
+    "reference's, so a kernel that does less when probed is refused.",
+    9: "Version 7 on version 8's rules: the unwatched check holds a caller's latency to the smaller of the "
+    "audited window and the probe call's kernels (their device time without the call's host time) on every "
+    "case, where the probe's call passed its spot check; whether the window held host time (the host-bound "
+    "mark, a race that moves with the host's load) decides nothing any more.",
 }

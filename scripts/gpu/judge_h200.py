@@ -53,7 +53,13 @@ NAMESPACES = {"aten": "aten", "vllm13": "vllm13", "cublas": "cublas"}
 # Cheats whose defence is in timing, judged with it with the scan on too: stream_hide's hidden work races
 # the correctness check (it lost on 2026-12-01 before, won after), fast_when_unwatched cheats only where
 # the protocol stage times it unwatched.
-TIMED_CHEATS = {"cache_by_address_in_timing.py", "compute_in_timing.py", "stream_hide.py", "fast_when_unwatched.py"}
+TIMED_CHEATS = {
+    "cache_by_address_in_timing.py",
+    "compute_in_timing.py",
+    "stream_hide.py",
+    "fast_when_unwatched.py",
+    "fast_when_unwatched_noop_probe.py",
+}
 # What the fixtures must get on a GPU. The static scan only notes names, so a "cheat" that merely names a
 # module (contained by the operating system) and computes honestly in Triton must pass, scan on or off.
 EXPECTED_NOT_PASSED = {"wrong": None, "cheats": None}
@@ -236,6 +242,7 @@ def _judge_fixture(job: JudgeJob, static_scan: bool, case_budget: float) -> dict
     return dict(
         summarise(result),
         fp64_failed=any(check.name == "fp64_second_opinion" and check.outcome == "failed" for check in result.checks),
+        values_outside="values outside" in str((result.failed_case or {}).get("message", "")),
     )
 
 
@@ -292,8 +299,11 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
     print(f"{'kernel':<34}{'status':<20}{'verdict ok':<11}{'speedup':>10}  check / reason")
 
     def record(label: str, expectation: bool | str, summary: dict) -> None:
-        if expectation == "fp64":  # TF32 must be caught by the float64 second opinion
-            ok = summary["status"] == "failed_correctness" and summary["fp64_failed"]
+        if expectation == "fp64":
+            # TF32's wrong values fail an fp32 case: by the float64 second opinion where K is small enough for
+            # them to pass atol = 1e-4 * K, by the plain comparison first where it is not (the public grid has
+            # both; test_tf32_matmul_fails_the_fp64_second_opinion accepts either as well).
+            ok = summary["status"] == "failed_correctness" and (summary["fp64_failed"] or summary["values_outside"])
         elif label.split("/")[-1] in RUNTIME_CAUSES:
             ok = summary["status"] == "failed_runtime" and RUNTIME_CAUSES[label.split("/")[-1]] in summary["reason"]
         else:

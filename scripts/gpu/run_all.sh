@@ -46,6 +46,11 @@
 #                                                   # back-to-back loop against the original's in one plain
 #                                                   # process (back_to_back_parity.py), then OPS judged one
 #                                                   # at a time against the original's timers (S seconds)
+#     bash scripts/gpu/run_all.sh verdicts_probe [END] # both timing stages on: every fixture (scan on, cheats
+#                                                   # scan off too), the corpus, then the unwatched check's
+#                                                   # fixtures again in rounds until END seconds (585)
+#     bash scripts/gpu/run_all.sh submission_agree [S] [END] # the 110-kernel submission with the protocol stage
+#                                                   # on (S seconds), then agree_quiet on AGREE10 until END
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -433,6 +438,40 @@ elif [ "$PART" = sources_submission ]; then
   cat "$OUT/catalog_summary.txt"
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   pack_out smoke.log refs.log agree.log agree.json catalog_summary.txt run.log
+elif [ "$PART" = verdicts_probe ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # One call, both timing stages on: every fixture with the scan on and every cheat with it off, the corpus
+  # (scan on and off), then the unwatched check's fixtures (the two cheats and the honest readback, scan on
+  # and off) again in rounds until END seconds: the floor must not move with the host's load.
+  step fixtures 150 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  step corpus 300 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
+  round=2
+  while [ $((SECONDS + 80)) -lt "${2:-585}" ]; do
+    step "unwatched$round" 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
+      --fixtures-only fast_when_unwatched,cos_readback
+    mv "$OUT/judge_h200.json" "$OUT/unwatched$round.json" 2>/dev/null
+    round=$((round + 1))
+  done
+  echo; echo "== summaries"
+  grep -E "^fixtures with" "$OUT/fixtures.log"
+  grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | grep -v " ok " | cut -c1-300
+  for log in "$OUT"/unwatched*.log; do
+    [ -f "$log" ] && echo "$(basename "$log"):" && grep -E "^(good|cheats)" "$log" | cut -c1-200
+  done
+  pack_out fixtures.log fixtures.json corpus.log unwatched2.log unwatched3.log run.log
+elif [ "$PART" = submission_agree ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # One call: the 110-kernel submission with the protocol stage on (the throughput figure, S seconds), then
+  # the protocol speedup against do_bench on AGREE10 on a quiet host (agree_quiet) until END seconds.
+  catalog "${2:-360}" 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  bash "$0" agree_quiet "$AGREE10" $((${3:-585} - SECONDS))
+  echo; echo "== summaries"
+  cat "$OUT/catalog_summary.txt"
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  pack_out refs.log agree.log agree.json catalog_summary.txt lock_timeline.json run.log
 elif [ "$PART" = probe_parity ]; then
   export KGB_PROTOCOL_TIMING=on
   # The unwatched check where audited calls held host time (the kernel-time probe), three rounds so that a

@@ -243,9 +243,14 @@ def time_interleaved(
         rotation.fill(index, iteration // len(candidate_sets))
         for key in poison_keys:
             guard.poison_tree(get_arg(candidate_sets[index], key))
-        kernel_ms = kernel_time_probe(
+        call = candidate_sets[index]
+        # The probe's figure only counts where its call is checked like a timed one (a spot marked "probe"):
+        # otherwise a kernel could launch a no-op whenever it is probed and lower the floor the trusted side
+        # holds its unwatched calls to (timing_protocol.audited_device_ms).
+        before = map_tensors(call, torch.Tensor.clone) if spot_checks > 0 else None
+        kernel_ms, returned = kernel_time_probe(
             candidate,
-            candidate_sets[index],
+            call,
             event_class,
             synchronize,
             hold=holds.hold_whole_call if holds is not None else None,
@@ -253,6 +258,16 @@ def time_interleaved(
         if guard.STATE.compute_ops:
             compute_calls += 1
             compute_ops.update(guard.STATE.compute_ops)
+        if before is not None and kernel_ms is not None:
+            keep_alive.append(returned)
+            spots.append(
+                {
+                    "set": rotation.source(index, iteration // len(candidate_sets)),
+                    "probe": True,
+                    "before": before,
+                    **device_snapshot({"returned": returned, "args": call["args"], "kwargs": call["kwargs"]}),
+                }
+            )
     return {
         "candidate_ms": candidate_ms,
         "reference_ms": reference_ms,
@@ -284,15 +299,16 @@ def kernel_time_probe(
     event_class: Any,
     synchronize: Callable[[], None],
     hold: Callable[[str], None] | None = None,
-) -> float | None:
+) -> tuple[float | None, Any]:
     """One more audited call, untimed, with two events around each of its Triton launches: the summed device
     time of its kernels alone, its host time (the audit's, a readback's wait) left out. The unwatched check
-    of the protocol stage compares a caller's latency with this where the audited window also held host time
-    (timing_protocol.audited_device_ms). ``hold``: a stream hold of the loop's (StreamHolds.hold_whole_call),
-    taken first so that the call's launches queue behind it and each window holds its kernel alone, not the
-    host's launch path too (what a call launches after waiting for the host, a readback's second kernel, runs
-    on an idle device: its window holds its launch latency too, which only raises the floor of a call whose
-    caller latency holds that latency as well). None when the call launched nothing."""
+    of the protocol stage holds a caller's latency to the smaller of this and the audited window
+    (timing_protocol.audited_device_ms), once the call's output passed its spot check. ``hold``: a stream
+    hold of the loop's (StreamHolds.hold_whole_call), taken first so that the call's launches queue behind it
+    and each window holds its kernel alone, not the host's launch path too (what a call launches after
+    waiting for the host, a readback's second kernel, runs on an idle device: its window holds its launch
+    latency too, and the window's figure is the floor then). Returns that time (None when the call launched nothing) and
+    what the call returned, for its spot check."""
     guard.STATE.reset(ghost=False)
     if hold is not None:
         hold("candidate")
@@ -300,13 +316,13 @@ def kernel_time_probe(
     guard.STATE.launch_windows, guard.STATE.event_class = windows, event_class
     try:
         with guard.audited():
-            candidate(*call["args"], **call["kwargs"])
+            returned = candidate(*call["args"], **call["kwargs"])
     finally:
         guard.STATE.launch_windows = None
     synchronize()
     if not windows:
-        return None
-    return sum(start.elapsed_time(end) for start, end in windows)
+        return None, returned
+    return sum(start.elapsed_time(end) for start, end in windows), returned
 
 
 def reference_thunks(

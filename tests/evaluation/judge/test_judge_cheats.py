@@ -167,19 +167,30 @@ def test_a_kernel_that_computes_outside_triton_only_when_unwatched_is_refused_by
     assert check_outcomes(result)["dispatch_audit"] == "passed"  # honest wherever it was audited
 
 
+@pytest.mark.parametrize("marked_host_bound", [True, False])
 @pytest.mark.parametrize(
-    ("kernel", "status"), [("cheats/fast_when_unwatched.py", "rejected"), ("good/cos_readback.py", "passed")]
+    ("kernel", "status", "reason"),
+    [
+        ("cheats/fast_when_unwatched.py", "rejected", "it does less work when it is not watched"),
+        ("cheats/fast_when_unwatched_noop_probe.py", "rejected", "its probe call's output was wrong"),
+        ("good/cos_readback.py", "passed", "passed"),
+    ],
 )
-def test_where_audited_calls_held_host_time_their_kernels_alone_set_the_unwatched_floor(
-    warm_forkserver, monkeypatch, kernel, status
+def test_the_unwatched_floor_is_the_probed_kernels_device_time_whatever_the_host_bound_mark(
+    warm_forkserver, monkeypatch, kernel, status, reason, marked_host_bound
 ):
-    # On the H200 the 24 slow launches fast_when_unwatched makes while audited outlast their stream hold under
-    # load, so its audited window holds host time and is not a device time to compare with (as a readback's
-    # is not). Comparing nothing there let it pass; its kernels' own device time, from the device-time loop's
-    # probe call, still refuses it, and an honest readback, whose kernels are short, still passes.
+    # Whether an audited window also held host time (a readback's wait; on the H200 the 24 slow launches
+    # fast_when_unwatched makes while audited, under load) is a race with the stream hold, so the mark that
+    # says so moves with the host's load: on the H200 it once let fast_when_unwatched pass (compared with
+    # nothing) and once refused the honest readback (compared with a window holding its wait). The floor is
+    # the smaller of the window and the device-time loop's probe call, whose kernels' own device time holds
+    # no host time, on every case, marked or not; and the probe's call is spot-checked, so a kernel cannot
+    # lower that floor by launching a no-op when probed.
     from evaluation.judge import timing_trusted
 
-    monkeypatch.setattr(timing_trusted, "host_bound_sides", lambda holds, iterations: ["candidate"])
+    monkeypatch.setattr(
+        timing_trusted, "host_bound_sides", lambda holds, iterations: ["candidate"] if marked_host_bound else []
+    )
     spec = dataclasses.replace(
         small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
     )
@@ -188,6 +199,7 @@ def test_where_audited_calls_held_host_time_their_kernels_alone_set_the_unwatche
         job,
         JudgeOptions(
             spec=spec,
+            static_scan=False,
             timing_on_cpu_for_tests=True,
             timing=TimingOptions(min_iterations=4, max_iterations=4),
             protocol_timing=protocol_timing_options(),
@@ -195,10 +207,11 @@ def test_where_audited_calls_held_host_time_their_kernels_alone_set_the_unwatche
     )
 
     assert result.status == status, result.reason
-    timed = next(case for case in result.case_results if case.timed)
-    assert timed.spread["host_bound_sides"] == ["candidate"] and timed.spread["kernel_device_ms"] > 0
-    if status == "rejected":
-        assert "it does less work when it is not watched" in result.reason
+    assert reason in result.reason
+    if status == "passed":
+        timed = next(case for case in result.case_results if case.timed)
+        assert timed.spread["kernel_device_ms"] > 0  # the probe's figure, its call checked
+        assert ("host_bound_sides" in timed.spread) == marked_host_bound  # shown, deciding nothing
 
 
 def test_a_result_cached_by_address_is_stale_in_timing_and_the_spot_check_sees_it(warm_forkserver):

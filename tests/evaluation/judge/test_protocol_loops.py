@@ -327,10 +327,11 @@ def test_a_probe_call_brackets_each_launch_with_two_events_and_sums_their_window
         kernel.run(x, grid=(1,), warmup=False, ms=3.0)
         return x
 
-    measured = kernel_time_probe(candidate, {"args": [torch.zeros(1)], "kwargs": {}}, HostClockEvent, lambda: None)
+    argument = torch.zeros(1)
+    measured, returned = kernel_time_probe(candidate, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None)
 
     assert 5.0 <= measured < 15.0  # the two launches, not the call's 20 ms of host time
+    assert returned is argument  # what the call returned, for the probe's spot check
     assert guard.STATE.launch_windows is None  # other calls record nothing
-    assert (
-        kernel_time_probe(lambda x: x, {"args": [torch.zeros(1)], "kwargs": {}}, HostClockEvent, lambda: None) is None
-    )
+    nothing_launched = kernel_time_probe(lambda x: x, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None)
+    assert nothing_launched == (None, argument)
