@@ -2,7 +2,8 @@
 
 * Launch hooks: ``JITFunction.run`` and the interpreter's ``InterpretedFunction.run`` are wrapped at class
   level, so every Triton launch (autotuned or not) is counted, and in ghost mode turned into a no-op; in a
-  probe call (``GuardState.launch_windows``) each launch is also bracketed by two events.
+  probe call (``GuardState.launch_windows``) each launch is also bracketed by two events, recorded by
+  Triton's launcher hooks right around the driver's launch (``launcher_windows``).
 * ``AuditMode``: a TorchDispatchMode around each candidate call, applying ``audit_rules``. Allocation, views,
   same-dtype copies, fills and metadata pass; host reads pass within their budget; any other aten op is
   recorded (and the call rejected by the judge). While a compiled Triton launch runs the audit is paused
@@ -97,6 +98,14 @@ class GuardState:
         # without its host time. None: nothing recorded (every other call).
         self.launch_windows: list[tuple[Any, Any]] | None = None
         self.event_class: Any = None
+        # In a probe call with the launcher's own hooks on (open_launcher_windows), a compiled launch's window
+        # is opened and closed by Triton's launcher right around the driver's launch, not around
+        # JITFunction.run: ``launcher_windows`` says they are on, ``launch_in_window`` that a counted launch is
+        # under way, ``window_start`` holds its start event, ``window_missed`` that a launch made no window.
+        self.launcher_windows = False
+        self.launch_in_window = False
+        self.window_start: Any = None
+        self.window_missed = False
 
     def reset(self, *, ghost: bool) -> None:
         self.launches = 0
@@ -222,6 +231,19 @@ def _wrap_run(original: Any, interpreted: bool = False) -> Any:
         windows = STATE.launch_windows
         if windows is None or warmup or len(windows) >= LAUNCH_WINDOWS_CAP:
             return launch(self, args, grid, warmup, kwargs)
+        if STATE.launcher_windows and not interpreted:
+            # The launcher opens and closes the window (_open_window, _close_window): JITFunction.run's own
+            # host work (binding, the cache key, the grid) stays out of it, which on an idle device (a launch
+            # after a readback's wait) it would not: on the H200 an honest readback's probe read 96 us for
+            # two kernels of a few microseconds.
+            STATE.launch_in_window, STATE.window_start = True, None
+            before = len(windows)
+            try:
+                return launch(self, args, grid, warmup, kwargs)
+            finally:
+                STATE.launch_in_window, STATE.window_start = False, None
+                if len(windows) == before:
+                    STATE.window_missed = True
         start, end = STATE.event_class(enable_timing=True), STATE.event_class(enable_timing=True)
         start.record()
         try:
@@ -232,6 +254,45 @@ def _wrap_run(original: Any, interpreted: bool = False) -> Any:
 
     run.__kgb_wrapped__ = original  # type: ignore[attr-defined]
     return run
+
+
+def _open_window(metadata: Any = None) -> None:
+    """Triton's launch_enter_hook: the start event of a counted launch's window, just before the driver call."""
+    if STATE.launch_in_window and STATE.launch_windows is not None:
+        STATE.window_start = STATE.event_class(enable_timing=True)
+        STATE.window_start.record()
+
+
+def _close_window(metadata: Any = None) -> None:
+    """Triton's launch_exit_hook: the end event, just after the driver call."""
+    start = STATE.window_start
+    if start is not None and STATE.launch_windows is not None:
+        end = STATE.event_class(enable_timing=True)
+        end.record()
+        STATE.launch_windows.append((start, end))
+    STATE.window_start = None
+
+
+@contextlib.contextmanager
+def launcher_windows() -> Any:
+    """Meanwhile, a probe call's compiled launches are bracketed by Triton's launcher hooks (right around the
+    driver's launch) instead of around JITFunction.run. Only for the probe: on every other call the hooks
+    would add host time. Where this Triton has no hook chains, the brackets stay around JITFunction.run."""
+    from triton import knobs
+
+    enter, leave = knobs.runtime.launch_enter_hook, knobs.runtime.launch_exit_hook
+    chains = hasattr(enter, "add") and hasattr(leave, "add")
+    if chains:
+        enter.add(_open_window)
+        leave.add(_close_window)
+    STATE.launcher_windows, STATE.window_missed = chains, False
+    try:
+        yield
+    finally:
+        STATE.launcher_windows = False
+        if chains:
+            enter.remove(_open_window)
+            leave.remove(_close_window)
 
 
 def install_launch_hooks() -> dict[str, Any]:

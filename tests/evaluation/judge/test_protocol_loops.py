@@ -305,16 +305,28 @@ def test_the_cublas_loop_counts_every_call_that_launches_nothing_but_warm_ups():
 # --- the device-time loop's probe call: its kernels' device time without its host time ----------------------
 
 
-def test_a_probe_call_brackets_each_launch_with_two_events_and_sums_their_windows():
+def test_a_probe_call_brackets_each_launch_at_the_launcher_and_sums_their_windows():
+    from triton import knobs
+
     from evaluation.judge.backends import HostClockEvent
     from evaluation.judge.untrusted.timing import kernel_time_probe
 
     class Kernel:
+        """JITFunction.run as Triton 3.6 runs a compiled launch: its own host work (binding, the cache key,
+        the grid), then the launcher, which calls the launch hooks right around the driver's launch."""
+
         def run(self, *args, grid, warmup, **kwargs):
+            time.sleep(0.01)  # JITFunction.run's host work: outside the window
+            if warmup:
+                return
+            if kwargs.get("hooks", True):
+                knobs.runtime.launch_enter_hook(None)
             timeline.append(("kernel", kwargs["ms"]))
             sleep_until = time.perf_counter() + kwargs["ms"] / 1000
             while time.perf_counter() < sleep_until:
                 pass
+            if kwargs.get("hooks", True):
+                knobs.runtime.launch_exit_hook(None)
 
     Kernel.run = guard._wrap_run(Kernel.run)
     timeline: list = []
@@ -330,8 +342,27 @@ def test_a_probe_call_brackets_each_launch_with_two_events_and_sums_their_window
     argument = torch.zeros(1)
     measured, returned = kernel_time_probe(candidate, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None)
 
-    assert 5.0 <= measured < 15.0  # the two launches, not the call's 20 ms of host time
+    assert 5.0 <= measured < 10.0  # the two launches, not the call's 20 ms nor run's 2 x 10 ms of host time
     assert returned is argument  # what the call returned, for the probe's spot check
     assert guard.STATE.launch_windows is None  # other calls record nothing
+    assert _open_window_hooked() is False  # the launcher's hooks are on for the probe call alone
     nothing_launched = kernel_time_probe(lambda x: x, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None)
     assert nothing_launched == (None, argument)
+
+    # A launch whose launcher opened no window would make the sum too small (a floor the kernel does not
+    # hold): no figure at all then, and the trusted side compares with the timed window alone.
+    def one_launch_without_hooks(x):
+        kernel.run(x, grid=(1,), warmup=False, ms=1.0)
+        kernel.run(x, grid=(1,), warmup=False, ms=1.0, hooks=False)
+        return x
+
+    unbracketed = kernel_time_probe(
+        one_launch_without_hooks, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None
+    )
+    assert unbracketed == (None, argument)
+
+
+def _open_window_hooked() -> bool:
+    from triton import knobs
+
+    return guard._open_window in knobs.runtime.launch_enter_hook.calls
