@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -22,6 +22,9 @@ from evaluation.judge.job import CaseResult, CheckOutcome, JudgeJob, JudgeResult
 from evaluation.judge.sandbox import Sandbox
 from evaluation.judge.session import SandboxSession
 from evaluation.judge.version import JUDGE_VERSION, PROTOCOL_STAGE_VERSION
+
+if TYPE_CHECKING:
+    from evaluation.judge.timed_requests import ShippedChunk
 
 # The most device memory the trusted side's allocator may keep cached between correctness cases, and the
 # sandbox's earlier cases' tensors may hold (harness.Harness._trim_keep_alive), when the GPU is not
@@ -181,6 +184,9 @@ class JudgementContext:
         self.speedup_ci95: tuple[float, float] | None = None
         self.protocol_speedup: float | None = None
         self.protocol_speedup_ci95: tuple[float, float] | None = None
+        # Per timing stage: its chunk of cases shipped ahead, to ride in another stage's exclusive hold
+        # (timed_requests.ship_ahead).
+        self.shipped_ahead: dict[str, ShippedChunk] = {}
         # Set by runner.run before the first stage: the operator's record, its cases and the memory shares.
         self.spec: OperatorSpec
         self.cases: list[tuple[str, Case]]

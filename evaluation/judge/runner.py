@@ -37,7 +37,8 @@ from evaluation.judge.records import find_operator
 from evaluation.judge.sandbox import Sandbox
 from evaluation.judge.session import CORRECTNESS_NICE
 from evaluation.judge.static_scan import scan_source
-from evaluation.judge.timing_protocol import run_protocol_timing
+from evaluation.judge.timed_requests import seconds_in_other_holds
+from evaluation.judge.timing_protocol import run_protocol_timing, ship_first_chunk_ahead
 from evaluation.judge.timing_trusted import recheck_after_timing, run_timing
 from evaluation.judge.verdicts import Verdict, check_integrity, derive_seed, import_failure_reason
 
@@ -93,9 +94,13 @@ def run(judgement: JudgementContext) -> JudgeResult:
         start_sandbox(judgement)
         run_correctness(judgement)  # every case: inputs, the sandbox's calls, the comparisons
         if job.measure_timing and (job.device_type != "cpu" or judgement.options.timing_on_cpu_for_tests):
+            # The protocol stage's first chunk rides in the device-time stage's exclusive hold: one hold, not two.
+            ship_first_chunk_ahead(judgement)
             started = time.monotonic()
             run_timing(judgement)  # takes the device alone for its timed loops (device_lock)
-            judgement.stage_seconds["timing"] = round(time.monotonic() - started, 4)
+            # Less the protocol stage's loops that ran in its hold: those seconds are that stage's.
+            elapsed = time.monotonic() - started - seconds_in_other_holds(judgement)
+            judgement.stage_seconds["timing"] = round(elapsed, 4)
             run_protocol_timing(judgement)  # the paper's speedup: every timed case, caller latency
             recheck_after_timing(judgement)
         else:

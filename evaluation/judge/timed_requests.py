@@ -5,6 +5,12 @@ The device-time stage (timing_trusted.py: a few large cases, the timed stream he
 and the protocol stage (timing_protocol.py: every timed case, the latency a caller sees, as the paper's
 harness measures it) differ only in which cases they time, the loop's options, and what they record from a
 report; the requests, the hold and the checks of a report are the same, here.
+
+One exclusive hold serves both stages where it can: the protocol stage's first chunk is drawn and loaded
+ahead (ship_ahead, before the device-time stage's sets) and its loops ride in the device-time stage's hold,
+right after that stage's own loops (_time_chunk). Each exclusive hold stops every other judge on the host
+and first waits for their shared holds to drain: on the H200 with 12 judges the protocol stage's own holds
+added ~110 such drains (~0.3 s each) and 110 clock spin-ups to a 110-kernel submission.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ import contextlib
 import dataclasses
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.catalog.spec import Call, Case
@@ -74,6 +80,46 @@ def outputs_like(judgement: JudgementContext, case: Any, call: Call) -> tuple[An
         return ()
 
 
+@dataclass
+class ShippedChunk:
+    """A chunk of one stage's cases whose input sets the sandbox already holds (_ship_chunk), drawn ahead of
+    that stage (ship_ahead) to be timed in the next exclusive hold this judgement takes."""
+
+    options: TimingOptions
+    entries: list[tuple[Any, ...]]  # (tier, case, request, first_call, sent_bytes, sets): _ship_chunk's
+    out_of_time: bool  # the budget ran out before the rest of the stage's cases were drawn
+    shipping_s: float  # drawing and loading its sets
+    # Set once its loops ran in another stage's hold (unchecked: its own stage checks them, in its order).
+    timed: list[TimedCase] | None = None
+    hold_s: float = 0.0  # the host's seconds of its loops inside that hold
+    # A request of its loops that ended the sandbox's usefulness (it died, hung, or its harness broke).
+    failure: Verdict | None = field(default=None, repr=False)
+
+
+def ship_ahead(
+    judgement: JudgementContext, cases: list[tuple[str, Case]], options: TimingOptions, chunk_bytes: int | None
+) -> None:
+    """Draw and load the first chunk of ``cases`` now, before another stage takes its exclusive hold: that
+    hold then times this chunk's loops right after its own (_time_chunk), and ``time_cases`` for
+    ``options.stage`` starts from their reports. One hold instead of two: each exclusive hold first waits for
+    every other judge's shared holds to drain while the turnstile keeps them all out, then stops them all,
+    and its first case spins the device's clocks up. The loops, their requests and their checks are the
+    ones ``time_cases`` runs; only the hold they run in is shared."""
+    if not cases:
+        return
+    started = time.perf_counter()
+    entries, out_of_time = _ship_chunk(judgement, list(cases), options, chunk_bytes)
+    judgement.shipped_ahead[options.stage] = ShippedChunk(
+        options, entries, out_of_time, shipping_s=time.perf_counter() - started
+    )
+
+
+def seconds_in_other_holds(judgement: JudgementContext) -> float:
+    """The host's seconds that chunks shipped ahead spent in another stage's exclusive hold (that stage's
+    clock ran meanwhile; the seconds are the chunks' own stage's)."""
+    return sum(chunk.hold_s for chunk in judgement.shipped_ahead.values())
+
+
 def time_cases(
     judgement: JudgementContext,
     cases: list[tuple[str, Case]],
@@ -84,10 +130,24 @@ def time_cases(
     shipped in one request (the sandbox puts them on the device), then its timed loops back to back while
     this judgement holds the device alone, then each report checked (raising the Verdict a report calls
     for). With ``chunk_bytes``, a chunk holds about that many bytes of sets; without, every case is one
-    chunk. Each stage (``options.stage``) draws its own input sets. Fewer reports than cases: the
-    judgement's budget ran out first (the stage's check says so)."""
+    chunk. Each stage (``options.stage``) draws its own input sets. A chunk of this stage shipped ahead
+    (ship_ahead, from the front of the same ``cases``) comes first: its loops already ran in another stage's
+    hold, or run now in one of their own. Fewer reports than cases: the judgement's budget ran out first
+    (the stage's check says so)."""
     timed: list[TimedCase] = []
     queue = list(cases)
+    ahead = judgement.shipped_ahead.pop(options.stage, None)
+    if ahead is not None:
+        shipped = {entry[1].case_id for entry in ahead.entries}
+        queue = [(tier, case) for tier, case in queue if case.case_id not in shipped]
+        if ahead.timed is None:
+            timed += _time_chunk(judgement, ahead.entries, options) if ahead.entries else []
+        else:
+            _record_and_check(judgement, ahead.timed, options)
+            timed += ahead.timed
+        if ahead.out_of_time:
+            judgement.check(options.stage, "failed", "the budget ran out before every case was timed")
+            return timed
     while queue:
         chunk, out_of_time = _ship_chunk(judgement, queue, options, chunk_bytes)
         if chunk:
@@ -148,25 +208,60 @@ def _ship_chunk(
 
 
 def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], options: TimingOptions) -> list[TimedCase]:
-    timed: list[TimedCase] = []
+    """Time ``chunk``'s loops under one exclusive hold, then every chunk of another stage shipped ahead
+    (ship_ahead) in the same hold; then check ``chunk``'s reports. The riders' reports are checked by their
+    own stage later, so the verdicts come in the stages' order; but a rider's request that ended the sandbox
+    (it died, hung past its limit, its harness broke) ends the judgement here, once ``chunk``'s own reports
+    are checked: nothing after it could run in that process."""
+    riders = [
+        ahead for stage, ahead in judgement.shipped_ahead.items() if stage != options.stage and ahead.timed is None
+    ]
     reniced = judgement.environment.get("sandbox", {}).get("nice") == CORRECTNESS_NICE
     with judgement.session.device_exclusive(), own_priority(TIMING_NICE if reniced else None):
         if reniced:
             judgement.session.sandbox.set_priority(TIMING_NICE)  # the timed loops wait for no other judge's CPU work
-        for index, (tier, case, request, first_call, sent_bytes, sets) in enumerate(chunk):
-            # Only a hold's first case spins the clocks up; the others follow it with the device still busy.
-            request = dataclasses.replace(request, clock_warmup_s=CLOCK_WARMUP_S if index == 0 else 0.0)
-            host_started = time.perf_counter()
-            # Bounded like a correctness call, for every call a timed loop may make (a kernel that sleeps
-            # only once timed would otherwise hold the GPU alone for the rest of its budget).
-            limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
-                judgement.reference_seconds.get(case.case_id, 0.0), calls=calls_at_most(options, request.window)
-            )
-            reply, _ = judgement.session.request(request, [], case, tier, call_limit_s=limit_s)
-            host_ms = (time.perf_counter() - host_started) * 1000
-            timed.append(TimedCase(tier, case, first_call, reply, host_ms, sent_bytes, sets))
+        timed = _run_loops(judgement, chunk, options, spin_clocks_up=True)
+        for rider in riders:
+            rider_started = time.perf_counter()
+            try:
+                # The device is still busy with this hold's loops: no clock spin-up before the rider's first.
+                rider.timed = _run_loops(judgement, rider.entries, rider.options, spin_clocks_up=False)
+            except Verdict as verdict:
+                rider.timed, rider.failure = [], verdict
+            rider.hold_s = time.perf_counter() - rider_started
+            if rider.failure is not None:
+                break
         if reniced:
             judgement.session.sandbox.set_priority(CORRECTNESS_NICE)
+    _record_and_check(judgement, timed, options)
+    for rider in riders:
+        if rider.failure is not None:
+            raise rider.failure
+    return timed
+
+
+def _run_loops(
+    judgement: JudgementContext, chunk: list[tuple[Any, ...]], options: TimingOptions, spin_clocks_up: bool
+) -> list[TimedCase]:
+    """Inside the exclusive hold: one ``time`` request a case of ``chunk``, back to back, unchecked."""
+    timed: list[TimedCase] = []
+    for index, (tier, case, request, first_call, sent_bytes, sets) in enumerate(chunk):
+        # Only a hold's first case spins the clocks up; the others follow it with the device still busy.
+        request = dataclasses.replace(request, clock_warmup_s=CLOCK_WARMUP_S if spin_clocks_up and index == 0 else 0.0)
+        host_started = time.perf_counter()
+        # Bounded like a correctness call, for every call a timed loop may make (a kernel that sleeps
+        # only once timed would otherwise hold the GPU alone for the rest of its budget).
+        limit_s = options.budget_s_per_case + judgement.job.call_limit_s(
+            judgement.reference_seconds.get(case.case_id, 0.0), calls=calls_at_most(options, request.window)
+        )
+        reply, _ = judgement.session.request(request, [], case, tier, call_limit_s=limit_s)
+        host_ms = (time.perf_counter() - host_started) * 1000
+        timed.append(TimedCase(tier, case, first_call, reply, host_ms, sent_bytes, sets))
+    return timed
+
+
+def _record_and_check(judgement: JudgementContext, timed: list[TimedCase], options: TimingOptions) -> None:
+    """After the hold: the stage breakdown's loop figures, then each report checked (check_report)."""
     for item in timed:
         judgement.add_stage(f"{options.stage}.sandbox_round_trip", item.host_ms / 1000)
         for seconds, part in ((item.reply.loop_s, "loop"), (item.reply.prep_s, "prep")):
@@ -175,7 +270,6 @@ def _time_chunk(judgement: JudgementContext, chunk: list[tuple[Any, ...]], optio
         checks_started = time.perf_counter()
         check_report(item)
         judgement.add_stage(f"{options.stage}.checks", time.perf_counter() - checks_started)
-    return timed
 
 
 def calls_at_most(options: TimingOptions, window: str) -> int:

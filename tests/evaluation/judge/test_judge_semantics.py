@@ -177,6 +177,79 @@ def test_the_protocol_stage_can_be_switched_off_for_measuring_the_rest(warm_fork
     assert result.judge_version == JUDGE_VERSION  # the stage on is version PROTOCOL_STAGE_VERSION
 
 
+# Honest wherever the judge's audit (a dispatch mode) watches: correctness and the device-time stage. Where
+# nothing watches, the protocol stage's loops, it fails as FAILURE says.
+FAILS_ONLY_UNWATCHED = """
+import triton
+import triton.language as tl
+from torch.utils._python_dispatch import _get_current_dispatch_mode
+import torch
+
+
+@triton.jit
+def cos_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask).to(tl.float32)
+    tl.store(out_ptr + offsets, tl.cos(x).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def cos(x):
+    if _get_current_dispatch_mode() is None:
+        FAILURE
+    x = x.contiguous()
+    out = torch.empty_like(x)
+    cos_kernel[(triton.cdiv(max(x.numel(), 1), 256),)](x, out, x.numel(), BLOCK=256)
+    return out
+
+
+def cos_out(x, *, out):
+    out.copy_(cos(x))
+    return out
+"""
+
+
+@pytest.mark.parametrize(
+    ("failure", "status", "reason"),
+    [
+        ("raise RuntimeError('unwatched')", "failed_runtime", "raised: RuntimeError: unwatched"),
+        ("import ctypes; ctypes.string_at(0)", "failed_runtime", "the sandbox process died in case cos["),
+    ],
+)
+def test_a_protocol_loop_that_fails_in_the_device_time_stage_s_hold_is_the_protocol_case_s_failure(
+    warm_forkserver, failure, status, reason
+):
+    # The protocol stage's first chunk is timed in the device-time stage's exclusive hold (ship_ahead). A
+    # loop that raised is reported by the protocol stage, after the device-time stage's own checks; one that
+    # took the sandbox down ends the judgement right after that hold, naming the protocol's case.
+    job = JudgeJob(
+        "aten::cos",
+        FAILS_ONLY_UNWATCHED.replace("FAILURE", failure),
+        "cpu-interpreter",
+        "cpu",
+        measure_timing=True,
+        peak_bandwidth_bytes_per_s=1e15,
+        peak_flops_by_dtype={"float32": 1e18},
+    )
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=_timed_grid_record(),
+            static_scan=False,
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(sets_per_side=2, min_iterations=3, max_iterations=4, max_timed_cases=1),
+            protocol_timing=protocol_timing_options(),
+        ),
+    )
+
+    assert result.status == status and reason in result.reason, result.reason
+    breakdown = result.environment["stage_breakdown"]
+    assert breakdown["sandbox.timing_loop"] > 0 and breakdown["protocol_timing.input_sets"] > 0
+    if "died" not in reason:  # the sandbox lived on: the device-time stage finished first
+        assert check_outcomes(result)["timing"] == "passed"
+        assert check_outcomes(result).get("post_timing_recheck") is None
+
+
 def test_the_public_judge_measures_the_protocol_speedup_only_when_the_worker_asks(monkeypatch):
     from evaluation.judge import runner
 

@@ -538,7 +538,8 @@ def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm
 
 def test_the_protocol_stage_ships_and_times_its_cases_chunk_by_chunk(warm_forkserver, tmp_path, monkeypatch):
     """Every case of a chunk is drawn under one shared hold, shipped in one request and timed in one
-    exclusive hold; a chunk ends at the stage's byte bound (here one case's sets)."""
+    exclusive hold; a chunk ends at the stage's byte bound (here one case's sets). The first chunk is shipped
+    before the device-time stage's sets and timed in that stage's exclusive hold, after its loops."""
     from conftest import kernel_source, small_cos_record
 
     from evaluation.judge import JudgeJob, timing_protocol
@@ -558,6 +559,8 @@ def test_the_protocol_stage_ships_and_times_its_cases_chunk_by_chunk(warm_forkse
 
     def judged(bound):
         monkeypatch.setattr(timing_protocol, "chunk_bytes", lambda judgement: bound)
+        trace = tmp_path / f"trace-{bound}"
+        monkeypatch.setenv("KGB_DEVICE_LOCK_TRACE", str(trace))
         factory, requests = _recording_sandboxes(tmp_path)
         result = judge_with(
             job,
@@ -571,14 +574,22 @@ def test_the_protocol_stage_ships_and_times_its_cases_chunk_by_chunk(warm_forkse
             ),
         )
         assert result.status == "passed", result.reason
-        return [request[0] for request in requests if request[0] in ("time_load", "time")]
+        assert result.protocol_speedup is not None and result.speedup is not None
+        timed_ops = [request[0] for request in requests if request[0] in ("time_load", "time")]
+        exclusive_holds = trace.read_text().count(" hold exclusive")
+        return timed_ops, exclusive_holds
 
     protocol_cases = sum(1 for case in small_cos_record().smoke if case.timed)
     assert protocol_cases >= 2
-    # The device-time stage's one case, then the protocol stage's cases: all in one chunk...
-    assert judged(1 << 40) == ["time_load", "time", "time_load", *(["time"] * protocol_cases)]
-    # ...or one chunk a case once a case's sets reach the bound.
-    assert judged(1) == ["time_load", "time", *(["time_load", "time"] * protocol_cases)]
+    # The protocol stage's cases in one chunk, loaded first; the device-time stage's one case; both
+    # stages' loops in one exclusive hold...
+    assert judged(1 << 40) == (["time_load", "time_load", "time", *(["time"] * protocol_cases)], 1)
+    # ...or one chunk a case once a case's sets reach the bound: the first rides in the device-time
+    # stage's hold, the others take holds of their own.
+    assert judged(1) == (
+        ["time_load", "time_load", "time", "time", *(["time_load", "time"] * (protocol_cases - 1))],
+        protocol_cases,
+    )
 
 
 @pytest.mark.parametrize(
