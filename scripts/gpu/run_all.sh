@@ -51,6 +51,9 @@
 #                                                   # fixtures again in rounds until END seconds (585)
 #     bash scripts/gpu/run_all.sh submission_agree [S] [END] # the 110-kernel submission with the protocol stage
 #                                                   # on (S seconds), then agree_quiet on AGREE10 until END
+#     bash scripts/gpu/run_all.sh unwatched_submission [S] [END] [ROUNDS] # the unwatched check's fixtures in
+#                                                   # ROUNDS rounds, the submission with the protocol stage on,
+#                                                   # then back_to_back_parity.py until END seconds
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -472,6 +475,29 @@ elif [ "$PART" = submission_agree ]; then
   cat "$OUT/catalog_summary.txt"
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   pack_out refs.log agree.log agree.json catalog_summary.txt lock_timeline.json run.log
+elif [ "$PART" = unwatched_submission ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # One call: the unwatched check's fixtures (the two cheats and the honest readback, scan on and off) in
+  # ROUNDS rounds, the 110-kernel submission with the protocol stage on (S seconds; KGB_GPU_JOBS at once),
+  # then the back-to-back loop against the original's in one plain process until END seconds.
+  for round in $(seq "${4:-3}"); do
+    step "unwatched$round" 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
+      --fixtures-only fast_when_unwatched,cos_readback
+    mv "$OUT/judge_h200.json" "$OUT/unwatched$round.json" 2>/dev/null
+  done
+  catalog "${2:-340}" 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  parity_cap=$((${3:-585} - SECONDS))
+  [ "$parity_cap" -gt 40 ] && step parity "$parity_cap" python3 scripts/gpu/back_to_back_parity.py \
+    --ops cublas::cublasSaxpy_v2,cublas::cublasSdot_v2,cublas::cublasSgemm_v2 --cases 8
+  echo; echo "== summaries"
+  for log in "$OUT"/unwatched*.log; do
+    echo "$(basename "$log"):" && grep -E "^(good|cheats)" "$log" | cut -c1-200
+  done
+  cat "$OUT/catalog_summary.txt"
+  [ -f "$OUT/parity.log" ] && cut -c1-240 "$OUT/parity.log" | tail -30
+  tar -czf "$OUT/unwatched.tar.gz" -C "$OUT" $(cd "$OUT" && ls unwatched*) && (cd "$OUT" && rm -f unwatched*.log unwatched*.json)
+  pack_out unwatched.tar.gz refs.log catalog_summary.txt lock_timeline.json parity.log run.log
 elif [ "$PART" = probe_parity ]; then
   export KGB_PROTOCOL_TIMING=on
   # The unwatched check where audited calls held host time (the kernel-time probe), three rounds so that a
