@@ -54,6 +54,9 @@
 #     bash scripts/gpu/run_all.sh unwatched_submission [S] [END] [ROUNDS] # the unwatched check's fixtures in
 #                                                   # ROUNDS rounds, the submission with the protocol stage on,
 #                                                   # then back_to_back_parity.py until END seconds
+#     bash scripts/gpu/run_all.sh closing_submission [S] [END] # the unwatched check's fixtures once, the
+#                                                   # submission with the protocol stage on (S seconds), then
+#                                                   # agree_quiet on AGREE10 until END seconds
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -498,6 +501,22 @@ elif [ "$PART" = unwatched_submission ]; then
   [ -f "$OUT/parity.log" ] && cut -c1-240 "$OUT/parity.log" | tail -30
   tar -czf "$OUT/unwatched.tar.gz" -C "$OUT" $(cd "$OUT" && ls unwatched*) && (cd "$OUT" && rm -f unwatched*.log unwatched*.json)
   pack_out unwatched.tar.gz refs.log catalog_summary.txt lock_timeline.json parity.log run.log
+elif [ "$PART" = closing_submission ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # One call for a closing note: the unwatched check's fixtures once, the 110-kernel submission with the
+  # protocol stage on (S seconds; KGB_GPU_JOBS at once), then agree_quiet on AGREE10 until END seconds.
+  step unwatched1 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
+    --fixtures-only fast_when_unwatched,cos_readback
+  mv "$OUT/judge_h200.json" "$OUT/unwatched1.json" 2>/dev/null
+  catalog "${2:-330}" 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  bash "$0" agree_quiet "$AGREE10" $((${3:-560} - SECONDS))
+  echo; echo "== summaries"
+  grep -E "^(good|cheats)" "$OUT/unwatched1.log" | cut -c1-200
+  cat "$OUT/catalog_summary.txt"
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  tar -czf "$OUT/unwatched.tar.gz" -C "$OUT" unwatched1.log unwatched1.json && rm -f "$OUT"/unwatched1.*
+  pack_out unwatched.tar.gz refs.log catalog_summary.txt agree.log agree.json run.log
 elif [ "$PART" = probe_parity ]; then
   export KGB_PROTOCOL_TIMING=on
   # The unwatched check where audited calls held host time (the kernel-time probe), three rounds so that a

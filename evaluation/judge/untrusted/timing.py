@@ -35,6 +35,11 @@ from evaluation.judge.untrusted.timing_sets import ValueRotation, clone_value, d
 
 # Untimed rounds before the first sample, run exactly like timed ones (EXPLOITS 8: no way to tell them apart).
 WARMUP_CALLS = 3
+# The probe call comes back as a spot (and its figure can count) only where its kernels' time is under this
+# fraction of the timed window's median: a readback's wait, torch copies between launches. Elsewhere its
+# figure would not lower the unwatched floor much, and checking every probe call doubled the spot checks'
+# cost (on the H200, +307 judge-seconds over 81 kernels of a 110-kernel submission).
+PROBE_SPOT_BELOW = 0.9
 
 
 def relative_standard_error_of_median(samples: list[float]) -> float:
@@ -246,7 +251,8 @@ def time_interleaved(
         call = candidate_sets[index]
         # The probe's figure only counts where its call is checked like a timed one (a spot marked "probe"):
         # otherwise a kernel could launch a no-op whenever it is probed and lower the floor the trusted side
-        # holds its unwatched calls to (timing_protocol.audited_device_ms).
+        # holds its unwatched calls to (timing_protocol.audited_device_ms). Only where it would lower that
+        # floor is the call worth its check (PROBE_SPOT_BELOW); elsewhere the window is the floor anyway.
         before = map_tensors(call, torch.Tensor.clone) if spot_checks > 0 else None
         kernel_ms, returned = kernel_time_probe(
             candidate,
@@ -258,7 +264,12 @@ def time_interleaved(
         if guard.STATE.compute_ops:
             compute_calls += 1
             compute_ops.update(guard.STATE.compute_ops)
-        if before is not None and kernel_ms is not None:
+        if (
+            before is not None
+            and kernel_ms is not None
+            and candidate_ms
+            and kernel_ms < PROBE_SPOT_BELOW * statistics.median(candidate_ms)
+        ):
             keep_alive.append(returned)
             spots.append(
                 {
