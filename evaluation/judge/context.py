@@ -65,6 +65,9 @@ class TimingOptions:
     min_iterations: int = 20
     max_iterations: int = 200
     spot_checks: int = 1
+    # Only these cases' loops take their spot checks (None: every case's): the protocol stage spot-checks a
+    # few random cases of its grid (timing_protocol.with_spot_cases).
+    spot_case_ids: frozenset[str] | None = None
     # Cases timed per operator (see timing_trusted.select_timed_cases); 0 times every timed case.
     max_timed_cases: int = 6
     # Which loop times and what its window holds (protocol.TimeCase.window): "device" is device time alone,

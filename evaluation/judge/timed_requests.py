@@ -27,7 +27,7 @@ from evaluation.judge import protocol, wire
 from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import call_bytes
 from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
-from evaluation.judge.timing_spots import timing_set_seed
+from evaluation.judge.timing_spots import sets_key, timing_set_seed
 from evaluation.judge.timing_stats import hidden_work_message, low_quantile, median_iqr, roofline_floor_ms, sets_for
 from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S
 from evaluation.judge.untrusted.timing_back_to_back import calls_per_side as back_to_back_calls_per_side
@@ -386,7 +386,7 @@ def prepare_case(
         for side in ("candidate", "reference")
     )
     # The device-time stage's spot checks are fetched by case id; another stage's sets are kept apart.
-    key = case.case_id if options.stage == "timing" else f"{options.stage}:{case.case_id}"
+    key = sets_key(options, case)
     poison_keys = judgement.poison_keys.get(case.case_id, [])
     request = protocol.TimeCase(
         sets_key=key,
@@ -397,7 +397,9 @@ def prepare_case(
         rse_target=options.rse_target,
         min_iterations=options.min_iterations,
         max_iterations=options.max_iterations,
-        spot_checks=options.spot_checks,
+        spot_checks=options.spot_checks
+        if options.spot_case_ids is None or case.case_id in options.spot_case_ids
+        else 0,
         spot_seed=derive_seed(judgement.secret, options.stage, "spots", case.case_id),
         poison_keys=tuple(poison_keys),
         restore_keys=tuple(key for key in spec.entry_point(case.entry_point).mutates if key not in poison_keys),

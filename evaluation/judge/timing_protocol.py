@@ -12,15 +12,18 @@ the geometric mean of the per-case speedups as ``protocol_speedup``; the device-
 
 A kernel is judged by what it does, and it cannot do less here than it did while audited: a caller's window
 holds the call's device work and more, so a candidate whose caller latency is well under its audited device
-time on the same case ran other code when it could tell it was not audited (timing_crosscheck).
+time on the same case ran other code when it could tell it was not audited (timing_crosscheck). And what it
+returns is still checked: one call on each of a few random cases of the grid comes back as a spot and is
+compared with the reference (timing_spots), so a kernel that does part of the work unwatched is refused.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import time
 
-from evaluation.judge.context import JudgementContext, protocol_timer
+from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.job import CaseResult
 from evaluation.judge.timed_requests import (
     TimedCase,
@@ -30,6 +33,7 @@ from evaluation.judge.timed_requests import (
     time_cases,
     timed_grid,
 )
+from evaluation.judge.timing_spots import fetch_and_check_spots
 from evaluation.judge.timing_stats import STATISTICS, bootstrap_speedup_ci, geometric_mean
 from evaluation.judge.untrusted.timing import relative_standard_error_of_median
 from evaluation.judge.verdicts import derive_seed
@@ -46,6 +50,21 @@ CALLER_SLACK_MS = 0.002
 HOST_CLOCK_FLOOR_FRACTION = 0.2
 
 
+# The protocol stage's calls are compared with nothing while timed, so a call on this many random cases of its
+# grid is spot-checked against the reference (a kernel that does part of the work when unwatched is refused).
+PROTOCOL_SPOT_CASES = 4
+
+
+def with_spot_cases(judgement: JudgementContext, options: TimingOptions) -> TimingOptions:
+    """The stage's options with PROTOCOL_SPOT_CASES cases of its grid drawn from the judgement's secret to be
+    spot-checked, one call each (the same cases wherever it is asked: the draw is the secret's)."""
+    case_ids = sorted(case.case_id for _, case in timed_grid(judgement))
+    chosen = random.Random(derive_seed(judgement.secret, options.stage, "spot_cases")).sample(
+        case_ids, k=min(PROTOCOL_SPOT_CASES, len(case_ids))
+    )
+    return dataclasses.replace(options, spot_checks=1, spot_case_ids=frozenset(chosen))
+
+
 def ship_first_chunk_ahead(judgement: JudgementContext) -> None:
     """Before the device-time stage: draw and load this stage's first chunk of cases, so that its loops run in
     the device-time stage's exclusive hold, right after that stage's loops (timed_requests.ship_ahead): most
@@ -53,7 +72,7 @@ def ship_first_chunk_ahead(judgement: JudgementContext) -> None:
     when the stage is off or has no cases (run_protocol_timing says so)."""
     options = judgement.options.protocol_timing
     if options is not None:
-        ship_ahead(judgement, timed_grid(judgement), options, chunk_bytes(judgement))
+        ship_ahead(judgement, timed_grid(judgement), with_spot_cases(judgement, options), chunk_bytes(judgement))
 
 
 def run_protocol_timing(judgement: JudgementContext) -> None:
@@ -62,6 +81,7 @@ def run_protocol_timing(judgement: JudgementContext) -> None:
     if options is None or not cases:
         judgement.check("protocol_timing", "skipped", "no timed cases" if options is not None else "switched off")
         return
+    options = with_spot_cases(judgement, options)
     started = time.perf_counter()
     # What the stage spent before it began: its first chunk's draws and, in the device-time stage's hold,
     # that chunk's loops.
@@ -71,6 +91,12 @@ def run_protocol_timing(judgement: JudgementContext) -> None:
     loop, statistic_name = protocol_timer(options.window, judgement.spec.operator_id)
     statistic = STATISTICS[statistic_name]
     reports = time_cases(judgement, cases, options, chunk_bytes=chunk_bytes(judgement))
+    spotted = [item for item in reports if item.case.case_id in options.spot_case_ids]
+    if spotted:
+        # A wrong answer is the first failure, before what the timings say.
+        fetch_and_check_spots(
+            judgement, [(item.tier, item.case, item.sent_bytes, item.sets) for item in spotted], options
+        )
     results_by_id = {result.case_id: result for result in judgement.case_results}
     speedups: list[float] = []
     samples: list[tuple[list[float], list[float]]] = []

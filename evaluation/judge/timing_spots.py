@@ -18,7 +18,7 @@ from evaluation.catalog.spec import Call
 from evaluation.judge import protocol, wire
 from evaluation.judge.checks import call_arguments, call_outputs
 from evaluation.judge.compare import bit_identical, compare_outputs, map_tensors
-from evaluation.judge.context import JudgementContext
+from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import to_device
 from evaluation.judge.untrusted.timing import WARMUP_CALLS
 from evaluation.judge.verdicts import Verdict, check_integrity, derive_seed
@@ -33,18 +33,21 @@ def timing_set_seed(secret: bytes, side: str, case: Any, index: int, stage: str 
     return derive_seed(secret, stage, side, case.case_id, index)
 
 
-def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, Any, int, int]]) -> set[str]:
+def fetch_and_check_spots(
+    judgement: JudgementContext, cases: list[tuple[str, Any, int, int]], options: TimingOptions | None = None
+) -> set[str]:
     """Ask the sandbox for its copies of every timed case's spot-checked calls (one request; ``cases``:
     tier, case, bytes of its input sets, sets per side) and compare them with the reference (one hold).
     Fewer spots than a case's loop must have taken (from the second round of its sets on) is a harness
     violation: skipping them would hide a timed call's wrong answer. Returns the ids of the cases whose probe
     call (untrusted.timing.kernel_time_probe) came back as a spot too and matched the reference: only those
-    cases' probe figures are the device time of a call that did the work (timing_trusted)."""
-    options = judgement.options.timing
+    cases' probe figures are the device time of a call that did the work (timing_trusted). ``options``: the
+    stage's (the device-time stage's by default), whose sets the spots' inputs must be."""
+    options = options or judgement.options.timing
     tier, first = cases[0][0], cases[0][1]
     reply: protocol.Spots
     reply, blobs = judgement.session.request(
-        protocol.FetchSpots(keys=tuple(case.case_id for _, case, _, _ in cases)),
+        protocol.FetchSpots(keys=tuple(sets_key(options, case) for _, case, _, _ in cases)),
         [],
         first,
         tier,
@@ -70,8 +73,8 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
     checked = []
     probed: set[str] = set()
     for tier, case, _, sets in cases:
-        spots = by_key.get(case.case_id, ())
-        expected = min(options.spot_checks, max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
+        spots = by_key.get(sets_key(options, case), ())
+        expected = expected_spots(options, judgement.spec.operator_id, sets)
         with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
             # Host work: before the hold.
             decoded = decode_spots(judgement, case, spots, blobs, sets)
@@ -93,8 +96,23 @@ def fetch_and_check_spots(judgement: JudgementContext, cases: list[tuple[str, An
         for index, (tier, case, decoded) in enumerate(checked):
             if index:
                 judgement.session.yield_to_timer("spot_checks")
-            check_spots(judgement, case, tier, decoded)
+            check_spots(judgement, case, tier, decoded, options.stage)
     return probed
+
+
+def sets_key(options: TimingOptions, case: Any) -> str:
+    """The sandbox's key for a case's sets and spots in a stage (timed_requests.prepare_case)."""
+    return case.case_id if options.stage == "timing" else f"{options.stage}:{case.case_id}"
+
+
+def expected_spots(options: TimingOptions, operator_id: str, sets: int) -> int:
+    """The fewest spots a case's loop must send. The device-time stage's loop (and the protocol stage's
+    synchronised ones) take theirs from the second round of the rotation on, so a case with many sets and
+    few rounds may have none; the do_bench and back-to-back loops take theirs on a call whose inputs are the
+    drawn set (untrusted/timing_do_bench.py), so every spot-checked case has them."""
+    if options.window != "device" and protocol_timer(options.window, operator_id)[0] in ("do_bench", "back_to_back"):
+        return options.spot_checks
+    return min(options.spot_checks, max(0, WARMUP_CALLS + options.min_iterations - max(WARMUP_CALLS, sets)))
 
 
 @dataclass(frozen=True)
@@ -134,12 +152,14 @@ def decode_spots(
     return decoded
 
 
-def check_drawn_inputs(judgement: JudgementContext, case: Any, set_index: int, before: Call) -> None:
+def check_drawn_inputs(
+    judgement: JudgementContext, case: Any, set_index: int, before: Call, stage: str = "timing"
+) -> None:
     """WireError unless ``before`` is candidate set ``set_index`` as the judge drew it, cloned as the timed
     loop clones a spot's inputs. Only the geometry of a pure output buffer (poisoned before every call) and
     of a scratch workspace (left as the set's previous call left it when the sets do not rotate) is the
     draw's: the reference ignores their contents."""
-    drawn = judgement.make_call(case, timing_set_seed(judgement.secret, "candidate", case, set_index))
+    drawn = judgement.make_call(case, timing_set_seed(judgement.secret, "candidate", case, set_index, stage))
     entry = judgement.spec.entry_point(case.entry_point)
     unchecked = set(judgement.poison_keys.get(case.case_id, [])) | set(entry.scratch)
     keys = [*range(len(drawn.args)), *sorted(drawn.kwargs)]
@@ -211,11 +231,11 @@ def _differs(got: Any, drawn: Any, values: bool) -> str:
     return "" if got_text == drawn_text else f"{got_text[:40]} for {drawn_text[:40]}"
 
 
-def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[Spot]) -> None:
+def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[Spot], stage: str = "timing") -> None:
     for spot in spots:
         set_index, before, after, returned = spot.set_index, spot.before, spot.after, spot.returned
         with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
-            check_drawn_inputs(judgement, case, set_index, before)
+            check_drawn_inputs(judgement, case, set_index, before, stage)
         private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
         expected = map_tensors(
             judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)), lambda t: t.detach()
@@ -225,8 +245,8 @@ def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[S
         if message:
             raise Verdict(
                 "rejected",
-                f"timing case {case.case_id}: {'its probe' if spot.probe else 'a timed'} call's output was wrong "
-                f"({message})",
+                f"timing case {case.case_id}{_in_stage(stage)}: "
+                f"{'its probe' if spot.probe else 'a timed'} call's output was wrong ({message})",
                 check="timing_spot_check",
                 case=case,
                 tier=tier,
@@ -234,3 +254,8 @@ def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[S
             )
     if spots:
         judgement.check("timing_spot_check", "passed", "spot-checked timed calls matched the reference")
+
+
+def _in_stage(stage: str) -> str:
+    """Where a spot's case was timed, for a refusal's reason: the device-time stage's is the plain case."""
+    return "" if stage == "timing" else f" in the {stage.removesuffix('_timing').replace('_', ' ')} stage"

@@ -52,5 +52,7 @@ HISTORY: dict[int, str] = {
     9: "Version 7 on version 8's rules: the unwatched check holds a caller's latency to the smaller of the "
     "audited window and the probe call's kernels (their device time without the call's host time) on every "
     "case, where the probe's call passed its spot check; whether the window held host time (the host-bound "
-    "mark, a race that moves with the host's load) decides nothing any more.",
+    "mark, a race that moves with the host's load) decides nothing any more. One call on each of 4 random "
+    "cases of the protocol grid comes back as a spot and must match the reference (its outputs were "
+    "never compared before), so a kernel that does part of the work unwatched is refused.",
 }

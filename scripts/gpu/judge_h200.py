@@ -51,14 +51,15 @@ REFERENCE_KERNELS = ROOT / "evaluation/catalog/reference_kernels"
 NAMESPACES = {"aten": "aten", "vllm13": "vllm13", "cublas": "cublas"}
 # Cheats that only show in the timed loop: judged with timing.
 # Cheats whose defence is in timing, judged with it with the scan on too: stream_hide's hidden work races
-# the correctness check (it lost on 2026-12-01 before, won after), fast_when_unwatched cheats only where
-# the protocol stage times it unwatched.
+# the correctness check (it lost on 2026-12-01 before, won after), fast_when_unwatched and
+# partial_when_unwatched cheat only where the protocol stage times them unwatched.
 TIMED_CHEATS = {
     "cache_by_address_in_timing.py",
     "compute_in_timing.py",
     "stream_hide.py",
     "fast_when_unwatched.py",
     "fast_when_unwatched_noop_probe.py",
+    "partial_when_unwatched.py",
 }
 # What the fixtures must get on a GPU. The static scan only notes names, so a "cheat" that merely names a
 # module (contained by the operating system) and computes honestly in Triton must pass, scan on or off.

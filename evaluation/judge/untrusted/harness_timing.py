@@ -109,22 +109,24 @@ class TimingRequests:
             synchronize=self.backend.synchronize,
             clock_warmup_s=request.clock_warmup_s,
         )
+        # Which calls come back as spots (the trusted side compares them with the reference).
+        spotting = dict(
+            spot_checks=request.spot_checks, rng=random.Random(request.spot_seed), keep_alive=self.keep_alive
+        )
         if request.window == "do_bench":
-            return time_like_do_bench(sets=candidate_sets, **shared)
+            return time_like_do_bench(sets=candidate_sets, **spotting, **shared)
         if request.window == "back_to_back":
-            return time_back_to_back(sets=candidate_sets, **shared)
+            return time_back_to_back(sets=candidate_sets, **spotting, **shared)
         return time_interleaved(
             candidate_sets=candidate_sets,
             reference_sets=reference_sets,
             rse_target=request.rse_target,
-            spot_checks=request.spot_checks,
-            rng=random.Random(request.spot_seed),
-            keep_alive=self.keep_alive,
             math_isfinite=math.isfinite,
             poison_keys=list(request.poison_keys),
             spin=self.backend.stream_spin(),
             stream_of=self.backend.current_stream_reader(),
             window=request.window,
+            **spotting,
             **shared,
         )
 

@@ -23,6 +23,7 @@ audited device time on the same case: timing_protocol.check_against_device_time)
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 import torch
 
 from evaluation.judge.untrusted import guard
-from evaluation.judge.untrusted.timing_do_bench import Sides, first_call, unwatched_report
+from evaluation.judge.untrusted.timing_do_bench import Sides, Spotter, chosen_spots, first_call, unwatched_report
 
 # The original's calls between its two events, and its warm-up calls per timed call (10 for 100).
 ORIGINAL_CALLS = 100
@@ -64,12 +65,18 @@ def time_back_to_back(
     event_class: Any = None,
     synchronize: Callable[[], None] | None = None,
     clock_warmup_s: float | None = None,
+    spot_checks: int = 0,
+    rng: random.Random | None = None,
+    keep_alive: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Time ``candidate`` and ``reference`` on ``sets`` as the original's cuBLAS tests do (see the module's
     doc); returns the report the other timed loops return, one sample a batch. ``budget_s``: the whole
     case's; ``min_iterations`` / ``max_iterations`` bound the do_bench loop and are not used here: this loop
     runs between FEWEST_CALLS and ORIGINAL_CALLS calls a batch. ``flush_buffer`` only spins the clocks up
-    (no flush: the original has none). ``host_clock``: host-clock events, no synchronize (tests)."""
+    (no flush: the original has none). ``spot_checks``: that many candidate batches, chosen with ``rng``,
+    send their first call back as a spot (the only call of a batch whose inputs are the drawn set: in-out
+    arguments are put back before a batch, not between its calls); its return is kept in ``keep_alive``.
+    ``host_clock``: host-clock events, no synchronize (tests)."""
     entered = time.perf_counter()
     sides = Sides.prepared(
         candidate, reference, sets, restore_keys, flush_buffer, host_clock, event_class, synchronize, clock_warmup_s
@@ -88,10 +95,15 @@ def time_back_to_back(
             low_launch_calls += low
         fit = int(batch_budget_ms / estimate_ms) if estimate_ms > 0 else ORIGINAL_CALLS
         calls[side] = min(ORIGINAL_CALLS, max(FEWEST_CALLS, fit))
+    spotted = chosen_spots(spot_checks, rng, BATCHES_PER_SIDE, 1)  # a batch's first call
+    spots: list[dict[str, Any]] = []
     for batch in range(BATCHES_PER_SIDE):
         index = batch % len(sets)
         order = ("reference", "candidate") if batch % 2 == 0 else ("candidate", "reference")
         for side in order:
+            spotter = None
+            if side == "candidate" and spotted.get(batch):
+                spotter = Spotter(sets[index], index, {0}, spots, keep_alive)
             mean_ms, host_ms, low = _batch(
                 thunks[side][index],
                 restorers[index],
@@ -99,6 +111,7 @@ def time_back_to_back(
                 event_class,
                 synchronize,
                 count_launches=side == "candidate" and bool(min_launches),
+                spotter=spotter,
             )
             samples_ms[side].append(mean_ms)
             host_ms_total += host_ms
@@ -117,6 +130,8 @@ def time_back_to_back(
         low_launch_calls=low_launch_calls,
         reference_kind=sides.reference_kind,
         value_rotation=f"off: the original cuBLAS tests' loop, {calls['candidate']} calls a batch",
+        spot_count=len(spots),
+        _spots=spots,
     )
 
 
@@ -127,14 +142,18 @@ def _batch(
     event_class: Any,
     synchronize: Callable[[], None],
     count_launches: bool,
+    spotter: Spotter | None = None,
 ) -> tuple[float, float, int]:
     """Warm-up calls, then ``calls`` calls between two events with no wait. Returns (ms per call, host ms,
-    calls that launched nothing)."""
+    calls that launched nothing). ``spotter`` may take the batch's first call (a warm-up, after the put-back)."""
     host_started = time.perf_counter()
     if restore is not None:
         restore()
-    for _ in range(warmup_calls(calls)):
-        thunk()
+    for position in range(warmup_calls(calls)):
+        spot_before = spotter.before(position) if spotter is not None else None
+        returned = thunk()
+        if spotter is not None:
+            spotter.after(spot_before, returned)
     state = guard.STATE
     low = 0
     start, end = event_class(enable_timing=True), event_class(enable_timing=True)

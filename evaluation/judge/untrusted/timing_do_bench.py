@@ -32,12 +32,15 @@ What differs from do_bench, and why:
 
 Nothing of the dispatch audit, the stream hold or the value rotation runs here: they would add host time to
 the candidate's side alone. What the candidate cannot do unwatched is checked on the trusted side against
-its audited device time on the same case (timing_protocol.check_against_device_time).
+its audited device time on the same case (timing_protocol.check_against_device_time), and on the few cases
+the trusted side asks for (TimeCase.spot_checks) one random timed call comes back as a spot, compared with
+the reference there (its clone and copies outside the call's window).
 """
 
 from __future__ import annotations
 
 import math
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,10 +49,11 @@ from typing import Any
 import torch
 
 from evaluation.judge.backends import HostClockEvent
+from evaluation.judge.compare import map_tensors
 from evaluation.judge.untrusted import guard
 from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S, spin_up
 from evaluation.judge.untrusted.timing import reference_thunks
-from evaluation.judge.untrusted.timing_sets import restorer
+from evaluation.judge.untrusted.timing_sets import device_snapshot, restorer
 
 # do_bench warms up for a quarter of the time it then measures (warmup=25 ms, rep=100 ms).
 WARMUP_FRACTION = 0.25
@@ -84,11 +88,15 @@ def time_like_do_bench(
     event_class: Any = None,
     synchronize: Callable[[], None] | None = None,
     clock_warmup_s: float | None = None,
+    spot_checks: int = 0,
+    rng: random.Random | None = None,
+    keep_alive: list[Any] | None = None,
 ) -> dict[str, Any]:
     """Time ``candidate`` and ``reference`` on ``sets`` as do_bench would (see the module's doc); returns the
     report time_interleaved returns, so one reply carries either. ``budget_s``: the whole case's, shared by
     its 2 x BATCHES_PER_SIDE batches; each batch runs between ``min_iterations`` (LONG_CALL_MIN_ITERATIONS
-    for a long call) and ``max_iterations`` timed calls.
+    for a long call) and ``max_iterations`` timed calls. ``spot_checks``: that many of the candidate's timed
+    calls, chosen with ``rng``, come back as spots (their returns kept in ``keep_alive``).
     ``host_clock``: host-clock events and no synchronize (tests of this path on the interpreter)."""
     entered = time.perf_counter()
     sides = Sides.prepared(
@@ -113,10 +121,15 @@ def time_like_do_bench(
         count = int(batch_budget_ms / iteration_ms) if iteration_ms > 0 else max_iterations
         fewest = min(min_iterations, LONG_CALL_MIN_ITERATIONS) if estimate_ms >= LONG_CALL_MS else min_iterations
         iterations[side] = min(max_iterations, max(fewest, count))
+    spotted = chosen_spots(spot_checks, rng, BATCHES_PER_SIDE, iterations["candidate"])
+    spots: list[dict[str, Any]] = []
     for batch in range(BATCHES_PER_SIDE):
         index = batch % len(sets)
         order = ("reference", "candidate") if batch % 2 == 0 else ("candidate", "reference")
         for side in order:
+            spotter = None
+            if side == "candidate" and spotted.get(batch):
+                spotter = Spotter(sets[index], index, spotted[batch], spots, keep_alive)
             times, host_ms, low = _batch(
                 thunks[side][index],
                 restorers[index],
@@ -125,6 +138,7 @@ def time_like_do_bench(
                 event_class,
                 synchronize,
                 count_launches=side == "candidate",
+                spotter=spotter,
             )
             samples_ms[side] += times
             host_ms_total += host_ms
@@ -141,7 +155,47 @@ def time_like_do_bench(
         low_launch_calls=low_launch_calls,
         reference_kind=sides.reference_kind,
         value_rotation=f"off: do_bench's loop, {len(sets)} set(s) in turn",
+        spot_count=len(spots),
+        _spots=spots,
     )
+
+
+def chosen_spots(
+    spot_checks: int, rng: random.Random | None, batches: int, calls_per_batch: int
+) -> dict[int, set[int]]:
+    """Which of the candidate's calls come back as spots: ``spot_checks`` of its ``batches`` x
+    ``calls_per_batch`` calls, at random, as {batch: {call index}}."""
+    if spot_checks <= 0 or rng is None or calls_per_batch <= 0:
+        return {}
+    chosen: dict[int, set[int]] = {}
+    for flat in rng.sample(range(batches * calls_per_batch), k=min(spot_checks, batches * calls_per_batch)):
+        chosen.setdefault(flat // calls_per_batch, set()).add(flat % calls_per_batch)
+    return chosen
+
+
+@dataclass
+class Spotter:
+    """Takes a spot of the candidate's calls ``at`` (indices in a batch) on ``call`` (set ``set_index``), as
+    the device-time loop does (untrusted/timing.py): its inputs cloned before the call (ahead of the flush,
+    outside the window), its arguments and return value copied on the device after the end event. A spot is
+    taken only on a call whose inputs are the drawn set: after its in-out arguments were put back."""
+
+    call: dict[str, Any]
+    set_index: int
+    at: set[int]
+    spots: list[dict[str, Any]]
+    keep_alive: list[Any] | None
+
+    def before(self, position: int) -> Any:
+        return map_tensors(self.call, torch.Tensor.clone) if position in self.at else None
+
+    def after(self, before: Any, returned: Any) -> None:
+        if before is None:
+            return
+        if self.keep_alive is not None:
+            self.keep_alive.append(returned)
+        snapshot = device_snapshot({"returned": returned, "args": self.call["args"], "kwargs": self.call["kwargs"]})
+        self.spots.append({"set": self.set_index, "before": before, **snapshot})
 
 
 @dataclass
@@ -248,9 +302,11 @@ def _batch(
     event_class: Any,
     synchronize: Callable[[], None],
     count_launches: bool,
+    spotter: Spotter | None = None,
 ) -> tuple[list[float], float, int]:
     """One do_bench run of ``thunk``: warm-up calls, then ``iterations`` timed calls with no wait between
-    them. Returns (the timed calls' ms, host ms for the batch, timed calls that launched nothing)."""
+    them. Returns (the timed calls' ms, host ms for the batch, timed calls that launched nothing). Every
+    timed call's in-out arguments are put back first, so ``spotter`` may take any of them."""
     starts = [event_class(enable_timing=True) for _ in range(iterations)]
     ends = [event_class(enable_timing=True) for _ in range(iterations)]
     host_started = time.perf_counter()
@@ -263,13 +319,16 @@ def _batch(
     for index in range(iterations):
         if restore is not None:
             restore()
+        spot_before = spotter.before(index) if spotter is not None else None
         flush()
         starts[index].record()
         before = state.launches
-        thunk()
+        returned = thunk()
         ends[index].record()
         if count_launches and state.launches == before:
             low += 1
+        if spotter is not None:
+            spotter.after(spot_before, returned)
     synchronize()
     host_ms = (time.perf_counter() - host_started) * 1000
     return [start.elapsed_time(end) for start, end in zip(starts, ends, strict=True)], host_ms, low

@@ -167,6 +167,37 @@ def test_a_kernel_that_computes_outside_triton_only_when_unwatched_is_refused_by
     assert check_outcomes(result)["dispatch_audit"] == "passed"  # honest wherever it was audited
 
 
+@pytest.mark.parametrize("scan", ["on", "off"])
+def test_a_kernel_that_does_part_of_the_work_when_unwatched_fails_the_protocol_stage_s_spot_check(
+    warm_forkserver, scan
+):
+    # Twice as fast unwatched is above the unwatched check's floor (and on the interpreter, whose audit slows
+    # audited calls, far above it), so only its output gives it away: the protocol stage spot-checks one call
+    # on a few random cases of its grid (here the only one).
+    spec = dataclasses.replace(
+        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
+    )
+    job = JudgeJob(
+        "aten::cos", kernel_source("cheats/partial_when_unwatched.py"), "cpu-interpreter", "cpu", measure_timing=True
+    )
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=spec,
+            static_scan=scan == "on",
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(min_iterations=4, max_iterations=4),
+            protocol_timing=protocol_timing_options(),
+        ),
+    )
+
+    assert result.status == "rejected", result.reason
+    assert result.reason.startswith("timing case cos[")
+    assert "in the protocol stage: a timed call's output was wrong" in result.reason
+    assert check_outcomes(result)["timing_spot_check"] == "failed"
+    assert check_outcomes(result)["dispatch_audit"] == "passed"  # honest wherever it was audited
+
+
 @pytest.mark.parametrize("marked_host_bound", [True, False])
 @pytest.mark.parametrize(
     ("kernel", "status", "reason"),

@@ -10,6 +10,7 @@ that decides which share of a call's host path lands inside its window.
 from __future__ import annotations
 
 import itertools
+import random
 import time
 
 import torch
@@ -366,3 +367,49 @@ def _open_window_hooked() -> bool:
     from triton import knobs
 
     return guard._open_window in knobs.runtime.launch_enter_hook.calls
+
+
+# --- spot checks: a call of a few random cases comes back, one whose inputs are the drawn set ---------------
+
+
+def _doubling_in_place(x: torch.Tensor) -> torch.Tensor:
+    guard.STATE.launches += 1
+    returned = x * 2
+    x.add_(1)  # its argument drifts unless it is put back
+    return returned
+
+
+def _spotted(loop, seed: int, spot_checks: int = 1, keep_alive: list | None = None) -> dict:
+    return loop(
+        candidate=_doubling_in_place,
+        reference=lambda args, kwargs: None,
+        sets=[{"args": [torch.full((4,), 3.0)], "kwargs": {}}],
+        flush_buffer=None,
+        budget_s=0.004,
+        min_iterations=4,
+        max_iterations=10,
+        min_launches=1,
+        restore_keys=[0],
+        host_clock=True,
+        spot_checks=spot_checks,
+        rng=random.Random(seed),
+        keep_alive=keep_alive,
+    )
+
+
+def test_a_spot_checked_case_sends_one_call_taken_on_its_drawn_inputs_in_either_loop():
+    # The protocol stage's calls are compared with nothing while timed; on a few random cases one call comes
+    # back as a spot (timing_protocol.with_spot_cases). The do_bench loop puts in-out arguments back before
+    # every timed call, so any of them will do; the back-to-back loop only before a batch, so a batch's first.
+    for loop in (time_like_do_bench, time_back_to_back):
+        for seed in range(6):
+            kept: list = []
+            result = _spotted(loop, seed, keep_alive=kept)
+            assert result["spot_count"] == 1 and len(result["_spots"]) == 1
+            spot = result["_spots"][0]
+            assert spot["set"] == 0
+            assert torch.equal(spot["before"]["args"][0], torch.full((4,), 3.0))  # the drawn set, put back
+            assert torch.equal(spot["returned"], torch.full((4,), 6.0))
+            assert torch.equal(spot["args"][0], torch.full((4,), 4.0))  # the argument after the call
+            assert kept and kept[0] is not spot["returned"]  # the call's own return kept alive; the spot a copy
+        assert _spotted(loop, 0, spot_checks=0)["_spots"] == []  # cases not chosen send none
