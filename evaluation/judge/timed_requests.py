@@ -370,7 +370,12 @@ def prepare_case(
     first_call = None
     sets = options.sets_per_side
     index = 0
-    sides = ("candidate", "reference") if options.separate_reference_sets else ("candidate",)
+    spot_checks = options.spot_checks if options.spot_case_ids is None or case.case_id in options.spot_case_ids else 0
+    # A spot-checked case's reference is timed on sets of its own even where the stage shares them: the
+    # reference's answers to the candidate's own inputs would otherwise lie in the sandbox's freed memory, for a
+    # kernel that does part of the work to pick up with an empty_like (or find in a shared out= buffer).
+    shared_sets = not options.separate_reference_sets and not spot_checks
+    sides = ("candidate",) if shared_sets else ("candidate", "reference")
     while index < sets:
         for side in sides:
             if first_call is not None:
@@ -397,9 +402,7 @@ def prepare_case(
         rse_target=options.rse_target,
         min_iterations=options.min_iterations,
         max_iterations=options.max_iterations,
-        spot_checks=options.spot_checks
-        if options.spot_case_ids is None or case.case_id in options.spot_case_ids
-        else 0,
+        spot_checks=spot_checks,
         spot_seed=derive_seed(judgement.secret, options.stage, "spots", case.case_id),
         poison_keys=tuple(poison_keys),
         restore_keys=tuple(key for key in spec.entry_point(case.entry_point).mutates if key not in poison_keys),

@@ -117,14 +117,16 @@ def expected_spots(options: TimingOptions, operator_id: str, sets: int) -> int:
 
 @dataclass(frozen=True)
 class Spot:
-    """One spot-checked call as the sandbox reported it: the drawn set its inputs held, its inputs before
-    the call, its arguments after it and its return value; ``probe``: the loop's probe call, not a timed one."""
+    """One spot-checked call as the sandbox reported it: the drawn set its inputs held (of ``side``'s sets),
+    its inputs before the call, its arguments after it and its return value; ``probe``: the loop's probe
+    call, not a timed one."""
 
     set_index: int
     before: Call
     after: Call
     returned: Any
     probe: bool = False
+    side: str = "candidate"  # whose sets ``set_index`` counts: the probe call may run on a reference set
 
 
 def decode_spots(
@@ -146,20 +148,29 @@ def decode_spots(
             probe = tree.get("probe", False)
             if type(probe) is not bool:
                 raise wire.WireError(f"its probe mark is {str(probe)[:40]}, not a truth value")
-            decoded.append(Spot(set_index, before, *call_outputs(tree, before, entry), probe=probe))
+            # Only the probe call runs on a reference set (untrusted.timing: values no candidate call saw).
+            side = tree.get("side", "candidate")
+            if side not in (("candidate", "reference") if probe else ("candidate",)):
+                raise wire.WireError(f"its side {str(side)[:40]} is not one a {'probe' if probe else 'timed'} call has")
+            decoded.append(Spot(set_index, before, *call_outputs(tree, before, entry), probe=probe, side=side))
         except wire.WireError as error:
             raise wire.WireError(f"malformed spot checks ({error})") from None
     return decoded
 
 
 def check_drawn_inputs(
-    judgement: JudgementContext, case: Any, set_index: int, before: Call, stage: str = "timing"
+    judgement: JudgementContext,
+    case: Any,
+    set_index: int,
+    before: Call,
+    stage: str = "timing",
+    side: str = "candidate",
 ) -> None:
-    """WireError unless ``before`` is candidate set ``set_index`` as the judge drew it, cloned as the timed
+    """WireError unless ``before`` is ``side``'s set ``set_index`` as the judge drew it, cloned as the timed
     loop clones a spot's inputs. Only the geometry of a pure output buffer (poisoned before every call) and
     of a scratch workspace (left as the set's previous call left it when the sets do not rotate) is the
     draw's: the reference ignores their contents."""
-    drawn = judgement.make_call(case, timing_set_seed(judgement.secret, "candidate", case, set_index, stage))
+    drawn = judgement.make_call(case, timing_set_seed(judgement.secret, side, case, set_index, stage))
     entry = judgement.spec.entry_point(case.entry_point)
     unchecked = set(judgement.poison_keys.get(case.case_id, [])) | set(entry.scratch)
     keys = [*range(len(drawn.args)), *sorted(drawn.kwargs)]
@@ -235,7 +246,7 @@ def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[S
     for spot in spots:
         set_index, before, after, returned = spot.set_index, spot.before, spot.after, spot.returned
         with judgement.session.decoding_reply(case, tier, where=f" in timing case {case.case_id}"):
-            check_drawn_inputs(judgement, case, set_index, before, stage)
+            check_drawn_inputs(judgement, case, set_index, before, stage, spot.side)
         private = to_device(before, judgement.reference_device)  # a private copy, as for correctness
         expected = map_tensors(
             judgement.spec.outputs_of(case, private, judgement.spec.reference(case, private)), lambda t: t.detach()

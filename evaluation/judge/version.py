@@ -47,12 +47,14 @@ HISTORY: dict[int, str] = {
     "calls held host time (their enqueue outlasted the stream hold) the floor is its kernels' own device "
     "time from one more audited call with events around each launch, where before nothing was compared.",
     8: "Version 4 with the device-time loop's probe call (one more audited call after the timed ones, events "
-    "around each launch) spot-checked like a timed call: its inputs must be the drawn set and its output the "
-    "reference's, so a kernel that does less when probed is refused.",
+    "around each launch) spot-checked like a timed call where its figure is under 0.9 of the window's: its "
+    "inputs must be the drawn set and its output the reference's, so a kernel that does less when probed is "
+    "refused; it runs on a reference set, whose values no candidate call has seen.",
     9: "Version 7 on version 8's rules: the unwatched check holds a caller's latency to the smaller of the "
     "audited window and the probe call's kernels (their device time without the call's host time) on every "
     "case, where the probe's call passed its spot check; whether the window held host time (the host-bound "
     "mark, a race that moves with the host's load) decides nothing any more. One call on each of 4 random "
     "cases of the protocol grid comes back as a spot and must match the reference (its outputs were "
-    "never compared before), so a kernel that does part of the work unwatched is refused.",
+    "never compared before), so a kernel that does part of the work unwatched is refused; on those cases "
+    "the reference is timed on sets of its own.",
 }

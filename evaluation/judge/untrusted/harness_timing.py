@@ -114,9 +114,9 @@ class TimingRequests:
             spot_checks=request.spot_checks, rng=random.Random(request.spot_seed), keep_alive=self.keep_alive
         )
         if request.window == "do_bench":
-            return time_like_do_bench(sets=candidate_sets, **spotting, **shared)
+            return time_like_do_bench(sets=candidate_sets, reference_sets=reference_sets, **spotting, **shared)
         if request.window == "back_to_back":
-            return time_back_to_back(sets=candidate_sets, **spotting, **shared)
+            return time_back_to_back(sets=candidate_sets, reference_sets=reference_sets, **spotting, **shared)
         return time_interleaved(
             candidate_sets=candidate_sets,
             reference_sets=reference_sets,

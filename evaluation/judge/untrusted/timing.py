@@ -241,14 +241,23 @@ def time_interleaved(
             break
     kernel_ms = None
     if held:
-        # The next set of the rotation, prepared as for a timed call (untimed: it follows the loop).
-        index = iteration % len(candidate_sets)
-        for key, value in pristine[index].items():
-            restore_value(get_arg(all_sets[index], key), value)
-        rotation.fill(index, iteration // len(candidate_sets))
-        for key in poison_keys:
-            guard.poison_tree(get_arg(candidate_sets[index], key))
-        call = candidate_sets[index]
+        # A reference set where the reference has sets of its own: values no candidate call has seen, so a
+        # cache of the candidate's earlier answers (keyed on content; the rotation's values recur) cannot
+        # answer the probe with a no-op. Else the rotation's next set, prepared as for a timed call.
+        if reference_sets is not candidate_sets and reference_sets:
+            side, index = "reference", iteration % len(reference_sets)
+            position = len(candidate_sets) + index
+            for key, value in pristine[position].items():
+                restore_value(get_arg(all_sets[position], key), value)
+            call, probe_set = reference_sets[index], index
+        else:
+            side, index = "candidate", iteration % len(candidate_sets)
+            for key, value in pristine[index].items():
+                restore_value(get_arg(all_sets[index], key), value)
+            rotation.fill(index, iteration // len(candidate_sets))
+            call, probe_set = candidate_sets[index], rotation.source(index, iteration // len(candidate_sets))
+        for key in poison_keys:  # pure outputs: a reference set's hold the reference's answer
+            guard.poison_tree(get_arg(call, key))
         # The probe's figure only counts where its call is checked like a timed one (a spot marked "probe"):
         # otherwise a kernel could launch a no-op whenever it is probed and lower the floor the trusted side
         # holds its unwatched calls to (timing_protocol.audited_device_ms). Only where it would lower that
@@ -273,7 +282,8 @@ def time_interleaved(
             keep_alive.append(returned)
             spots.append(
                 {
-                    "set": rotation.source(index, iteration // len(candidate_sets)),
+                    "set": probe_set,
+                    "side": side,
                     "probe": True,
                     "before": before,
                     **device_snapshot({"returned": returned, "args": call["args"], "kwargs": call["kwargs"]}),

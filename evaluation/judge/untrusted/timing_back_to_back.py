@@ -68,9 +68,11 @@ def time_back_to_back(
     spot_checks: int = 0,
     rng: random.Random | None = None,
     keep_alive: list[Any] | None = None,
+    reference_sets: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Time ``candidate`` and ``reference`` on ``sets`` as the original's cuBLAS tests do (see the module's
-    doc); returns the report the other timed loops return, one sample a batch. ``budget_s``: the whole
+    doc), the reference on ``reference_sets`` where it has its own (a spot-checked case); returns the report
+    the other timed loops return, one sample a batch. ``budget_s``: the whole
     case's; ``min_iterations`` / ``max_iterations`` bound the do_bench loop and are not used here: this loop
     runs between FEWEST_CALLS and ORIGINAL_CALLS calls a batch. ``flush_buffer`` only spins the clocks up
     (no flush: the original has none). ``spot_checks``: that many candidate batches, chosen with ``rng``,
@@ -79,7 +81,16 @@ def time_back_to_back(
     ``host_clock``: host-clock events, no synchronize (tests)."""
     entered = time.perf_counter()
     sides = Sides.prepared(
-        candidate, reference, sets, restore_keys, flush_buffer, host_clock, event_class, synchronize, clock_warmup_s
+        candidate,
+        reference,
+        sets,
+        restore_keys,
+        flush_buffer,
+        host_clock,
+        event_class,
+        synchronize,
+        clock_warmup_s,
+        reference_sets,
     )
     thunks, restorers, event_class, synchronize = sides.thunks, sides.restorers, sides.event_class, sides.synchronize
     started = time.perf_counter()
@@ -89,7 +100,7 @@ def time_back_to_back(
     batch_budget_ms = budget_s * 1000 / (2 * BATCHES_PER_SIDE)
     calls = {}
     for side in ("reference", "candidate"):
-        estimate_ms, host_ms, low = first_call(thunks[side][0], restorers[0], event_class, synchronize)
+        estimate_ms, host_ms, low = first_call(thunks[side][0], restorers[side][0], event_class, synchronize)
         host_ms_total += host_ms
         if side == "candidate" and min_launches:
             low_launch_calls += low
@@ -105,8 +116,8 @@ def time_back_to_back(
             if side == "candidate" and spotted.get(batch):
                 spotter = Spotter(sets[index], index, {0}, spots, keep_alive)
             mean_ms, host_ms, low = _batch(
-                thunks[side][index],
-                restorers[index],
+                thunks[side][index % len(thunks[side])],
+                restorers[side][index % len(thunks[side])],
                 calls[side],
                 event_class,
                 synchronize,

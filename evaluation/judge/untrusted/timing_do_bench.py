@@ -91,8 +91,10 @@ def time_like_do_bench(
     spot_checks: int = 0,
     rng: random.Random | None = None,
     keep_alive: list[Any] | None = None,
+    reference_sets: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Time ``candidate`` and ``reference`` on ``sets`` as do_bench would (see the module's doc); returns the
+    """Time ``candidate`` and ``reference`` on ``sets`` (the reference on ``reference_sets`` where it has its
+    own, as on a spot-checked case) as do_bench would (see the module's doc); returns the
     report time_interleaved returns, so one reply carries either. ``budget_s``: the whole case's, shared by
     its 2 x BATCHES_PER_SIDE batches; each batch runs between ``min_iterations`` (LONG_CALL_MIN_ITERATIONS
     for a long call) and ``max_iterations`` timed calls. ``spot_checks``: that many of the candidate's timed
@@ -100,7 +102,16 @@ def time_like_do_bench(
     ``host_clock``: host-clock events and no synchronize (tests of this path on the interpreter)."""
     entered = time.perf_counter()
     sides = Sides.prepared(
-        candidate, reference, sets, restore_keys, flush_buffer, host_clock, event_class, synchronize, clock_warmup_s
+        candidate,
+        reference,
+        sets,
+        restore_keys,
+        flush_buffer,
+        host_clock,
+        event_class,
+        synchronize,
+        clock_warmup_s,
+        reference_sets,
     )
     thunks, restorers, event_class, synchronize = sides.thunks, sides.restorers, sides.event_class, sides.synchronize
     flush = flush_buffer.zero_ if flush_buffer is not None else (lambda: None)
@@ -113,7 +124,7 @@ def time_like_do_bench(
     flush_ms = flush_time_ms(flush, event_class, synchronize) if flush_buffer is not None else 0.0
     iterations = {}
     for side in ("reference", "candidate"):
-        estimate_ms, host_ms, low = first_call(thunks[side][0], restorers[0], event_class, synchronize)
+        estimate_ms, host_ms, low = first_call(thunks[side][0], restorers[side][0], event_class, synchronize)
         host_ms_total += host_ms
         if side == "candidate":
             low_launch_calls += low if min_launches else 0
@@ -131,8 +142,8 @@ def time_like_do_bench(
             if side == "candidate" and spotted.get(batch):
                 spotter = Spotter(sets[index], index, spotted[batch], spots, keep_alive)
             times, host_ms, low = _batch(
-                thunks[side][index],
-                restorers[index],
+                thunks[side][index % len(thunks[side])],
+                restorers[side][index % len(thunks[side])],
                 flush,
                 iterations[side],
                 event_class,
@@ -200,11 +211,11 @@ class Spotter:
 
 @dataclass
 class Sides:
-    """What a loop of the protocol stage calls: each side's thunk per set, each set's restorer of its in-out
-    arguments, what the reference side is, and the device family's events and synchronize."""
+    """What a loop of the protocol stage calls: each side's thunk per set, each side's restorer of its sets'
+    in-out arguments, what the reference side is, and the device family's events and synchronize."""
 
     thunks: dict[str, list[Callable[[], Any]]]
-    restorers: list[Callable[[], None] | None]
+    restorers: dict[str, list[Callable[[], None] | None]]
     reference_kind: str
     event_class: Any
     synchronize: Callable[[], None]
@@ -221,14 +232,17 @@ class Sides:
         event_class: Any,
         synchronize: Callable[[], None] | None,
         clock_warmup_s: float | None,
+        reference_sets: list[dict[str, Any]] | None = None,
     ) -> Sides:
         """The sides, with the device's clocks spun up and the launch counters reset: a loop starts next.
+        The reference runs on ``reference_sets`` where given, else on the candidate's ``sets``.
         ``host_clock``: host-clock events and no synchronize (tests of these loops on the interpreter)."""
         if host_clock:
             event_class, synchronize = HostClockEvent, (lambda: None)
         event_class = event_class or torch.cuda.Event
         synchronize = synchronize or torch.cuda.synchronize
-        reference_calls, reference_kind = reference_thunks(reference, sets)
+        reference_sets = reference_sets or sets
+        reference_calls, reference_kind = reference_thunks(reference, reference_sets)
         thunks = {
             "candidate": [lambda call=call: candidate(*call["args"], **call["kwargs"]) for call in sets],
             "reference": reference_calls,
@@ -238,7 +252,13 @@ class Sides:
             spin_up(flush_buffer, warmup_s, synchronize)
         guard.STATE.reset(ghost=False)
         guard.STATE.watch_stream(None, None)
-        restorers = [restorer(call, restore_keys) for call in sets]
+        candidate_restorers = [restorer(call, restore_keys) for call in sets]
+        restorers = {
+            "candidate": candidate_restorers,
+            "reference": candidate_restorers
+            if reference_sets is sets
+            else [restorer(call, restore_keys) for call in reference_sets],
+        }
         return cls(thunks, restorers, reference_kind, event_class, synchronize)
 
 

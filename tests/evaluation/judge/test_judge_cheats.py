@@ -204,6 +204,7 @@ def test_a_kernel_that_does_part_of_the_work_when_unwatched_fails_the_protocol_s
     [
         ("cheats/fast_when_unwatched.py", "rejected", "it does less work when it is not watched"),
         ("cheats/fast_when_unwatched_noop_probe.py", "rejected", "its probe call's output was wrong"),
+        ("cheats/cache_answers_the_probe.py", "rejected", "it does less work when it is not watched"),
         ("good/cos_readback.py", "passed", "passed"),
     ],
 )
@@ -305,17 +306,21 @@ def _spot_judgement(reply, blobs, checks=None):
     )
 
 
-def _spot_reply(before, set_index=1, case=SPOT_CASE):
+def _spot_reply(before, set_index=1, case=SPOT_CASE, also=(), **marks):
     """The reply an honest sandbox sends for one spot-checked call of ``case`` on ``before`` (a Call): its
-    inputs, the index of the set it names, and the right answer for those inputs (in ``out=`` when given)."""
+    inputs, the index of the set it names, and the right answer for those inputs (in ``out=`` when given);
+    ``marks``: the probe call's ("probe", "side"); ``also``: more such spots, as (before, set_index, marks)."""
     from evaluation.judge import protocol
     from evaluation.judge.untrusted.timing_sets import encode_spots
 
-    answer = torch.cos(before.args[0])
-    after = {key: answer.clone() for key in before.kwargs}  # cos_out's out=
-    spot = {"set": set_index, "before": {"args": before.args, "kwargs": before.kwargs}}
-    spot.update(returned=after.get("out", answer), args=[before.args[0].clone()], kwargs=after)
-    entries, blobs = encode_spots([spot])
+    spots = []
+    for call, index, extra in ((before, set_index, marks), *also):
+        answer = torch.cos(call.args[0])
+        after = {key: answer.clone() for key in call.kwargs}  # cos_out's out=
+        spot = {"set": index, "before": {"args": call.args, "kwargs": call.kwargs}, **extra}
+        spot.update(returned=after.get("out", answer), args=[call.args[0].clone()], kwargs=after)
+        spots.append(spot)
+    entries, blobs = encode_spots(spots)
     listed = [{"value": item.value, "blob_offset": item.blob_offset, "blob_count": item.blob_count} for item in entries]
     header = {"event": "spots", "spots": {case.case_id: listed}, "ok": True, "integrity": []}
     return protocol.Spots.decode(header), [bytearray(blob) for blob in blobs]
@@ -424,6 +429,39 @@ def test_spot_inputs_the_judge_did_not_draw_are_a_tampered_result_channel(forger
         timing_spots.fetch_and_check_spots(judgement, [("public", SPOT_CASE, 32, 2)])
     assert (raised.value.status, raised.value.check) == ("rejected", "result_channel")
     assert "timing case cos[" in raised.value.reason and "drawn" in raised.value.reason
+
+
+def test_the_probe_call_may_run_on_a_reference_set_and_only_it():
+    # The probe runs on a reference set (values no candidate call saw: a cache of earlier answers cannot
+    # answer it), checked against the judge's own draw of that set; a timed call never runs on one, and a
+    # probe that names a reference set must hold that set's values.
+    from evaluation.catalog.spec import Call
+    from evaluation.judge import timing_spots
+    from evaluation.judge.verdicts import Verdict
+
+    checks = []
+    judgement = _spot_judgement(None, [], checks)
+    seed = timing_spots.timing_set_seed(judgement.secret, "reference", SPOT_CASE, 1)
+    reference_set = Call(args=[judgement.make_call(SPOT_CASE, seed).args[0].clone()], kwargs={})
+    candidate_set = Call(args=[_drawn_set(judgement, 1).args[0].clone()], kwargs={})
+    timed = ((candidate_set, 1, {}),)  # the loop's own spot, beside the probe's
+    judgement.session.request = lambda *args, **kwargs: _spot_reply(
+        reference_set, probe=True, side="reference", also=timed
+    )
+    assert timing_spots.fetch_and_check_spots(judgement, [("public", SPOT_CASE, 32, 2)]) == {SPOT_CASE.case_id}
+    assert checks == [("timing_spot_check", "passed")]
+
+    forgeries = [
+        (_spot_reply(reference_set, side="reference"), "is not one a timed call has"),  # a timed call: never
+        (_spot_reply(candidate_set, probe=True, side="reference", also=timed), "drawn"),  # not that set's values
+        (_spot_reply(reference_set, probe=True, side="trusted", also=timed), "is not one a probe call has"),
+    ]
+    for reply, words in forgeries:
+        judgement.session.request = lambda *args, reply=reply, **kwargs: reply
+        with pytest.raises(Verdict) as raised:
+            timing_spots.fetch_and_check_spots(judgement, [("public", SPOT_CASE, 32, 2)])
+        assert (raised.value.status, raised.value.check) == ("rejected", "result_channel")
+        assert words in raised.value.reason
 
 
 def test_tensor_method_compute_is_caught_by_the_dispatch_audit(run_judge):

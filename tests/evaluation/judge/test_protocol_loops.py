@@ -413,3 +413,27 @@ def test_a_spot_checked_case_sends_one_call_taken_on_its_drawn_inputs_in_either_
             assert torch.equal(spot["args"][0], torch.full((4,), 4.0))  # the argument after the call
             assert kept and kept[0] is not spot["returned"]  # the call's own return kept alive; the spot a copy
         assert _spotted(loop, 0, spot_checks=0)["_spots"] == []  # cases not chosen send none
+
+
+def test_a_spot_checked_case_times_its_reference_on_sets_of_its_own():
+    # On a spot-checked case the reference has sets of its own (timed_requests.prepare_case): its answers to
+    # the candidate's inputs would otherwise lie in freed memory or a shared out= buffer, for a kernel doing
+    # part of the work to pick up.
+    candidate_set = {"args": [torch.full((4,), 3.0)], "kwargs": {}}
+    reference_set = {"args": [torch.full((4,), 5.0)], "kwargs": {}}
+    for loop in (time_like_do_bench, time_back_to_back):
+        seen = []
+        loop(
+            candidate=_doubling_in_place,
+            reference=lambda args, kwargs, seen=seen: seen.append(args[0]),
+            sets=[candidate_set],
+            reference_sets=[reference_set],
+            flush_buffer=None,
+            budget_s=0.004,
+            min_iterations=4,
+            max_iterations=10,
+            min_launches=1,
+            restore_keys=[0],
+            host_clock=True,
+        )
+        assert seen and all(tensor is reference_set["args"][0] for tensor in seen)
