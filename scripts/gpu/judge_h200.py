@@ -60,6 +60,7 @@ TIMED_CHEATS = {
     "fast_when_unwatched.py",
     "fast_when_unwatched_noop_probe.py",
     "partial_when_unwatched.py",
+    "cache_answers_the_probe.py",
 }
 # What the fixtures must get on a GPU. The static scan only notes names, so a "cheat" that merely names a
 # module (contained by the operating system) and computes honestly in Triton must pass, scan on or off.

@@ -447,15 +447,16 @@ elif [ "$PART" = sources_submission ]; then
 elif [ "$PART" = verdicts_probe ]; then
   export KGB_PROTOCOL_TIMING=on
   # One call, both timing stages on: every fixture with the scan on and every cheat with it off, the corpus
-  # (scan on and off), then the unwatched check's fixtures (the cheats named *_when_unwatched and the honest
-  # readback, scan on and off) again in rounds until END seconds: the floor must not move with the host's load.
+  # (scan on and off), then the unwatched check's fixtures (the cheats named *_when_unwatched,
+  # cache_answers_the_probe and the honest readback, scan on and off) again in rounds until END seconds: the
+  # floor must not move with the host's load.
   step fixtures 150 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
   mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
   step corpus 300 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
   round=2
   while [ $((SECONDS + 80)) -lt "${2:-585}" ]; do
     step "unwatched$round" 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
-      --fixtures-only _when_unwatched,cos_readback
+      --fixtures-only _when_unwatched,cache_answers_the_probe,cos_readback
     mv "$OUT/judge_h200.json" "$OUT/unwatched$round.json" 2>/dev/null
     round=$((round + 1))
   done
@@ -480,13 +481,13 @@ elif [ "$PART" = submission_agree ]; then
   pack_out refs.log agree.log agree.json catalog_summary.txt lock_timeline.json run.log
 elif [ "$PART" = unwatched_submission ]; then
   export KGB_PROTOCOL_TIMING=on
-  # One call: the unwatched check's fixtures (the cheats named *_when_unwatched and the honest readback, scan
-  # on and off) in ROUNDS rounds, the 110-kernel submission with the protocol stage on (S seconds;
+  # One call: the unwatched check's fixtures (the cheats named *_when_unwatched, cache_answers_the_probe and
+  # the honest readback, scan on and off) in ROUNDS rounds, the 110-kernel submission with the protocol stage on (S seconds;
   # KGB_GPU_JOBS at once), then the back-to-back loop against the original's in one plain process until END
   # seconds.
   for round in $(seq "${4:-3}"); do
     step "unwatched$round" 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
-      --fixtures-only _when_unwatched,cos_readback
+      --fixtures-only _when_unwatched,cache_answers_the_probe,cos_readback
     mv "$OUT/judge_h200.json" "$OUT/unwatched$round.json" 2>/dev/null
   done
   catalog "${2:-340}" 110
@@ -507,7 +508,7 @@ elif [ "$PART" = closing_submission ]; then
   # One call for a closing note: the unwatched check's fixtures once, the 110-kernel submission with the
   # protocol stage on (S seconds; KGB_GPU_JOBS at once), then agree_quiet on AGREE10 until END seconds.
   step unwatched1 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
-    --fixtures-only _when_unwatched,cos_readback
+    --fixtures-only _when_unwatched,cache_answers_the_probe,cos_readback
   mv "$OUT/judge_h200.json" "$OUT/unwatched1.json" 2>/dev/null
   catalog "${2:-330}" 110
   catalog_summary >"$OUT/catalog_summary.txt" 2>&1
@@ -524,7 +525,7 @@ elif [ "$PART" = probe_parity ]; then
   # host-bound mark that comes and goes shows; then where the cuBLAS figure's extra host time comes from.
   for round in 1 2 3; do
     step "fixtures$round" 90 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 4 \
-      --fixtures-only _when_unwatched,cos_readback
+      --fixtures-only _when_unwatched,cache_answers_the_probe,cos_readback
     mv "$OUT/judge_h200.json" "$OUT/fixtures$round.json" 2>/dev/null
     grep -E "^(good|cheats)" "$OUT/fixtures$round.log" | cut -c1-220
   done
