@@ -482,9 +482,9 @@ elif [ "$PART" = submission_agree ]; then
 elif [ "$PART" = unwatched_submission ]; then
   export KGB_PROTOCOL_TIMING=on
   # One call: the unwatched check's fixtures (the cheats named *_when_unwatched, cache_answers_the_probe and
-  # the honest readback, scan on and off) in ROUNDS rounds, the 110-kernel submission with the protocol stage on (S seconds;
-  # KGB_GPU_JOBS at once), then the back-to-back loop against the original's in one plain process until END
-  # seconds.
+  # the honest readback, scan on and off) in ROUNDS rounds, the 110-kernel submission with the protocol stage
+  # on (S seconds; KGB_GPU_JOBS at once), then the back-to-back loop against the original's in one plain
+  # process until END seconds.
   for round in $(seq "${4:-3}"); do
     step "unwatched$round" 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
       --fixtures-only _when_unwatched,cache_answers_the_probe,cos_readback
