@@ -98,8 +98,11 @@ def save(results: list, chip: str, tiers: tuple, total: float | None) -> None:
         )
 
 
-def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> None:
+def report(path: Path, job: JudgeJob, result, seconds: float, results: list, started: float) -> None:
+    """One finished judgement: a line (ending with the submission's elapsed seconds when it finished, so that
+    runs cut off by a time cap compare at equal elapsed time) and its row in the JSON."""
     ci = result.speedup_ci95
+    finished_s = time.monotonic() - started
     baseline = result.environment.get("timing_baseline", "")
     speedup = "-" if result.speedup is None else f"{result.speedup:.3f}"
     protocol_speedup = getattr(result, "protocol_speedup", None)  # judges before the protocol stage had none
@@ -107,10 +110,19 @@ def report(path: Path, job: JudgeJob, result, seconds: float, results: list) -> 
     print(
         f"{path.stem:45s} {result.status:18s} {result.cases_passed:4d}/{result.cases_total:<4d} "
         f"speedup {speedup:>7} ci {'-' if not ci else f'{ci[0]:.3f}-{ci[1]:.3f}':>13} protocol {protocol:>7} "
-        f"{seconds:6.1f}s {baseline}" + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"),
+        f"{seconds:6.1f}s {baseline} at {finished_s:.1f}s"
+        + ("" if result.status == "passed" else f"  | {result.reason[:200]!r}"),
         flush=True,
     )
-    results.append({"file": path.name, "operator_id": job.operator_id, "seconds": seconds, "result": result.to_json()})
+    results.append(
+        {
+            "file": path.name,
+            "operator_id": job.operator_id,
+            "seconds": seconds,
+            "finished_s": finished_s,
+            "result": result.to_json(),
+        }
+    )
     save(results, job.chip_slug, job.tiers, None)
 
 
@@ -188,10 +200,10 @@ def main() -> int:
                         print(f"{path.stem:45s} retry ({result.reason[:120]!r})", flush=True)
                         pending[pool.submit(timed_judge, job)] = (path, job, attempt + 1)
                         continue
-                    report(path, job, result, seconds, results)
+                    report(path, job, result, seconds, results, started)
     else:
         for path, job in zip(paths, jobs, strict=True):
-            report(path, job, *timed_judge(job), results)
+            report(path, job, *timed_judge(job), results, started)
     total = time.monotonic() - started
     passed = sum(1 for r in results if r["result"]["status"] == "passed")
     print(f"TOTAL {passed}/{len(results)} passed in {total:.1f} s (pool start included)", flush=True)

@@ -57,6 +57,10 @@
 #     bash scripts/gpu/run_all.sh closing_submission [S] [END] # the unwatched check's fixtures once, the
 #                                                   # submission with the protocol stage on (S seconds), then
 #                                                   # agree_quiet on AGREE10 until END seconds
+#     bash scripts/gpu/run_all.sh judges_compare [S] [A] [B] # the 110-kernel submission with the protocol
+#                                                   # stage on, A judges at once then B (12 and 16), S seconds
+#                                                   # each (280): each line says when it finished, so the two
+#                                                   # compare at equal elapsed time even when cut off
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -519,6 +523,28 @@ elif [ "$PART" = closing_submission ]; then
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   tar -czf "$OUT/unwatched.tar.gz" -C "$OUT" unwatched1.log unwatched1.json && rm -f "$OUT"/unwatched1.*
   pack_out unwatched.tar.gz refs.log catalog_summary.txt agree.log agree.json run.log
+elif [ "$PART" = judges_compare ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # How many judges at once a GPU of this host serves best, the protocol stage on: the same 110 kernels at A
+  # then B judges, one after the other on the same machine (their load CSVs and lock timelines kept apart).
+  for jobs in "${3:-12}" "${4:-16}"; do
+    JOBS=$jobs
+    export KGB_JUDGES_PER_DEVICE=$jobs
+    catalog "${2:-280}" 110
+    catalog_summary >"$OUT/catalog_summary_$jobs.txt" 2>&1
+    for name in refs.log load.csv lock_timeline.json lock.trace.gz; do
+      [ -f "$OUT/$name" ] && mv "$OUT/$name" "$OUT/j${jobs}-$name"
+    done
+    for path in "$OUT"/reference_kernels_*.json.gz; do [ -f "$path" ] && mv "$path" "$OUT/j${jobs}-$(basename "$path")"; done
+  done
+  echo; echo "== summaries"
+  for jobs in "${3:-12}" "${4:-16}"; do
+    echo "-- $jobs judges"; cat "$OUT/catalog_summary_$jobs.txt" | grep -v "^aten\|^vllm\|^cublas" | cut -c1-600
+    for at in 150 200 250; do
+      echo "judged by ${at} s: $(grep -E ' at [0-9.]+s' "$OUT/j${jobs}-refs.log" | sed -E 's/.* at ([0-9.]+)s.*/\1/' | awk -v at=$at '$1 <= at' | wc -l)"
+    done
+  done
+  pack_out run.log catalog_summary_${3:-12}.txt catalog_summary_${4:-16}.txt j${3:-12}-refs.log j${4:-16}-refs.log
 elif [ "$PART" = probe_parity ]; then
   export KGB_PROTOCOL_TIMING=on
   # The unwatched check where audited calls held host time (the kernel-time probe), three rounds so that a
