@@ -81,11 +81,11 @@ def run_protocol_timing(judgement: JudgementContext) -> None:
     if options is None or not cases:
         judgement.check("protocol_timing", "skipped", "no timed cases" if options is not None else "switched off")
         return
-    options = with_spot_cases(judgement, options)
     started = time.perf_counter()
     # What the stage spent before it began: its first chunk's draws and, in the device-time stage's hold,
-    # that chunk's loops.
+    # that chunk's loops. That chunk's options already carry the spot cases (ship_first_chunk_ahead).
     ahead = judgement.shipped_ahead.get(options.stage)
+    options = ahead.options if ahead is not None else with_spot_cases(judgement, options)
     spent_ahead_s = ahead.shipping_s + ahead.hold_s if ahead is not None else 0.0
     judgement.environment["protocol_window"] = options.window
     loop, statistic_name = protocol_timer(options.window, judgement.spec.operator_id)

@@ -247,13 +247,14 @@ def time_interleaved(
         if reference_sets is not candidate_sets and reference_sets:
             side, index = "reference", iteration % len(reference_sets)
             position = len(candidate_sets) + index
-            for key, value in pristine[position].items():
-                restore_value(get_arg(all_sets[position], key), value)
-            call, probe_set = reference_sets[index], index
         else:
             side, index = "candidate", iteration % len(candidate_sets)
-            for key, value in pristine[index].items():
-                restore_value(get_arg(all_sets[index], key), value)
+            position = index
+        for key, value in pristine[position].items():  # in-out arguments put back, as before a timed call
+            restore_value(get_arg(all_sets[position], key), value)
+        if side == "reference":
+            call, probe_set = reference_sets[index], index
+        else:
             rotation.fill(index, iteration // len(candidate_sets))
             call, probe_set = candidate_sets[index], rotation.source(index, iteration // len(candidate_sets))
         for key in poison_keys:  # pure outputs: a reference set's hold the reference's answer

@@ -137,6 +137,25 @@ def test_compute_that_starts_only_in_timing_is_caught_by_the_timed_audit(warm_fo
     assert check_outcomes(result)["dispatch_audit"] == "failed"
 
 
+def _judge_timed_one_case_cos(kernel, static_scan=False):
+    """``kernel`` judged on the interpreter with both timing stages on (host-clock "events"), on one cos case
+    of 300 values: the set-up of the unwatched-call tests below."""
+    spec = dataclasses.replace(
+        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
+    )
+    job = JudgeJob("aten::cos", kernel_source(kernel), "cpu-interpreter", "cpu", measure_timing=True)
+    return judge_with(
+        job,
+        JudgeOptions(
+            spec=spec,
+            static_scan=static_scan,
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(min_iterations=4, max_iterations=4),
+            protocol_timing=protocol_timing_options(),
+        ),
+    )
+
+
 @pytest.mark.parametrize("scan", ["on", "off"])
 def test_a_kernel_that_computes_outside_triton_only_when_unwatched_is_refused_by_the_protocol_stage(
     warm_forkserver, scan
@@ -144,22 +163,7 @@ def test_a_kernel_that_computes_outside_triton_only_when_unwatched_is_refused_by
     # The protocol stage times the latency a caller sees, with none of the judge's hooks inside the call, so
     # a kernel can tell it is not audited there. Whatever it does then, it cannot do it faster than the
     # audited device time of the same case: a caller's window holds that work and more.
-    spec = dataclasses.replace(
-        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
-    )
-    job = JudgeJob(
-        "aten::cos", kernel_source("cheats/fast_when_unwatched.py"), "cpu-interpreter", "cpu", measure_timing=True
-    )
-    result = judge_with(
-        job,
-        JudgeOptions(
-            spec=spec,
-            static_scan=scan == "on",
-            timing_on_cpu_for_tests=True,
-            timing=TimingOptions(min_iterations=4, max_iterations=4),
-            protocol_timing=protocol_timing_options(),
-        ),
-    )
+    result = _judge_timed_one_case_cos("cheats/fast_when_unwatched.py", static_scan=scan == "on")
 
     assert result.status == "rejected"
     assert result.reason.startswith("timing case cos[") and "it does less work when it is not watched" in result.reason
@@ -174,22 +178,7 @@ def test_a_kernel_that_does_part_of_the_work_when_unwatched_fails_the_protocol_s
     # Twice as fast unwatched is above the unwatched check's floor (and on the interpreter, whose audit slows
     # audited calls, far above it), so only its output gives it away: the protocol stage spot-checks one call
     # on a few random cases of its grid (here the only one).
-    spec = dataclasses.replace(
-        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
-    )
-    job = JudgeJob(
-        "aten::cos", kernel_source("cheats/partial_when_unwatched.py"), "cpu-interpreter", "cpu", measure_timing=True
-    )
-    result = judge_with(
-        job,
-        JudgeOptions(
-            spec=spec,
-            static_scan=scan == "on",
-            timing_on_cpu_for_tests=True,
-            timing=TimingOptions(min_iterations=4, max_iterations=4),
-            protocol_timing=protocol_timing_options(),
-        ),
-    )
+    result = _judge_timed_one_case_cos("cheats/partial_when_unwatched.py", static_scan=scan == "on")
 
     assert result.status == "rejected", result.reason
     assert result.reason.startswith("timing case cos[")
@@ -223,20 +212,7 @@ def test_the_unwatched_floor_is_the_probed_kernels_device_time_whatever_the_host
     monkeypatch.setattr(
         timing_trusted, "host_bound_sides", lambda holds, iterations: ["candidate"] if marked_host_bound else []
     )
-    spec = dataclasses.replace(
-        small_cos_record(), smoke=(Case("cos", {"shape": [300], "dtype": "float32", "range": [-2.0, 2.0]}),)
-    )
-    job = JudgeJob("aten::cos", kernel_source(kernel), "cpu-interpreter", "cpu", measure_timing=True)
-    result = judge_with(
-        job,
-        JudgeOptions(
-            spec=spec,
-            static_scan=False,
-            timing_on_cpu_for_tests=True,
-            timing=TimingOptions(min_iterations=4, max_iterations=4),
-            protocol_timing=protocol_timing_options(),
-        ),
-    )
+    result = _judge_timed_one_case_cos(kernel)
 
     assert result.status == status, result.reason
     assert reason in result.reason
