@@ -539,7 +539,7 @@ elif [ "$PART" = judges_compare ]; then
   done
   echo; echo "== summaries"
   for jobs in "${3:-12}" "${4:-16}"; do
-    echo "-- $jobs judges"; cat "$OUT/catalog_summary_$jobs.txt" | grep -v "^aten\|^vllm\|^cublas" | cut -c1-600
+    echo "-- $jobs judges"; grep -v "^aten\|^vllm\|^cublas" "$OUT/catalog_summary_$jobs.txt" | cut -c1-600
     for at in 150 200 250; do
       echo "judged by ${at} s: $(grep -E ' at [0-9.]+s' "$OUT/j${jobs}-refs.log" | sed -E 's/.* at ([0-9.]+)s.*/\1/' | awk -v at=$at '$1 <= at' | wc -l)"
     done
