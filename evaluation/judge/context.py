@@ -80,6 +80,11 @@ class TimingOptions:
     separate_reference_sets: bool = True
     # Never fewer input sets than this (timing_stats.sets_for): the value rotation needs two.
     fewest_sets: int = 2
+    # True: a case whose sets are shared by both sides and never spot-checked has them drawn by the sandbox
+    # from seeds the trusted side sends (protocol.SetsToDraw) rather than drawn here and piped over: nothing
+    # compares those sets' values with anything, so where they are drawn changes no verdict (see
+    # timed_requests.prepare_case).
+    sets_drawn_by_sandbox: bool = False
 
 
 # The protocol stage's loops (protocol.TimeCase.window): "original" (the default) times each source's cases
@@ -132,6 +137,7 @@ def protocol_timing_options(window: str = "original") -> TimingOptions:
         window=window,
         stage="protocol_timing",
         separate_reference_sets=False,
+        sets_drawn_by_sandbox=True,
     )
 
 
@@ -180,6 +186,10 @@ class JudgementContext:
         self.flagged = False
         self.poison_keys: dict[str, list[Any]] = {}  # per case: mutated args that are pure outputs
         self.expected_meta: dict[str, tuple[Any, ...]] = {}  # per case: expected outputs on "meta" (roofline)
+        self.inputs_meta: dict[str, Call] = {}  # per case: its call's tensors on "meta" (roofline)
+        # Whether ``spec`` is the catalog's record for its operator (runner.is_registered): only then can the
+        # sandbox, which finds a record by id, draw inputs from it.
+        self.spec_is_registered = False
         self.case_bytes: dict[str, int] = {}  # per case: input + output bytes (which cases to time)
         self.passed_case_dtypes: list[frozenset[str]] = []  # per passed case: its tensors' dtypes
         self.backend = backend_for(job.device_type)

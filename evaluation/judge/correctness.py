@@ -120,6 +120,10 @@ def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, 
     if case.case_id not in judgement.poison_keys:  # a property of the case, not of the seed: once per case
         judgement.poison_keys[case.case_id] = pure_output_keys(judgement, case, sent, entry, expected)
         judgement.expected_meta[case.case_id] = map_tensors(expected, lambda t: t.to("meta"))
+        judgement.inputs_meta[case.case_id] = Call(
+            args=map_tensors(list(sent.args), lambda t: t.to("meta")),
+            kwargs=map_tensors(dict(sent.kwargs), lambda t: t.to("meta")),
+        )
         judgement.case_bytes[case.case_id] = call_bytes(sent) + sum(
             item.numel() * item.element_size() for item in flat_tensors(expected)
         )

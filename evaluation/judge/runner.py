@@ -20,7 +20,7 @@ import traceback
 
 import torch
 
-from evaluation.catalog.spec import Case
+from evaluation.catalog.spec import Case, OperatorSpec
 from evaluation.judge import protocol, wire
 from evaluation.judge.context import (
     PROTOCOL_WINDOWS,
@@ -79,6 +79,7 @@ def run(judgement: JudgementContext) -> JudgeResult:
         judgement.spec = judgement.options.spec or find_operator(job.operator_id)
     except KeyError as error:
         return JudgeResult(status="error", reason=str(error.args[0]))
+    judgement.spec_is_registered = judgement.options.spec is None or is_registered(judgement.options.spec)
     if job.device_type != "cpu" and judgement.backend.is_available():
         judgement.reference_device = torch.device(job.device_type)
     judgement.environment["reference_device"] = str(judgement.reference_device)
@@ -278,3 +279,12 @@ def stop_sandbox(judgement: JudgementContext) -> None:
     if sandbox.lease is not None and "sandbox" in judgement.environment:
         # When this sandbox held its identity (wall clock, seconds): no other sandbox had its uid meanwhile.
         judgement.environment["sandbox"]["identity_held"] = [sandbox.leased_at, time.time()]
+
+
+def is_registered(spec: OperatorSpec) -> bool:
+    """Whether ``spec`` is the catalog's own record for its operator (the one a sandbox finds by id), not a
+    record a test or a script built: only then may the sandbox draw a case's inputs from it."""
+    try:
+        return find_operator(spec.operator_id) is spec
+    except KeyError:
+        return False

@@ -24,6 +24,7 @@ from typing import Any
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import protocol, wire
+from evaluation.judge.compare import flat_tensors
 from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import call_bytes
 from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
@@ -169,6 +170,7 @@ def _ship_chunk(
     encoder = wire.Encoder()
     drawn: list[tuple[Any, ...]] = []
     loads: list[tuple[str, tuple[Any, ...], tuple[Any, ...]]] = []
+    draws: list[protocol.SetsToDraw] = []  # cases whose sets the sandbox draws itself
     chunk_sent, out_of_time = 0, False
     with judgement.session.device_shared("timing_sets"):
         while queue:
@@ -181,16 +183,29 @@ def _ship_chunk(
                 judgement.session.yield_to_timer("timing_sets")  # a chunk's draws take a while
             tier, case = queue.pop(0)
             blobs_before = len(encoder.blobs)
+            to_draw = sets_to_draw_in_sandbox(judgement, case, options)
+            if to_draw is not None:
+                draw, request, first_call = to_draw
+                draws.append(draw)
+                # Sized by what the sandbox will hold, though none of it crosses the pipe.
+                chunk_sent += call_bytes_on_meta(first_call) * len(draw.seeds)
+                drawn.append((tier, case, request, first_call, 0, len(draw.seeds)))
+                continue
             key, candidate_sets, reference_sets, request, first_call = prepare_case(judgement, case, options, encoder)
             sent_bytes = sum(len(blob) for blob in encoder.blobs[blobs_before:])
             loads.append((key, candidate_sets, reference_sets))
             drawn.append((tier, case, request, first_call, sent_bytes, len(candidate_sets)))
             chunk_sent += sent_bytes
+    if draws:
+        counts = judgement.environment.setdefault("timing_sets_drawn_by_sandbox", {})
+        counts[options.stage] = counts.get(options.stage, 0) + len(draws)
     if drawn:
         load = protocol.LoadTimingSets(
             keys=tuple(key for key, _, _ in loads),
             candidate_sets=tuple(candidate for _, candidate, _ in loads),
             reference_sets=tuple(reference for _, _, reference in loads),
+            operator_id=judgement.spec.operator_id if draws else "",
+            draws=tuple(draws),
         )
         first_tier, first_case = drawn[0][0], drawn[0][1]
         # The sandbox puts them on the device now: not inside the exclusive hold.
@@ -358,6 +373,45 @@ def crosscheck_failure(item: TimedCase, reason: str, message: str) -> Verdict:
     )
 
 
+def sets_to_draw_in_sandbox(
+    judgement: JudgementContext, case: Case, options: TimingOptions
+) -> tuple[protocol.SetsToDraw, protocol.TimeCase, Call] | None:
+    """Where ``options`` lets the sandbox draw a case's sets itself (``sets_drawn_by_sandbox``): what it is
+    asked to draw, the ``time`` message, and the case's call on "meta" (the roofline's sizes, kept by the
+    correctness pass). None where the trusted side must draw and send them: the reference has sets of its
+    own, the case is spot-checked (its spots' inputs are compared with a redraw made here), or the
+    correctness pass left no sizes.
+
+    Nothing else reads these sets' values, so drawing them in the sandbox gives a candidate nothing it does
+    not already have: it is handed every set it is timed on and could overwrite one in place between calls,
+    as it could a set sent over the pipe; a patched builder is the same power. What keeps it honest there is
+    unchanged: its audited device time on the same cases (timing_protocol.check_against_device_time) and the
+    spot checks, whose sets stay the trusted side's. What it saves: on the H200 the protocol stage's sets,
+    some 65 GB for a 110-kernel submission, were drawn, copied to the host and piped over one by one (267
+    judge-seconds of 3,749 for the 62 longest kernels)."""
+    shared_sets = not options.separate_reference_sets and not spot_checks_of(options, case)
+    first_call = judgement.inputs_meta.get(case.case_id)
+    if not options.sets_drawn_by_sandbox or not judgement.spec_is_registered or not shared_sets or first_call is None:
+        return None
+    sets = sets_for(options.sets_per_side, call_bytes_on_meta(first_call), fewest=options.fewest_sets)
+    seeds = tuple(timing_set_seed(judgement.secret, "candidate", case, index, options.stage) for index in range(sets))
+    key = sets_key(options, case)
+    draw = protocol.SetsToDraw(key=key, case=case.to_json(), seeds=seeds)
+    return draw, time_case_request(judgement, case, options, key, spot_checks=0), first_call
+
+
+def spot_checks_of(options: TimingOptions, case: Case) -> int:
+    """How many of the case's timed calls come back as spots (all cases', or only the chosen cases')."""
+    return options.spot_checks if options.spot_case_ids is None or case.case_id in options.spot_case_ids else 0
+
+
+def call_bytes_on_meta(call: Call) -> int:
+    """A call's tensor bytes where its tensors are on "meta" (no storages to tell views apart: each counts)."""
+    return sum(
+        t.numel() * t.element_size() for t in flat_tensors(list(call.args)) + flat_tensors(list(call.kwargs.values()))
+    )
+
+
 def prepare_case(
     judgement: JudgementContext, case: Case, options: TimingOptions, encoder: wire.Encoder
 ) -> tuple[str, tuple[Any, ...], tuple[Any, ...], protocol.TimeCase, Call]:
@@ -365,12 +419,11 @@ def prepare_case(
     encoded into ``encoder`` as the sandbox's key for them and the two lists of wire trees, the ``time``
     message that later runs the loop on them, and the first set's call (for the roofline's byte count). The
     caller holds the GPU shared (the bulk values are drawn on it)."""
-    spec = judgement.spec
     drawn: dict[str, list[Call]] = {"candidate": [], "reference": []}
     first_call = None
     sets = options.sets_per_side
     index = 0
-    spot_checks = options.spot_checks if options.spot_case_ids is None or case.case_id in options.spot_case_ids else 0
+    spot_checks = spot_checks_of(options, case)
     # A spot-checked case's reference is timed on sets of its own even where the stage shares them: the
     # reference's answers to the candidate's own inputs would otherwise lie in the sandbox's freed memory, for a
     # kernel that does part of the work to pick up with an empty_like (or find in a shared out= buffer).
@@ -392,8 +445,17 @@ def prepare_case(
     )
     # The device-time stage's spot checks are fetched by case id; another stage's sets are kept apart.
     key = sets_key(options, case)
+    request = time_case_request(judgement, case, options, key, spot_checks)
+    return key, candidate_sets, reference_sets, request, first_call
+
+
+def time_case_request(
+    judgement: JudgementContext, case: Case, options: TimingOptions, key: str, spot_checks: int
+) -> protocol.TimeCase:
+    """The ``time`` message that runs the case's loop on the sets loaded under ``key``."""
+    spec = judgement.spec
     poison_keys = judgement.poison_keys.get(case.case_id, [])
-    request = protocol.TimeCase(
+    return protocol.TimeCase(
         sets_key=key,
         entry_point=case.entry_point,
         operator_id=spec.operator_id,
@@ -409,7 +471,6 @@ def prepare_case(
         # "original": the loop the original times this operator's source with; any other window as it is.
         window=protocol_timer(options.window, spec.operator_id)[0],
     )
-    return key, candidate_sets, reference_sets, request, first_call
 
 
 @contextlib.contextmanager

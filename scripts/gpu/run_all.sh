@@ -61,6 +61,11 @@
 #                                                   # stage on, A judges at once then B (12 and 16), S seconds
 #                                                   # each (280): each line says when it finished, so the two
 #                                                   # compare at equal elapsed time even when cut off
+#     bash scripts/gpu/run_all.sh draw_compare OLD [S] # the 110-kernel submission with the protocol stage
+#                                                   # on, 16 judges, S seconds (240) by this checkout, then
+#                                                   # by OLD (e.g. .old from prepare_old_checkout.sh): each
+#                                                   # line says when it finished; judge-seconds compared
+#                                                   # over the kernels both judged (compare_draws.py)
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -545,6 +550,32 @@ elif [ "$PART" = judges_compare ]; then
     done
   done
   pack_out run.log catalog_summary_${3:-12}.txt catalog_summary_${4:-16}.txt j${3:-12}-refs.log j${4:-16}-refs.log
+elif [ "$PART" = draw_compare ]; then
+  # Where the protocol stage's input sets are drawn: in the sandbox from seeds (this checkout) against drawn
+  # here and piped over (OLD). The same 110 kernels, stage on, 16 judges, S seconds each, this checkout
+  # first; load CSVs and lock timelines kept apart.
+  OLD=${2:?usage: run_all.sh draw_compare OLD [S]}
+  export KGB_PROTOCOL_TIMING=on KGB_JUDGES_PER_DEVICE=16
+  JOBS=16
+  for tree in . "$OLD"; do
+    label=$([ "$tree" = . ] && echo sandbox || echo piped)
+    (cd "$tree" && catalog "${3:-240}" 110)
+    catalog_summary >"$OUT/catalog_summary_$label.txt" 2>&1
+    for name in refs.log load.csv lock_timeline.json lock.trace.gz; do
+      [ -f "$OUT/$name" ] && mv "$OUT/$name" "$OUT/$label-$name"
+    done
+    for path in "$OUT"/reference_kernels_*.json.gz; do [ -f "$path" ] && mv "$path" "$OUT/$label-$(basename "$path")"; done
+  done
+  echo; echo "== summaries"
+  for label in sandbox piped; do
+    echo "-- $label"; grep -v "^aten\|^vllm\|^cublas" "$OUT/catalog_summary_$label.txt" | cut -c1-600
+    for at in 120 180 220; do
+      echo "judged by ${at} s: $(grep -E ' at [0-9.]+s' "$OUT/$label-refs.log" | sed -E 's/.* at ([0-9.]+)s.*/\1/' | awk -v at=$at '$1 <= at' | wc -l)"
+    done
+  done
+  python3 scripts/gpu/compare_draws.py "$OUT"/sandbox-reference_kernels_*.json.gz "$OUT"/piped-reference_kernels_*.json.gz \
+    | tee "$OUT/compare_draws.txt"
+  pack_out run.log catalog_summary_sandbox.txt catalog_summary_piped.txt sandbox-refs.log piped-refs.log compare_draws.txt
 elif [ "$PART" = probe_parity ]; then
   export KGB_PROTOCOL_TIMING=on
   # The unwatched check where audited calls held host time (the kernel-time probe), three rounds so that a

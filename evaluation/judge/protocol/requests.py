@@ -100,16 +100,45 @@ class CallCase(GatedRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SetsToDraw:
+    """A timed case whose input sets the sandbox draws itself, one per seed, from the operator's record
+    (``case``: ``Case.to_json()``), instead of receiving them: used only where nothing is checked against
+    the sets' values (LoadTimingSets.draws)."""
+
+    key: str
+    case: dict[str, Any]
+    seeds: tuple[int, ...]
+
+    @classmethod
+    def decode(cls, item: Any, read: Fields) -> SetsToDraw:
+        if not isinstance(item, dict):
+            raise read.fail("draws", "holds an entry that is not an object")
+        entry = Fields(item, "time_load request's draw")
+        case = entry.raw("case")
+        if not isinstance(case, dict):
+            raise entry.fail("case", "is not an object")
+        seeds = entry.items("seeds", limit=64)
+        if not seeds or any(
+            isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 1 << 63 for seed in seeds
+        ):
+            raise entry.fail("seeds", "is not a list of seeds (0 <= seed < 2**63)")
+        return cls(key=entry.text("key", limit=NAME_CHARS), case=case, seeds=tuple(seeds))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LoadTimingSets(GatedRequest):
     """Timed cases' input sets (wire trees), one entry per key, put on the device ahead of the exclusive
     hold: every case of a chunk in one request, so a chunk costs one gated hold, not one per case. No
     reference sets for a key: the reference is timed on the candidate's sets (its outputs never reach them:
-    pure outputs are poisoned and in-out arguments refilled before every candidate call)."""
+    pure outputs are poisoned and in-out arguments refilled before every candidate call). ``draws``: cases
+    whose sets the sandbox draws itself from ``operator_id``'s record (SetsToDraw), each under its own key."""
 
     OP: ClassVar[str] = "time_load"
     keys: tuple[str, ...]
     candidate_sets: tuple[tuple[Any, ...], ...]
     reference_sets: tuple[tuple[Any, ...], ...]
+    operator_id: str = ""
+    draws: tuple[SetsToDraw, ...] = ()
 
     @classmethod
     def decode(cls, header: Any) -> LoadTimingSets:
@@ -123,7 +152,13 @@ class LoadTimingSets(GatedRequest):
             if any(len(sets) > LIST_ITEMS for sets in lists):
                 raise read.fail(name, f"holds a list of over {LIST_ITEMS} sets")
             per_key[name] = tuple(tuple(sets) for sets in lists)
-        return cls(keys=keys, **per_key, **cls.gating(read))
+        draws = tuple(SetsToDraw.decode(item, read) for item in read.items("draws", default=()))
+        operator_id = read.text("operator_id", default="", limit=NAME_CHARS)
+        if draws and not operator_id:
+            raise read.fail("operator_id", "is missing where sets are to be drawn")
+        if len({draw.key for draw in draws} | set(keys)) != len(draws) + len(set(keys)):
+            raise read.fail("draws", "repeats a key")
+        return cls(keys=keys, **per_key, operator_id=operator_id, draws=draws, **cls.gating(read))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

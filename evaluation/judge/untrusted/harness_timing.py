@@ -48,6 +48,8 @@ class TimingRequests:
                     request.keys, request.candidate_sets, request.reference_sets, strict=True
                 )
             }
+            if request.draws:
+                loaded.update(drawn_sets(request, self.device))
             self._sync()
         except BaseException:
             self.answer(protocol.SetsLoaded(ok=False, error=format_error()))
@@ -129,6 +131,29 @@ class TimingRequests:
             **spotting,
             **shared,
         )
+
+
+def drawn_sets(request: protocol.LoadTimingSets, device: Any) -> dict[str, tuple[list[Any], list[Any]]]:
+    """The sets ``request.draws`` asks this process to draw, by key: each seed's call from the operator's
+    record, on ``device``, as the trusted side would have drawn and sent it (inputs.make_call, to_device),
+    with no reference sets of their own. Drawing here saves a set's trip through the trusted process and the
+    pipe; the trusted side asks for it only where it never checks the values (timed_requests.prepare_case)."""
+    from evaluation.catalog.spec import Case
+    from evaluation.judge.inputs import make_call, to_device
+    from evaluation.judge.records import find_operator
+
+    spec = find_operator(request.operator_id)
+    # The record's own Case where the grid has it (its params as the builders expect them, tuples and all);
+    # else rebuilt from its JSON, as the reference's is (timing.reference_callable).
+    grid = {case.case_id: case for tier in ("public", "smoke") for case in spec.cases(tier)}
+    drawn: dict[str, tuple[list[Any], list[Any]]] = {}
+    for draw in request.draws:
+        case = grid.get(str(draw.case.get("case_id"))) or Case(
+            **{key: value for key, value in draw.case.items() if key != "case_id"}
+        )
+        calls = [to_device(make_call(spec, case, seed, device), device) for seed in draw.seeds]
+        drawn[draw.key] = ([{"args": list(call.args), "kwargs": dict(call.kwargs)} for call in calls], [])
+    return drawn
 
 
 def timed_reply(result: dict[str, Any], integrity: list[str]) -> protocol.Timed:

@@ -9,6 +9,7 @@ import math
 import time
 
 import pytest
+import torch
 from conftest import check_outcomes
 
 from evaluation.judge import protocol, wire
@@ -91,7 +92,16 @@ MESSAGES = [
     protocol.GpuEvent(event="want_gpu"),
     protocol.HarnessFailure(error="Traceback: KeyError"),
     protocol.Bye(),
+    # Sets the sandbox draws itself (timed_requests.sets_to_draw_in_sandbox), beside sets sent over.
+    protocol.LoadTimingSets(
+        keys=("cos[x]",),
+        candidate_sets=(({"args": []},),),
+        reference_sets=((),),
+        operator_id="aten::cos",
+        draws=(protocol.SetsToDraw(key="cos[z]", case={"entry_point": "cos", "params": {}}, seeds=(0, (1 << 63) - 1)),),
+    ),
 ]
+DRAWING = MESSAGES[-1].to_header()
 
 
 @pytest.mark.parametrize("message", MESSAGES, ids=lambda message: type(message).__name__)
@@ -148,6 +158,14 @@ def _without(header, name):
         ),
         (dict(MESSAGES[4].to_header(), window=1), "field 'window' is not a string"),
         (dict(MESSAGES[5].to_header(), keys=["k"] * 10_001), "has 10001 items, over 10000"),
+        (dict(DRAWING, operator_id=""), "field 'operator_id' is missing where sets are to be drawn"),
+        (dict(DRAWING, draws=[1]), "field 'draws' holds an entry that is not an object"),
+        (dict(DRAWING, draws=[dict(DRAWING["draws"][0], seeds=[])]), "field 'seeds' is not a list of seeds"),
+        (dict(DRAWING, draws=[dict(DRAWING["draws"][0], seeds=[-1])]), "field 'seeds' is not a list of seeds"),
+        (dict(DRAWING, draws=[dict(DRAWING["draws"][0], seeds=[True])]), "field 'seeds' is not a list of seeds"),
+        (dict(DRAWING, draws=[dict(DRAWING["draws"][0], seeds=[1 << 63])]), "field 'seeds' is not a list of seeds"),
+        (dict(DRAWING, draws=[dict(DRAWING["draws"][0], case="cos")]), "field 'case' is not an object"),
+        (dict(DRAWING, draws=[dict(DRAWING["draws"][0], key="cos[x]")]), "field 'draws' repeats a key"),
     ],
 )
 def test_a_malformed_request_names_what_is_wrong(header, problem):
@@ -392,6 +410,7 @@ def test_the_untrusted_package_imports_nothing_of_the_trusted_side_but_the_proto
         "evaluation.judge.backends",
         "evaluation.judge.compare",
         "evaluation.judge.records",
+        "evaluation.judge.inputs",
     }
 
     def allowed(name: str) -> bool:
@@ -475,3 +494,52 @@ def test_a_malformed_request_to_the_zygote_is_refused_and_it_goes_on_forking(war
         assert sandbox.wait_ready(time.monotonic() + 60).pid > 0
     finally:
         sandbox.close()
+
+
+@pytest.mark.parametrize("operator_id", ["aten::cos", "aten::add_", "aten::embedding", "aten::masked_fill_"])
+def test_sets_the_sandbox_draws_are_the_sets_the_trusted_side_would_send(operator_id):
+    """untrusted.harness_timing.drawn_sets against inputs.make_call and the wire: the same values, dtypes,
+    sizes, strides, offsets and aliasing, for the same seeds (on the CPU here; a GPU draws both the same way)."""
+    from evaluation.catalog.registry import get_operator
+    from evaluation.judge.compare import flat_tensors
+    from evaluation.judge.inputs import make_call
+    from evaluation.judge.untrusted.harness_timing import drawn_sets
+
+    spec = get_operator(operator_id)
+    cases = spec.cases("smoke")[:6]
+    seeds = (3, (1 << 63) - 1)
+    request = protocol.LoadTimingSets(
+        keys=(),
+        candidate_sets=(),
+        reference_sets=(),
+        operator_id=operator_id,
+        draws=tuple(protocol.SetsToDraw(key=case.case_id, case=case.to_json(), seeds=seeds) for case in cases),
+    )
+    drawn = drawn_sets(protocol.decode_request(request.to_header()), torch.device("cpu"))
+
+    assert list(drawn) == [case.case_id for case in cases]
+    for case in cases:
+        candidate, reference = drawn[case.case_id]
+        assert reference == [] and len(candidate) == len(seeds)
+        for seed, got in zip(seeds, candidate, strict=True):
+            encoder = wire.Encoder()
+            call = make_call(spec, case, seed, torch.device("cpu"))
+            tree = encoder.encode({"args": call.args, "kwargs": call.kwargs})
+            sent = wire.Decoder(encoder.blobs, "cpu").decode(tree)  # what the sandbox gets when it is sent
+            assert got.keys() == sent.keys() and len(got["args"]) == len(sent["args"])
+            assert got["kwargs"].keys() == sent["kwargs"].keys()
+            mine, theirs = flat_tensors([got["args"], got["kwargs"]]), flat_tensors([sent["args"], sent["kwargs"]])
+            assert len(mine) == len(theirs) > 0
+            for a, b in zip(mine, theirs, strict=True):
+                assert (a.dtype, a.shape, a.stride(), a.storage_offset()) == (
+                    b.dtype,
+                    b.shape,
+                    b.stride(),
+                    b.storage_offset(),
+                )
+                torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
+            storages = lambda tensors: [t.untyped_storage().data_ptr() for t in tensors]  # noqa: E731
+            # Views that share a storage still share one (an in-place kernel's aliasing survives).
+            assert [storages(mine).index(p) for p in storages(mine)] == [
+                storages(theirs).index(p) for p in storages(theirs)
+            ]

@@ -417,3 +417,35 @@ def test_the_unwatched_floor_moves_with_the_loop_s_cache_state_as_the_reference_
     assert warm_cache_allowance("back_to_back", 0.001, flushed) == 1 / WARM_CACHE_MAX_GAIN
     # The flushed loops lower nothing: there a reference that read faster did so by noise.
     assert warm_cache_allowance("do_bench", 0.20, flushed) == 1.0
+
+
+def test_the_sandbox_draws_the_protocol_stages_unchecked_sets_itself(warm_forkserver):
+    """The catalog's own record: the protocol stage's sets that nothing checks are drawn by the sandbox from
+    seeds (none cross the pipe); its spot-checked cases keep sets drawn here, checked against a redraw."""
+    from evaluation.judge.timing_protocol import PROTOCOL_SPOT_CASES
+
+    job = JudgeJob("aten::cos", kernel_source("good/cos_plain.py"), "cpu-interpreter", "cpu", measure_timing=True)
+    result = judge_with(
+        job,
+        JudgeOptions(
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(sets_per_side=2, min_iterations=3, max_iterations=4, max_timed_cases=1),
+            protocol_timing=protocol_timing_options(),
+        ),
+    )
+
+    assert result.status == "passed", result.reason
+    timed = [case for case in result.case_results if case.protocol_timing is not None]
+    assert len(timed) == len(result.case_results) > PROTOCOL_SPOT_CASES  # every case of the smoke tier is timed
+    assert result.protocol_speedup is not None and check_outcomes(result)["protocol_timing"] == "passed"
+    drawn = result.environment["timing_sets_drawn_by_sandbox"]
+    assert drawn == {"protocol_timing": len(timed) - PROTOCOL_SPOT_CASES}
+
+
+def test_a_record_the_sandbox_cannot_find_has_every_set_drawn_here(warm_forkserver):
+    """A record built by a test (or a script) is not the one the sandbox would find by its id: its sets are
+    all drawn on the trusted side and sent."""
+    result = _protocol_judgement()
+
+    assert result.status == "passed" and result.protocol_speedup is not None
+    assert "timing_sets_drawn_by_sandbox" not in result.environment
