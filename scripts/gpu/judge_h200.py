@@ -127,6 +127,18 @@ def summarise(result: JudgeResult) -> dict:
         "failed_check": failed_check,
         "stages": result.stage_seconds,
         "failed_case": (result.failed_case or {}).get("case_id", ""),
+        # What the unwatched check compared, per case the device-time stage timed: its audited window's
+        # median, its probe's kernels alone (when the probe's figure came back) and the caller's latency.
+        "timed_cases": [
+            {
+                "case_id": case.case_id,
+                "audited_ms": case.candidate_ms,
+                "probe_ms": (case.spread or {}).get("kernel_device_ms"),
+                "caller_ms": (case.protocol_timing or {}).get("candidate_ms"),
+            }
+            for case in result.case_results
+            if case.candidate_ms is not None
+        ],
     }
 
 

@@ -66,6 +66,9 @@
 #                                                   # by OLD (e.g. .old from prepare_old_checkout.sh): each
 #                                                   # line says when it finished; judge-seconds compared
 #                                                   # over the kernels both judged (compare_draws.py)
+#     bash scripts/gpu/run_all.sh unwatched_ab OLD [ROUNDS] # the unwatched check's fixtures (scan on
+#                                                   # and off), judged by this checkout then by OLD, ROUNDS
+#                                                   # times (4) alternately: does a change move its verdicts
 #     bash scripts/gpu/run_all.sh restructure OLD  # the 20-operator submission judged by OLD (an older
 #                                   # checkout, e.g. .old from prepare_old_checkout.sh) and by this one
 #                                   # with KGB_PROTOCOL_TIMING=off, alternately, 2 rounds each (5 min)
@@ -550,6 +553,37 @@ elif [ "$PART" = judges_compare ]; then
     done
   done
   pack_out run.log catalog_summary_${3:-12}.txt catalog_summary_${4:-16}.txt j${3:-12}-refs.log j${4:-16}-refs.log
+elif [ "$PART" = unwatched_ab ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # The unwatched check's fixtures (the cheats named *_when_unwatched, cache_answers_the_probe, the honest
+  # readback; scan on and off) judged by this checkout and by OLD alternately, ROUNDS rounds each.
+  OLD=${2:?usage: run_all.sh unwatched_ab OLD [ROUNDS]}
+  for round in $(seq "${3:-4}"); do
+    for tree in . "$OLD"; do
+      label=$([ "$tree" = . ] && echo new || echo old)
+      (cd "$tree" && step "unwatched-$label$round" 70 python3 scripts/gpu/judge_h200.py --sections fixtures \
+        --jobs 6 --fixtures-only _when_unwatched,cache_answers_the_probe,cos_readback)
+      mv "$OUT/judge_h200.json" "$OUT/unwatched-$label$round.json" 2>/dev/null
+      grep -E "^(good|cheats)" "$OUT/unwatched-$label$round.log" | cut -c1-160
+    done
+  done
+  echo; echo "== summaries"
+  for label in new old; do
+    echo "$label: $(cat "$OUT"/unwatched-$label*.log | grep -cE '^(good|cheats).* True ') as expected, $(cat "$OUT"/unwatched-$label*.log | grep -cE '^(good|cheats).* False ') not"
+  done
+  python3 - "$OUT" <<'PY'
+import glob
+import json
+import sys
+
+for path in sorted(glob.glob(f"{sys.argv[1]}/unwatched-new*.json")):
+    for row in json.load(open(path))["fixtures"]:
+        if "cos_readback" in row["kernel"]:
+            print(path.rsplit("/", 1)[1], row["kernel"], row["status"])
+            for case in row.get("timed_cases", []):
+                print("   ", case)
+PY
+  pack_out run.log
 elif [ "$PART" = draw_compare ]; then
   # Where the protocol stage's input sets are drawn: in the sandbox from seeds (this checkout) against drawn
   # here and piped over (OLD). The same 110 kernels, stage on, 16 judges, S seconds each, this checkout
