@@ -13,6 +13,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -206,7 +207,10 @@ def test_a_sleeping_kernel_is_a_timeout_for_its_case_not_for_the_whole_budget(wa
     elapsed = time.monotonic() - started
 
     assert result.status == "timeout"
-    assert result.reason.startswith("case ") and "did not return within 3 s" in result.reason
+    # The limit is max(floor, factor x the reference's time): the 3 s floor, or more where a loaded host
+    # slowed the reference (6.53 s once in CI), never the whole budget.
+    limit_s = float(re.search(r"did not return within ([0-9.]+) s", result.reason).group(1))
+    assert result.reason.startswith("case ") and 3.0 <= limit_s < 30
     assert result.failed_case["case_id"] in result.reason
     assert elapsed < 60  # the budget is 120 s; the limit ended it after a few seconds
     assert not outlived(result.environment["sandbox"]["uid"])
