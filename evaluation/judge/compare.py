@@ -28,6 +28,12 @@ def flat_tensors(value: Any) -> list[torch.Tensor]:
     return []
 
 
+def tensor_bytes(value: Any) -> int:
+    """Bytes of the tensors of a value, each view counted whole (flat_tensors): a view's elements, not its
+    storage, so tensors on "meta" count too."""
+    return sum(tensor.numel() * tensor.element_size() for tensor in flat_tensors(value))
+
+
 def map_tensors(value: Any, function: Callable[[torch.Tensor], Any]) -> Any:
     """``value`` with ``function`` applied to every tensor in it, through lists, tuples and dicts."""
     if isinstance(value, torch.Tensor):

@@ -83,7 +83,7 @@ class TimingOptions:
     # True: a case whose sets are shared by both sides and never spot-checked has them drawn by the sandbox
     # from seeds the trusted side sends (protocol.SetsToDraw) rather than drawn here and piped over: nothing
     # compares those sets' values with anything, so where they are drawn changes no verdict (see
-    # timed_requests.prepare_case).
+    # timed_requests.sets_to_draw_in_sandbox).
     sets_drawn_by_sandbox: bool = False
 
 

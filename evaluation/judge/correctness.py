@@ -29,6 +29,7 @@ from evaluation.judge.compare import (
     compare_outputs,
     flat_tensors,
     map_tensors,
+    tensor_bytes,
 )
 from evaluation.judge.context import JudgementContext
 from evaluation.judge.inputs import call_bytes
@@ -124,9 +125,7 @@ def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, 
             args=map_tensors(list(sent.args), lambda t: t.to("meta")),
             kwargs=map_tensors(dict(sent.kwargs), lambda t: t.to("meta")),
         )
-        judgement.case_bytes[case.case_id] = call_bytes(sent) + sum(
-            item.numel() * item.element_size() for item in flat_tensors(expected)
-        )
+        judgement.case_bytes[case.case_id] = call_bytes(sent) + tensor_bytes(expected)
     judgement.add_stage("correctness.reference", time.perf_counter() - built)
     expected_tensors = flat_tensors(expected)
     return CaseInFlight(
@@ -334,5 +333,5 @@ def note_sandbox_phases(judgement: JudgementContext, reply: protocol.Called) -> 
 def _reply_cap(sent: list[bytes], expected: tuple[Any, ...], variants: int) -> int:
     """Most bytes a call's reply may carry: inputs and outputs for the real call and each ghost, with slack
     (a reply beyond it is a protocol violation, not a reason to exhaust the judge's memory)."""
-    expected_bytes = sum(item.numel() * item.element_size() for item in flat_tensors(expected))
+    expected_bytes = tensor_bytes(expected)
     return 64 * 1024 * 1024 + 4 * (1 + variants) * (sum(len(blob) for blob in sent) + expected_bytes)

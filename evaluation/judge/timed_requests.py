@@ -24,7 +24,7 @@ from typing import Any
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import protocol, wire
-from evaluation.judge.compare import flat_tensors
+from evaluation.judge.compare import tensor_bytes
 from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import call_bytes
 from evaluation.judge.session import CORRECTNESS_NICE, TIMING_NICE
@@ -188,7 +188,7 @@ def _ship_chunk(
                 draw, request, first_call = to_draw
                 draws.append(draw)
                 # Sized by what the sandbox will hold, though none of it crosses the pipe.
-                chunk_sent += call_bytes_on_meta(first_call) * len(draw.seeds)
+                chunk_sent += tensor_bytes([first_call.args, first_call.kwargs]) * len(draw.seeds)
                 drawn.append((tier, case, request, first_call, 0, len(draw.seeds)))
                 continue
             key, candidate_sets, reference_sets, request, first_call = prepare_case(judgement, case, options, encoder)
@@ -393,7 +393,8 @@ def sets_to_draw_in_sandbox(
     first_call = judgement.inputs_meta.get(case.case_id)
     if not options.sets_drawn_by_sandbox or not judgement.spec_is_registered or not shared_sets or first_call is None:
         return None
-    sets = sets_for(options.sets_per_side, call_bytes_on_meta(first_call), fewest=options.fewest_sets)
+    input_bytes = tensor_bytes([first_call.args, first_call.kwargs])
+    sets = sets_for(options.sets_per_side, input_bytes, fewest=options.fewest_sets)
     seeds = tuple(timing_set_seed(judgement.secret, "candidate", case, index, options.stage) for index in range(sets))
     key = sets_key(options, case)
     draw = protocol.SetsToDraw(key=key, case=case.to_json(), seeds=seeds)
@@ -403,13 +404,6 @@ def sets_to_draw_in_sandbox(
 def spot_checks_of(options: TimingOptions, case: Case) -> int:
     """How many of the case's timed calls come back as spots (all cases', or only the chosen cases')."""
     return options.spot_checks if options.spot_case_ids is None or case.case_id in options.spot_case_ids else 0
-
-
-def call_bytes_on_meta(call: Call) -> int:
-    """A call's tensor bytes where its tensors are on "meta" (no storages to tell views apart: each counts)."""
-    return sum(
-        t.numel() * t.element_size() for t in flat_tensors(list(call.args)) + flat_tensors(list(call.kwargs.values()))
-    )
 
 
 def prepare_case(

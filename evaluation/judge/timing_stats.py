@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluation.catalog.spec import Call, Case, OperatorSpec
-from evaluation.judge.compare import flat_tensors
+from evaluation.judge.compare import flat_tensors, tensor_bytes
 
 
 def median_iqr(samples: list[float]) -> tuple[float, float]:
@@ -95,7 +95,7 @@ def roofline_floor_ms(
         moved = spec.bytes_moved(case)
     else:
         inputs = flat_tensors(list(call.args)) + flat_tensors(list(call.kwargs.values()))
-        moved = sum(t.numel() * t.element_size() for t in inputs + output_tensors)
+        moved = tensor_bytes(inputs + output_tensors)
     flops = spec.flops(case) if spec.flops is not None else sum(t.numel() for t in output_tensors)
     dtype = str(output_tensors[0].dtype).removeprefix("torch.") if output_tensors else "float32"
     floor_s = moved / peak_bandwidth

@@ -137,7 +137,8 @@ def drawn_sets(request: protocol.LoadTimingSets, device: Any) -> dict[str, tuple
     """The sets ``request.draws`` asks this process to draw, by key: each seed's call from the operator's
     record, on ``device``, as the trusted side would have drawn and sent it (inputs.make_call, to_device),
     with no reference sets of their own. Drawing here saves a set's trip through the trusted process and the
-    pipe; the trusted side asks for it only where it never checks the values (timed_requests.prepare_case)."""
+    pipe; the trusted side asks for it only where it never checks the values
+    (timed_requests.sets_to_draw_in_sandbox)."""
     from evaluation.catalog.spec import Case
     from evaluation.judge.inputs import make_call, to_device
     from evaluation.judge.records import find_operator
