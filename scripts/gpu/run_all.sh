@@ -144,6 +144,25 @@ catalog() {  # catalog SECONDS [FILL]: every reference kernel (FILL jobs in all)
   unset KGB_DEVICE_LOCK_TRACE
 }
 
+labelled_catalog() {  # labelled_catalog LABEL TREE SECONDS: catalog SECONDS 110 judged by the checkout in TREE
+  # (. for this one), its summary in catalog_summary_LABEL.txt and its files as LABEL-refs.log, LABEL-load.csv...
+  (cd "$2" && catalog "$3" 110)
+  catalog_summary >"$OUT/catalog_summary_$1.txt" 2>&1
+  for name in refs.log load.csv lock_timeline.json lock.trace.gz; do
+    [ -f "$OUT/$name" ] && mv "$OUT/$name" "$OUT/$1-$name"
+  done
+  for path in "$OUT"/reference_kernels_*.json.gz; do [ -f "$path" ] && mv "$path" "$OUT/$1-$(basename "$path")"; done
+}
+
+judged_by() {  # judged_by LABEL SECONDS...: labelled_catalog LABEL's summary, and how many it judged by each time
+  local label=$1 at
+  shift
+  echo "-- $label"; grep -v "^aten\|^vllm\|^cublas" "$OUT/catalog_summary_$label.txt" | cut -c1-600
+  for at in "$@"; do
+    echo "judged by ${at} s: $(grep -E ' at [0-9.]+s' "$OUT/$label-refs.log" | sed -E 's/.* at ([0-9.]+)s.*/\1/' | awk -v at="$at" '$1 <= at' | wc -l)"
+  done
+}
+
 repeat_ops() {  # repeat_ops SECONDS OPS ROUNDS: OPS judged 1 + ROUNDS times in one call (public tier, 14 at
   # once): the issue's repeatability protocol, per-operator CV
   step repeat "$1" env KGB_ONLY_OPERATORS=$2 python3 scripts/gpu/judge_h200.py \
@@ -538,21 +557,13 @@ elif [ "$PART" = judges_compare ]; then
   for jobs in "${3:-12}" "${4:-16}"; do
     JOBS=$jobs
     export KGB_JUDGES_PER_DEVICE=$jobs
-    catalog "${2:-280}" 110
-    catalog_summary >"$OUT/catalog_summary_$jobs.txt" 2>&1
-    for name in refs.log load.csv lock_timeline.json lock.trace.gz; do
-      [ -f "$OUT/$name" ] && mv "$OUT/$name" "$OUT/j${jobs}-$name"
-    done
-    for path in "$OUT"/reference_kernels_*.json.gz; do [ -f "$path" ] && mv "$path" "$OUT/j${jobs}-$(basename "$path")"; done
+    labelled_catalog "j$jobs" . "${2:-280}"
   done
   echo; echo "== summaries"
   for jobs in "${3:-12}" "${4:-16}"; do
-    echo "-- $jobs judges"; grep -v "^aten\|^vllm\|^cublas" "$OUT/catalog_summary_$jobs.txt" | cut -c1-600
-    for at in 150 200 250; do
-      echo "judged by ${at} s: $(grep -E ' at [0-9.]+s' "$OUT/j${jobs}-refs.log" | sed -E 's/.* at ([0-9.]+)s.*/\1/' | awk -v at=$at '$1 <= at' | wc -l)"
-    done
+    judged_by "j$jobs" 150 200 250
   done
-  pack_out run.log catalog_summary_${3:-12}.txt catalog_summary_${4:-16}.txt j${3:-12}-refs.log j${4:-16}-refs.log
+  pack_out run.log catalog_summary_j${3:-12}.txt catalog_summary_j${4:-16}.txt j${3:-12}-refs.log j${4:-16}-refs.log
 elif [ "$PART" = unwatched_ab ]; then
   export KGB_PROTOCOL_TIMING=on
   # The unwatched check's fixtures (the cheats named *_when_unwatched, cache_answers_the_probe, the honest
@@ -591,22 +602,11 @@ elif [ "$PART" = draw_compare ]; then
   OLD=${2:?usage: run_all.sh draw_compare OLD [S]}
   export KGB_PROTOCOL_TIMING=on KGB_JUDGES_PER_DEVICE=16
   JOBS=16
-  for tree in . "$OLD"; do
-    label=$([ "$tree" = . ] && echo sandbox || echo piped)
-    (cd "$tree" && catalog "${3:-240}" 110)
-    catalog_summary >"$OUT/catalog_summary_$label.txt" 2>&1
-    for name in refs.log load.csv lock_timeline.json lock.trace.gz; do
-      [ -f "$OUT/$name" ] && mv "$OUT/$name" "$OUT/$label-$name"
-    done
-    for path in "$OUT"/reference_kernels_*.json.gz; do [ -f "$path" ] && mv "$path" "$OUT/$label-$(basename "$path")"; done
-  done
+  labelled_catalog sandbox . "${3:-240}"
+  labelled_catalog piped "$OLD" "${3:-240}"
   echo; echo "== summaries"
-  for label in sandbox piped; do
-    echo "-- $label"; grep -v "^aten\|^vllm\|^cublas" "$OUT/catalog_summary_$label.txt" | cut -c1-600
-    for at in 120 180 220; do
-      echo "judged by ${at} s: $(grep -E ' at [0-9.]+s' "$OUT/$label-refs.log" | sed -E 's/.* at ([0-9.]+)s.*/\1/' | awk -v at=$at '$1 <= at' | wc -l)"
-    done
-  done
+  judged_by sandbox 120 180 220
+  judged_by piped 120 180 220
   python3 scripts/gpu/compare_draws.py "$OUT"/sandbox-reference_kernels_*.json.gz "$OUT"/piped-reference_kernels_*.json.gz \
     | tee "$OUT/compare_draws.txt"
   pack_out run.log catalog_summary_sandbox.txt catalog_summary_piped.txt sandbox-refs.log piped-refs.log compare_draws.txt
