@@ -386,9 +386,9 @@ def sets_to_draw_in_sandbox(
     not already have: it is handed every set it is timed on and could overwrite one in place between calls,
     as it could a set sent over the pipe; a patched builder is the same power. What keeps it honest there is
     unchanged: its audited device time on the same cases (timing_protocol.check_against_device_time) and the
-    spot checks, whose sets stay the trusted side's. What it saves: on the H200 the protocol stage's sets,
-    some 65 GB for a 110-kernel submission, were drawn, copied to the host and piped over one by one (267
-    judge-seconds of 3,749 for the 62 longest kernels)."""
+    spot checks, whose sets stay the trusted side's. What it saves: the protocol stage's sets (65.6 GB over
+    the public timed cases of the 103 reference operators) were drawn, copied to the host and piped over
+    (on the H200, 267 judge-seconds of 3,749 for a submission's 62 longest kernels)."""
     shared_sets = not options.separate_reference_sets and not spot_checks_of(options, case)
     first_call = judgement.inputs_meta.get(case.case_id)
     if not options.sets_drawn_by_sandbox or not judgement.spec_is_registered or not shared_sets or first_call is None:
