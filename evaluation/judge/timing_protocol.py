@@ -111,6 +111,7 @@ def run_protocol_timing(judgement: JudgementContext) -> None:
             candidate_figure,
             audited_device_ms(result),
             fraction * warm_cache_allowance(loop, reference_figure, result),
+            audited_evidence(result),
         )
         speedup = reference_figure / candidate_figure if candidate_figure > 0 else float("inf")
         floor = roofline_floor_of(judgement, item)
@@ -202,16 +203,32 @@ def audited_device_ms(result: CaseResult | None) -> float | None:
     return result.candidate_ms
 
 
+def audited_evidence(result: CaseResult | None) -> str:
+    """What audited_device_ms compared, for a refusal's message: the window's median and the probe's figure,
+    or why the probe's figure did not count."""
+    if result is None or result.candidate_ms is None:
+        return ""
+    spread = result.spread or {}
+    probe_ms, note = spread.get("kernel_device_ms"), spread.get("probe_note") or "no figure"
+    probe = f"{probe_ms:.4f} ms" if isinstance(probe_ms, (int, float)) and probe_ms > 0 else note
+    return f"its timed window's median {result.candidate_ms:.4f} ms, its probe call's kernels {probe}"
+
+
 def check_against_device_time(
-    item: TimedCase, caller_ms: float, device_ms: float | None, fraction: float = CALLER_FLOOR_FRACTION
+    item: TimedCase,
+    caller_ms: float,
+    device_ms: float | None,
+    fraction: float = CALLER_FLOOR_FRACTION,
+    evidence: str = "",
 ) -> None:
-    """Refuse a candidate that ran faster unaudited than audited on the same case (see the module's doc)."""
+    """Refuse a candidate that ran faster unaudited than audited on the same case (see the module's doc).
+    ``evidence``: where ``device_ms`` came from (audited_evidence), for the message."""
     if device_ms is None or device_ms <= 0:
         return
     if caller_ms < fraction * device_ms - CALLER_SLACK_MS:
         raise crosscheck_failure(
             item,
             f"the kernel's call took {caller_ms:.4f} ms as a caller sees it but {device_ms:.4f} ms of device time "
-            "while audited: it does less work when it is not watched",
+            f"while audited{f' ({evidence})' if evidence else ''}: it does less work when it is not watched",
             "faster unaudited than its audited device time",
         )

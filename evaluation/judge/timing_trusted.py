@@ -76,6 +76,7 @@ def run_timing(judgement: JudgementContext) -> None:
                 # The probe call's kernels alone, without its host time (untrusted.timing.kernel_time_probe);
                 # kept below only where the probe call's spot check passed.
                 "kernel_device_ms": reply.kernel_ms,
+                "probe_note": reply.probe_note,
             }
             bound = host_bound_sides(result.spread["holds"], len(candidate_ms))
             if bound:
@@ -101,6 +102,8 @@ def run_timing(judgement: JudgementContext) -> None:
         # kernel that launched a no-op when probed would lower the floor on its unwatched calls with it.
         result = results_by_id.get(item.case.case_id)
         if result is not None and result.spread is not None and item.case.case_id not in probed:
+            if result.spread["kernel_device_ms"] is not None and result.spread["probe_note"] == "spot-checked":
+                result.spread["probe_note"] = "its spot check did not come back"
             result.spread["kernel_device_ms"] = None
     state_started = time.perf_counter()
     judgement.environment["gpu_after"] = gpu_state(judgement.job.device_type)

@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 8
+JUDGE_VERSION = 10
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 9
+PROTOCOL_STAGE_VERSION = 11
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -57,4 +57,10 @@ HISTORY: dict[int, str] = {
     "cases of the protocol grid comes back as a spot and must match the reference (its outputs were "
     "never compared before), so a kernel that does part of the work unwatched is refused; on those cases "
     "the reference is timed on sets of its own.",
+    10: "Version 8 with a short device-side hold before each launch of the probe call, so a launch after a "
+    "host wait inside the call (a readback) queues behind it and its window holds the kernel alone, not the "
+    "host's launch path: the probe's figure is smaller and steadier, so its call is spot-checked more often "
+    "(an honest readback's probe read 0.04-0.10 ms for kernels of 0.016 ms, and the unwatched check of "
+    "version 9 refused it twice in twelve judgements on the H200).",
+    11: "Version 9 on version 10's rules.",
 }

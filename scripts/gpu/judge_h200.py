@@ -134,6 +134,7 @@ def summarise(result: JudgeResult) -> dict:
                 "case_id": case.case_id,
                 "audited_ms": case.candidate_ms,
                 "probe_ms": (case.spread or {}).get("kernel_device_ms"),
+                "probe_note": (case.spread or {}).get("probe_note"),
                 "caller_ms": (case.protocol_timing or {}).get("candidate_ms"),
             }
             for case in result.case_results
@@ -309,6 +310,12 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
     if args.fixtures_only:
         wanted = args.fixtures_only.split(",")
         tasks = [task for task in tasks if any(name in task[0] for name in wanted)]
+    if args.fixture_copies > 1:  # the same fixtures judged again at once: a verdict that moves with the load
+        tasks = [
+            (f"{label} #{copy}" if copy else label, job, scan, expectation)
+            for copy in range(args.fixture_copies)
+            for label, job, scan, expectation in tasks
+        ]
     print(f"\n== fixtures against aten::cos (good must pass; wrong/cheats must not), {args.jobs} at once")
     print(f"{'kernel':<34}{'status':<20}{'verdict ok':<11}{'speedup':>10}  check / reason")
 
@@ -318,8 +325,9 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
             # them to pass atol = 1e-4 * K, by the plain comparison first where it is not (the public grid has
             # both; test_tf32_matmul_fails_the_fp64_second_opinion accepts either as well).
             ok = summary["status"] == "failed_correctness" and (summary["fp64_failed"] or summary["values_outside"])
-        elif label.split("/")[-1] in RUNTIME_CAUSES:
-            ok = summary["status"] == "failed_runtime" and RUNTIME_CAUSES[label.split("/")[-1]] in summary["reason"]
+        elif label.split("/")[-1].split(" #")[0] in RUNTIME_CAUSES:
+            cause = RUNTIME_CAUSES[label.split("/")[-1].split(" #")[0]]
+            ok = summary["status"] == "failed_runtime" and cause in summary["reason"]
         else:
             ok = (summary["status"] == "passed") == expectation
         rows.append(dict(summary, kernel=label, verdict_ok=ok))
@@ -1103,6 +1111,9 @@ def main() -> int:
     parser.add_argument("--refs-tiers", default="public,held_out", help="tiers the refs sections judge")
     parser.add_argument("--repeat-rounds", type=int, default=4, help="more judgements of each (repeat_refs)")
     parser.add_argument("--fixtures-only", default="", help="comma-separated substrings of fixture labels")
+    parser.add_argument(
+        "--fixture-copies", type=int, default=1, help="judge each chosen fixture this many times, all in one pool"
+    )
     parser.add_argument("--protocol-jobs", type=int, default=10, help="judges at once (protocol_dobench)")
     parser.add_argument(
         "--protocol-tiers",

@@ -46,9 +46,11 @@
 #                                                   # back-to-back loop against the original's in one plain
 #                                                   # process (back_to_back_parity.py), then OPS judged one
 #                                                   # at a time against the original's timers (S seconds)
-#     bash scripts/gpu/run_all.sh verdicts_probe [END] # both timing stages on: every fixture (scan on, cheats
-#                                                   # scan off too), the corpus, then the unwatched check's
-#                                                   # fixtures again in rounds until END seconds (585)
+#     bash scripts/gpu/run_all.sh verdicts_probe [END] [COPIES] # both timing stages on: every fixture (scan on,
+#                                                   # cheats scan off too), the corpus, then the unwatched
+#                                                   # check's fixtures again in rounds until END seconds (585),
+#                                                   # each judged COPIES times at once (1), and what the
+#                                                   # check compared for the readback (probe_figures.py)
 #     bash scripts/gpu/run_all.sh submission_agree [S] [END] # the 110-kernel submission with the protocol stage
 #                                                   # on (S seconds), then agree_quiet on AGREE10 until END
 #     bash scripts/gpu/run_all.sh unwatched_submission [S] [END] [ROUNDS] # the unwatched check's fixtures in
@@ -484,9 +486,10 @@ elif [ "$PART" = verdicts_probe ]; then
   step fixtures 150 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
   mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
   step corpus 300 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
-  round=2
-  while [ $((SECONDS + 80)) -lt "${2:-585}" ]; do
-    step "unwatched$round" 75 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs 6 \
+  round=2 copies=${3:-1} cap=$((${3:-1} * 25 + 50))
+  while [ $((SECONDS + cap + 5)) -lt "${2:-585}" ]; do
+    step "unwatched$round" "$cap" python3 scripts/gpu/judge_h200.py --sections fixtures \
+      --jobs $((copies > 1 ? 12 : 6)) --fixture-copies "$copies" \
       --fixtures-only _when_unwatched,cache_answers_the_probe,cos_readback
     mv "$OUT/judge_h200.json" "$OUT/unwatched$round.json" 2>/dev/null
     round=$((round + 1))
@@ -496,9 +499,13 @@ elif [ "$PART" = verdicts_probe ]; then
   grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
   grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | grep -v " ok " | cut -c1-300
   for log in "$OUT"/unwatched*.log; do
-    [ -f "$log" ] && echo "$(basename "$log"):" && grep -E "^(good|cheats)" "$log" | cut -c1-200
+    [ -f "$log" ] && echo "$(basename "$log"):" && grep -E "^(good|cheats)" "$log" | grep -v " True " | cut -c1-200
+    [ -f "$log" ] && grep -E "^fixtures with" "$log"
   done
-  pack_out fixtures.log fixtures.json corpus.log unwatched2.log unwatched3.log run.log
+  python3 scripts/gpu/probe_figures.py "$OUT"/fixtures.json "$OUT"/unwatched*.json --only cos_readback \
+    >"$OUT/probe_figures.txt" 2>&1
+  cat "$OUT/probe_figures.txt"
+  pack_out fixtures.log fixtures.json corpus.log probe_figures.txt unwatched2.log run.log
 elif [ "$PART" = submission_agree ]; then
   export KGB_PROTOCOL_TIMING=on
   # One call: the 110-kernel submission with the protocol stage on (the throughput figure, S seconds), then

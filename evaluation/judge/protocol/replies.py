@@ -240,6 +240,8 @@ class Timed(Reply):
     # The device-time loop's probe (one more audited call, untimed): the summed device time of its Triton
     # launches alone, without its host time; None where no probe ran or nothing was launched.
     kernel_ms: float | None = None
+    # Why the probe's figure is missing or does not count ("spot-checked" when it is sent for its check).
+    probe_note: str = ""
 
     @classmethod
     def decode(cls, header: Any) -> Timed:
@@ -266,6 +268,7 @@ class Timed(Reply):
             holds=numbers_only(read.raw("holds", None)),
             integrity=read.texts("integrity", ()),
             kernel_ms=read.number("kernel_ms", 0.0, MAX_MS, default=None),
+            probe_note=read.text("probe_note", "", limit=80),
         )
 
 

@@ -106,6 +106,11 @@ class GuardState:
         self.launch_in_window = False
         self.window_start: Any = None
         self.window_missed = False
+        # In a probe call, a device-side hold enqueued just before each window's start event (a callable of no
+        # arguments; None: none), so that the start event and the launch queue behind it and the window holds
+        # the kernel alone: a launch on an idle device (after a readback's wait) would otherwise count the
+        # host's launch path as well, which on a loaded host is many times the kernel.
+        self.window_hold: Any = None
 
     def reset(self, *, ghost: bool) -> None:
         self.launches = 0
@@ -245,6 +250,7 @@ def _wrap_run(original: Any, interpreted: bool = False) -> Any:
                 if len(windows) == before:
                     STATE.window_missed = True
         start, end = STATE.event_class(enable_timing=True), STATE.event_class(enable_timing=True)
+        _hold_before_window()
         start.record()
         try:
             return launch(self, args, grid, warmup, kwargs)
@@ -256,9 +262,21 @@ def _wrap_run(original: Any, interpreted: bool = False) -> Any:
     return run
 
 
+def _hold_before_window() -> None:
+    """The probe's hold before a window (GuardState.window_hold): the judge's own device work, not audited."""
+    if STATE.window_hold is None:
+        return
+    STATE.paused += 1
+    try:
+        STATE.window_hold()
+    finally:
+        STATE.paused -= 1
+
+
 def _open_window(metadata: Any = None) -> None:
     """Triton's launch_enter_hook: the start event of a counted launch's window, just before the driver call."""
     if STATE.launch_in_window and STATE.launch_windows is not None:
+        _hold_before_window()
         STATE.window_start = STATE.event_class(enable_timing=True)
         STATE.window_start.record()
 

@@ -178,4 +178,5 @@ def timed_reply(result: dict[str, Any], integrity: list[str]) -> protocol.Timed:
         value_rotation=result["value_rotation"],
         holds=result["holds"],
         kernel_ms=result.get("kernel_ms"),
+        probe_note=result.get("probe_note", ""),
     )

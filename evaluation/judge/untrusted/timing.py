@@ -239,7 +239,7 @@ def time_interleaved(
         if done >= min_iterations and time.perf_counter() - started > budget_s:
             stop_reason = "budget"
             break
-    kernel_ms = None
+    kernel_ms, probe_note = None, "no probe: the loop's window is not the device's"
     if held:
         # A reference set where the reference has sets of its own: values no candidate call has seen, so a
         # cache of the candidate's earlier answers (keyed on content; the rotation's values recur) cannot
@@ -264,22 +264,23 @@ def time_interleaved(
         # holds its unwatched calls to (timing_protocol.audited_device_ms). Only where it would lower that
         # floor is the call worth its check (PROBE_SPOT_BELOW); elsewhere the window is the floor anyway.
         before = map_tensors(call, torch.Tensor.clone) if spot_checks > 0 else None
-        kernel_ms, returned = kernel_time_probe(
+        kernel_ms, returned, probe_note = kernel_time_probe(
             candidate,
             call,
             event_class,
             synchronize,
             hold=holds.hold_whole_call if holds is not None else None,
+            window_hold=holds.hold_launch if holds is not None else None,
         )
         if guard.STATE.compute_ops:
             compute_calls += 1
             compute_ops.update(guard.STATE.compute_ops)
-        if (
-            before is not None
-            and kernel_ms is not None
-            and candidate_ms
-            and kernel_ms < PROBE_SPOT_BELOW * statistics.median(candidate_ms)
-        ):
+        if kernel_ms is not None and before is None:
+            probe_note = "not spot-checked: spot checks are off"
+        elif kernel_ms is not None and candidate_ms and kernel_ms >= PROBE_SPOT_BELOW * statistics.median(candidate_ms):
+            probe_note = f"not spot-checked: at or above {PROBE_SPOT_BELOW} of the window"
+        elif kernel_ms is not None and candidate_ms:
+            probe_note = "spot-checked"
             keep_alive.append(returned)
             spots.append(
                 {
@@ -312,6 +313,7 @@ def time_interleaved(
         "finite": all(math_isfinite(value) for value in candidate_ms + reference_ms),
         "holds": holds.summary() if holds is not None else None,
         "kernel_ms": kernel_ms,
+        "probe_note": probe_note,
     }
 
 
@@ -321,7 +323,8 @@ def kernel_time_probe(
     event_class: Any,
     synchronize: Callable[[], None],
     hold: Callable[[str], None] | None = None,
-) -> tuple[float | None, Any]:
+    window_hold: Callable[[], None] | None = None,
+) -> tuple[float | None, Any, str]:
     """One more audited call, untimed, with two events around each of its Triton launches: the summed device
     time of its kernels alone, its host time (the audit's, a readback's wait) left out. The unwatched check
     of the protocol stage holds a caller's latency to the smaller of this and the audited window
@@ -329,23 +332,30 @@ def kernel_time_probe(
     hold of the loop's (StreamHolds.hold_whole_call), taken first so that the call's launches queue behind it
     and each window holds its kernel alone, not the host's launch path too (what a call launches after
     waiting for the host, a readback's second kernel, runs on an idle device: its window holds its launch
-    latency too, and the window's figure is the floor then). Returns that time (None when the call launched nothing) and
-    what the call returned, for its spot check."""
+    latency too). ``window_hold``: a short hold of the loop's (StreamHolds.hold_launch) enqueued before each
+    window opens, so that a launch after such a wait queues behind it too and its window holds the kernel
+    alone: on the H200 an honest readback's probe read 0.04-0.10 ms for two kernels of a few microseconds,
+    its second launch's host path on an idle device, and with that figure it was refused as faster
+    unaudited (twice in twelve judgements). Returns that time (None when there is no figure), what the call
+    returned (for its spot check), and a note of why there is no figure, for the result."""
     guard.STATE.reset(ghost=False)
     if hold is not None:
         hold("candidate")
     windows: list[tuple[Any, Any]] = []
     guard.STATE.launch_windows, guard.STATE.event_class = windows, event_class
+    guard.STATE.window_hold = window_hold
     try:
         with guard.launcher_windows(), guard.audited():
             returned = candidate(*call["args"], **call["kwargs"])
     finally:
-        guard.STATE.launch_windows = None
+        guard.STATE.launch_windows, guard.STATE.window_hold = None, None
     synchronize()
-    if not windows or guard.STATE.window_missed:
+    if not windows:
+        return None, returned, "no figure: the call launched no Triton kernel"
+    if guard.STATE.window_missed:
         # A launch without a window would make the sum too small, a floor it does not hold: no figure.
-        return None, returned
-    return sum(start.elapsed_time(end) for start, end in windows), returned
+        return None, returned, "no figure: a launch made no window"
+    return sum(start.elapsed_time(end) for start, end in windows), returned, ""
 
 
 def reference_thunks(

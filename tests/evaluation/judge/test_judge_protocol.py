@@ -87,6 +87,8 @@ MESSAGES = [
         loop_s=0.1,
         compute_ops=("aten::add",),
         holds={"candidate_exposed": 0.0},
+        kernel_ms=0.016,
+        probe_note="spot-checked",
     ),
     protocol.Spots(ok=True, spots={"cos[x]": (protocol.SpotEntry(value=None, blob_offset=0, blob_count=2),)}),
     protocol.GpuEvent(event="want_gpu"),
@@ -225,6 +227,9 @@ def test_reply_strings_are_bounded_and_keep_a_tracebacks_tail():
         {"event": "timed", "ok": True, "reference_kind": "k" * 5000, "value_rotation": "v" * 90}
     )
     assert (len(timed.reference_kind), timed.value_rotation) == (400, "v" * 80)
+    # Why a probe's figure does not count: a short note, cut, never a verdict's reason on its own.
+    noted = protocol.Timed.decode({"event": "timed", "ok": True, "probe_note": "n" * 500})
+    assert noted.probe_note == "n" * 80
 
 
 def _timed(**changes):
@@ -242,6 +247,8 @@ def _timed(**changes):
         (_timed(candidate_ms={"a": 1}), "field 'candidate_ms' is not a list"),
         (_timed(compute_calls=-3), "field 'compute_calls' is not an integer"),
         (_timed(ok="yes"), "field 'ok' is not a boolean"),
+        (_timed(kernel_ms=-1.0), "field 'kernel_ms'"),
+        (_timed(probe_note=["a list"]), "field 'probe_note' is not a string"),
     ],
 )
 def test_a_malformed_timing_reply_is_refused(header, problem):

@@ -358,7 +358,7 @@ def test_the_unwatched_check_compares_with_the_smaller_of_the_audited_window_and
 
     from evaluation.judge.job import CaseResult
     from evaluation.judge.timed_requests import TimedCase
-    from evaluation.judge.timing_protocol import audited_device_ms, check_against_device_time
+    from evaluation.judge.timing_protocol import audited_device_ms, audited_evidence, check_against_device_time
     from evaluation.judge.verdicts import Verdict
 
     case = Case("cos", {"shape": [8], "dtype": "float32"})
@@ -382,6 +382,15 @@ def test_the_unwatched_check_compares_with_the_smaller_of_the_audited_window_and
     assert audited_device_ms(timed) == 0.27
     timed.spread = {"kernel_device_ms": None}  # the probe's call was not spot-checked: its figure is dropped
     assert audited_device_ms(timed) == 0.27
+    # A refusal says what it compared with, and why the probe's figure did not count where it did not.
+    timed.spread = {"kernel_device_ms": None, "probe_note": "no figure: a launch made no window"}
+    with pytest.raises(Verdict) as raised:
+        check_against_device_time(item, 0.11, audited_device_ms(timed), evidence=audited_evidence(timed))
+    assert "its timed window's median 0.2700 ms, its probe call's kernels no figure: a launch made no window" in str(
+        raised.value
+    )
+    timed.spread = {"kernel_device_ms": 0.2, "probe_note": "spot-checked"}
+    assert audited_evidence(timed) == "its timed window's median 0.2700 ms, its probe call's kernels 0.2000 ms"
     assert audited_device_ms(CaseResult(case.case_id, "public", {}, True)) is None  # not timed that way
 
 

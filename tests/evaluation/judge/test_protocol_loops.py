@@ -340,15 +340,25 @@ def test_a_probe_call_brackets_each_launch_at_the_launcher_and_sums_their_window
         kernel.run(x, grid=(1,), warmup=False, ms=3.0)
         return x
 
+    def hold_before_window():
+        # A device-side spin in the judge; here the timeline shows that it comes before each window opens,
+        # so a launch on an idle device (after a readback's wait) queues behind it, and that it is not audited.
+        assert guard.STATE.paused
+        timeline.append(("hold", None))
+
     argument = torch.zeros(1)
-    measured, returned = kernel_time_probe(candidate, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None)
+    measured, returned, note = kernel_time_probe(
+        candidate, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None, window_hold=hold_before_window
+    )
 
     assert 5.0 <= measured < 10.0  # the two launches, not the call's 20 ms nor run's 2 x 10 ms of host time
+    assert note == ""
     assert returned is argument  # what the call returned, for the probe's spot check
-    assert guard.STATE.launch_windows is None  # other calls record nothing
+    assert timeline == [("hold", None), ("kernel", 2.0), ("hold", None), ("kernel", 3.0)]
+    assert guard.STATE.launch_windows is None and guard.STATE.window_hold is None  # other calls record nothing
     assert _open_window_hooked() is False  # the launcher's hooks are on for the probe call alone
     nothing_launched = kernel_time_probe(lambda x: x, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None)
-    assert nothing_launched == (None, argument)
+    assert nothing_launched == (None, argument, "no figure: the call launched no Triton kernel")
 
     # A launch whose launcher opened no window would make the sum too small (a floor the kernel does not
     # hold): no figure at all then, and the trusted side compares with the timed window alone.
@@ -360,7 +370,7 @@ def test_a_probe_call_brackets_each_launch_at_the_launcher_and_sums_their_window
     unbracketed = kernel_time_probe(
         one_launch_without_hooks, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None
     )
-    assert unbracketed == (None, argument)
+    assert unbracketed == (None, argument, "no figure: a launch made no window")
 
 
 def _open_window_hooked() -> bool:
