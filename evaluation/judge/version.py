@@ -10,7 +10,7 @@ from __future__ import annotations
 
 JUDGE_VERSION = 10
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 11
+PROTOCOL_STAGE_VERSION = 12
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -63,4 +63,8 @@ HISTORY: dict[int, str] = {
     "(an honest readback's probe read 0.04-0.10 ms for kernels of 0.016 ms, and the unwatched check of "
     "version 9 refused it twice in twelve judgements on the H200).",
     11: "Version 9 on version 10's rules.",
+    12: "Version 11 with the do_bench loop's warm-up calls run exactly like timed ones "
+    "(flush, events, call), at least 5 a batch of calls under 1 ms, where before one call without a flush "
+    "ran: a batch of a few calls then times the steady state of do_bench's long loop rather than the start "
+    "of a loop on an idle device (launch-bound cases' figures moved up to 3x between runs before).",
 }

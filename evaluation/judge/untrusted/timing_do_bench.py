@@ -9,8 +9,9 @@ is then a race between the host and the device (the flush takes ~60 us on an H20
 (timing.time_interleaved, the device-time stage's) runs a different race: on the H200 its caller latency
 agreed with do_bench's within 10 % on none of ten ATen operators. So this loop keeps do_bench's shape:
 
-- per batch, warm-up calls without a flush, then the timed calls (flush, start event, call, end event) with
-  no wait in between, one synchronize at the end; the median of every timed call;
+- per batch, untimed iterations, then the timed ones (flush, start event, call, end event), all alike and
+  with no wait in between, one synchronize at the end; the median of every timed call. The untimed ones
+  bring a short batch to the steady state of do_bench's long loop (warmup_calls);
 - iteration counts sized from an estimate of one timed iteration, as do_bench sizes them, on a budget of
   milliseconds rather than do_bench's 125 ms (a submission's every timed case goes through here). A call of
   LONG_CALL_MS or more may run as few as LONG_CALL_MIN_ITERATIONS timed calls a batch: its host path hides
@@ -61,6 +62,8 @@ BATCHES_PER_SIDE = 2
 # A call at least this long may run as few as LONG_CALL_MIN_ITERATIONS timed calls a batch (see the module's doc).
 LONG_CALL_MS = 1.0
 LONG_CALL_MIN_ITERATIONS = 2
+# Untimed iterations a batch of shorter calls runs first (warmup_calls).
+STEADY_STATE_CALLS = 5
 
 
 def calls_per_side(min_iterations: int) -> int:
@@ -69,8 +72,18 @@ def calls_per_side(min_iterations: int) -> int:
     return 1 + BATCHES_PER_SIDE * (min_iterations + warmup_calls(min_iterations))
 
 
-def warmup_calls(iterations: int) -> int:
-    return max(1, math.ceil(iterations * WARMUP_FRACTION))
+def warmup_calls(iterations: int, long_call: bool = False) -> int:
+    """Untimed iterations before a batch's timed ones, each run exactly like them (put back, flush, events,
+    call). do_bench's median is the steady state of a loop of hundreds of calls, where either the device runs
+    ahead of the host's launch path (each window holds the kernel alone) or waits for it (each holds the
+    host's overhang past the flush); the two rates decide which. A batch of a few calls starts on an idle
+    device, and its first calls read the overhang either way: with one flushless warm-up call, on the H200
+    the stage's figures for launch-bound operators moved up to 3x between two runs while do_bench agreed with
+    itself within 6 %. STEADY_STATE_CALLS such iterations let the device's lead build as it would in
+    do_bench's loop; a long call's host path hides behind it from the first call, so it warms up once."""
+    if long_call:
+        return 1
+    return max(STEADY_STATE_CALLS, math.ceil(iterations * WARMUP_FRACTION))
 
 
 def time_like_do_bench(
@@ -122,9 +135,10 @@ def time_like_do_bench(
     low_launch_calls = 0
     batch_budget_ms = budget_s * 1000 / (2 * BATCHES_PER_SIDE)
     flush_ms = flush_time_ms(flush, event_class, synchronize) if flush_buffer is not None else 0.0
-    iterations = {}
+    iterations, estimates = {}, {}
     for side in ("reference", "candidate"):
         estimate_ms, host_ms, low = first_call(thunks[side][0], restorers[side][0], event_class, synchronize)
+        estimates[side] = estimate_ms
         host_ms_total += host_ms
         if side == "candidate":
             low_launch_calls += low if min_launches else 0
@@ -150,6 +164,7 @@ def time_like_do_bench(
                 synchronize,
                 count_launches=side == "candidate",
                 spotter=spotter,
+                warmup=warmup_calls(iterations[side], long_call=estimates[side] >= LONG_CALL_MS),
             )
             samples_ms[side] += times
             host_ms_total += host_ms
@@ -323,17 +338,23 @@ def _batch(
     synchronize: Callable[[], None],
     count_launches: bool,
     spotter: Spotter | None = None,
+    warmup: int = 1,
 ) -> tuple[list[float], float, int]:
-    """One do_bench run of ``thunk``: warm-up calls, then ``iterations`` timed calls with no wait between
-    them. Returns (the timed calls' ms, host ms for the batch, timed calls that launched nothing). Every
-    timed call's in-out arguments are put back first, so ``spotter`` may take any of them."""
-    starts = [event_class(enable_timing=True) for _ in range(iterations)]
-    ends = [event_class(enable_timing=True) for _ in range(iterations)]
+    """One do_bench run of ``thunk``: ``warmup`` untimed iterations, then ``iterations`` timed ones, all
+    alike and with no wait between them (warmup_calls says why the untimed ones are whole iterations).
+    Returns (the timed calls' ms, host ms for the batch, timed calls that launched nothing). Every call's
+    in-out arguments are put back first, so ``spotter`` may take any of the timed ones."""
+    starts = [event_class(enable_timing=True) for _ in range(iterations + warmup)]
+    ends = [event_class(enable_timing=True) for _ in range(iterations + warmup)]
     host_started = time.perf_counter()
-    if restore is not None:
-        restore()
-    for _ in range(warmup_calls(iterations)):
+    for index in range(warmup):
+        if restore is not None:
+            restore()
+        flush()
+        starts[index].record()
         thunk()
+        ends[index].record()
+    starts, ends = starts[warmup:], ends[warmup:]
     low = 0
     state = guard.STATE
     for index in range(iterations):

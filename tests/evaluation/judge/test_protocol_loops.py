@@ -20,6 +20,7 @@ from evaluation.judge.untrusted.timing_back_to_back import ORIGINAL_CALLS, time_
 from evaluation.judge.untrusted.timing_do_bench import (
     LONG_CALL_MIN_ITERATIONS,
     LONG_CALL_MS,
+    STEADY_STATE_CALLS,
     calls_per_side,
     time_like_do_bench,
     warmup_calls,
@@ -135,11 +136,13 @@ def test_it_is_do_bench_s_loop_no_wait_between_timed_calls():
         _, side, set_index = batch[-3]
         calls = [entry for entry in batch if isinstance(entry, tuple)]
         assert {call[2] for call in calls} == {set_index} and {call[1] for call in calls} == {side}
-        iterations = batch.count("record") // 2
-        warm = batch[: warmup_calls(iterations)]
-        assert warm == [("call", side, set_index)] * warmup_calls(iterations)  # no flush, no event
-        body = batch[warmup_calls(iterations) : -1]
-        assert body == ["flush", "record", ("call", side, set_index), "record"] * iterations
+        # Untimed iterations first, each exactly like a timed one (the device's lead over the host builds as
+        # in do_bench's long loop), then the timed ones; their count is read off the side's samples.
+        iterations = len(result[f"{side}_ms"]) // 2
+        assert batch.count("record") // 2 == iterations + warmup_calls(iterations)
+        assert warmup_calls(iterations) >= STEADY_STATE_CALLS
+        iteration = ["flush", "record", ("call", side, set_index), "record"]
+        assert batch[:-1] == iteration * (iterations + warmup_calls(iterations))
         assert batch[-1] == "sync" and batch.count("sync") == 1
     assert result["stop_reason"] == "do_bench" and result["spot_count"] == 0
 
