@@ -10,7 +10,7 @@ from __future__ import annotations
 
 JUDGE_VERSION = 10
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 12
+PROTOCOL_STAGE_VERSION = 13
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -67,4 +67,7 @@ HISTORY: dict[int, str] = {
     "(flush, events, call), at least 5 a batch of calls under 1 ms, where before one call without a flush "
     "ran: a batch of a few calls then times the steady state of do_bench's long loop rather than the start "
     "of a loop on an idle device (launch-bound cases' figures moved up to 3x between runs before).",
+    13: "Version 12 with the do_bench loop's L2 flush run as do_bench runs it: the 256 MB zeroed as int32 (the "
+    "kernel Triton's clear_cache launches), where before they were zeroed as bytes, another kernel whose "
+    "duration sets the other side of the host-device race that loop reproduces.",
 }

@@ -17,6 +17,8 @@ agreed with do_bench's within 10 % on none of ten ATen operators. So this loop k
   LONG_CALL_MS or more may run as few as LONG_CALL_MIN_ITERATIONS timed calls a batch: its host path hides
   behind it, its median varies 0.2 % on the H200, and do_bench itself times a 30 ms call three times.
 
+The flush is do_bench's own: the same 256 MB zeroed as int32 (do_bench_flush).
+
 What differs from do_bench, and why:
 
 - The estimate is each side's first call between two events after a synchronize, plus one flush between two
@@ -127,7 +129,7 @@ def time_like_do_bench(
         reference_sets,
     )
     thunks, restorers, event_class, synchronize = sides.thunks, sides.restorers, sides.event_class, sides.synchronize
-    flush = flush_buffer.zero_ if flush_buffer is not None else (lambda: None)
+    flush = do_bench_flush(flush_buffer) if flush_buffer is not None else (lambda: None)
     started = time.perf_counter()
     prep_s = started - entered
     samples_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
@@ -317,6 +319,17 @@ def first_call(
     end.record()
     synchronize()
     return start.elapsed_time(end), (time.perf_counter() - host_started) * 1000, low
+
+
+def do_bench_flush(buffer: Any) -> Callable[[], Any]:
+    """do_bench's own L2 flush on ``buffer``: ``zero_`` of its 256 MB as int32, as Triton's
+    get_empty_cache_for_benchmark allocates them, so the device runs the very kernel the original's timer runs
+    between calls. The flush's duration is one side of the race between host and device that this loop
+    reproduces; the sandbox's buffer is bytes (the device-time stage zeroes it as such), and a byte fill is
+    another kernel, vectorised otherwise, with a duration of its own."""
+    if isinstance(buffer, torch.Tensor) and buffer.dtype == torch.uint8 and buffer.numel() % 4 == 0:
+        return buffer.view(torch.int32).zero_
+    return buffer.zero_
 
 
 def flush_time_ms(flush: Callable[[], Any], event_class: Any, synchronize: Callable[[], None]) -> float:

@@ -22,6 +22,7 @@ from evaluation.judge.untrusted.timing_do_bench import (
     LONG_CALL_MS,
     STEADY_STATE_CALLS,
     calls_per_side,
+    do_bench_flush,
     time_like_do_bench,
     warmup_calls,
 )
@@ -145,6 +146,16 @@ def test_it_is_do_bench_s_loop_no_wait_between_timed_calls():
         assert batch[:-1] == iteration * (iterations + warmup_calls(iterations))
         assert batch[-1] == "sync" and batch.count("sync") == 1
     assert result["stop_reason"] == "do_bench" and result["spot_count"] == 0
+
+
+def test_the_flush_is_do_bench_s_own_kernel_on_the_sandbox_s_byte_buffer():
+    # do_bench zeroes 256 MB as int32 (Triton's get_empty_cache_for_benchmark); the sandbox's buffer is bytes.
+    # The flush's duration is half of the host-device race the loop reproduces, so it runs do_bench's kernel.
+    buffer = torch.ones(64, dtype=torch.uint8)
+    flush = do_bench_flush(buffer)
+    assert flush.__self__.dtype == torch.int32 and flush.__self__.data_ptr() == buffer.data_ptr()
+    flush()
+    assert int(buffer.sum()) == 0
 
 
 def test_one_set_serves_both_batches_of_a_side():
