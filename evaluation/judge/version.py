@@ -57,16 +57,17 @@ HISTORY: dict[int, str] = {
     "cases of the protocol grid comes back as a spot and must match the reference (its outputs were "
     "never compared before), so a kernel that does part of the work unwatched is refused; on those cases "
     "the reference is timed on sets of its own.",
-    10: "Version 8 with a short device-side hold before each launch of the probe call, so a launch after a "
-    "host wait inside the call (a readback) queues behind it and its window holds the kernel alone, not the "
+    10: "Version 8 with a short device-side hold before each of the probe call's first 16 launches, so a "
+    "launch after a host wait inside the call (a readback) queues behind it and its window holds the kernel "
+    "alone, not the "
     "host's launch path: the probe's figure is smaller and steadier, so its call is spot-checked more often "
     "(an honest readback's probe read 0.04-0.10 ms for kernels of 0.016 ms, and the unwatched check of "
     "version 9 refused it twice in twelve judgements on the H200).",
     11: "Version 9 on version 10's rules.",
     12: "Version 11 with the do_bench loop's warm-up calls run exactly like timed ones "
-    "(flush, events, call), at least 5 a batch of calls under 1 ms, where before one call without a flush "
-    "ran: a batch of a few calls then times the steady state of do_bench's long loop rather than the start "
-    "of a loop on an idle device (launch-bound cases' figures moved up to 3x between runs before).",
+    "(flush, events, call), at least 5 a batch where a call's estimate is under 0.1 ms, where before calls "
+    "without a flush ran: a batch of a few launch-bound calls then times the steady state of do_bench's long "
+    "loop rather than the start of a loop on an idle device (their figures moved up to 3x between runs).",
     13: "Version 12 with the do_bench loop's L2 flush run as do_bench runs it: the 256 MB zeroed as int32 (the "
     "kernel Triton's clear_cache launches), where before they were zeroed as bytes, another kernel whose "
     "duration sets the other side of the host-device race that loop reproduces.",

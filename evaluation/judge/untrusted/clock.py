@@ -40,10 +40,13 @@ HOLD_WINDOW = 8  # recent enqueue times per side that size the next hold
 # The kernel-time probe (timing.kernel_time_probe) holds the stream for twice the side's longest recent
 # enqueue plus HOLD_MAX_MS, at most this long: one call a case, so every launch it makes can queue behind it.
 PROBE_HOLD_MAX_MS = 100.0
-# ... and before each of the probe call's launches, this long (StreamHolds.hold_launch): a launch after a host
+# ... and before each of the probe call's launches, this long (StreamHolds.launch_holds): a launch after a host
 # wait inside the call (a readback) queues behind it too. Device time added to the probe call only, never to a
 # window; a host stalled longer than this between the hold and the launch only raises the probe's figure.
 PROBE_LAUNCH_HOLD_MS = 0.3
+# ... for at most this many of its launches: a call of hundreds of launches would otherwise add tens of ms of
+# device time inside the exclusive hold. Later launches get none; their windows can only read longer.
+PROBE_LAUNCH_HOLDS = 16
 
 
 class StreamHolds:
@@ -66,11 +69,19 @@ class StreamHolds:
         longest = max(self.recent[side], default=self.current_ms[side])
         self.spin(max(1, int(min(PROBE_HOLD_MAX_MS, 2 * longest + HOLD_MAX_MS) * self.cycles_per_ms)))
 
-    def hold_launch(self) -> None:
-        """A hold before one launch of a probe call (guard.GuardState.window_hold): longer than the host's
-        path from here to the driver's launch (an event record and the launch, microseconds) many times over,
-        so the launch queues behind it even on an idle device."""
-        self.spin(max(1, int(PROBE_LAUNCH_HOLD_MS * self.cycles_per_ms)))
+    def launch_holds(self) -> Callable[[], None]:
+        """For one probe call: a hold before each of its first PROBE_LAUNCH_HOLDS launches
+        (guard.GuardState.window_hold), longer than the host's path from there to the driver's launch (an
+        event record and the launch, microseconds) many times over, so the launch queues behind it even on an
+        idle device."""
+        left = [PROBE_LAUNCH_HOLDS]
+
+        def hold_launch() -> None:
+            if left[0] > 0:
+                left[0] -= 1
+                self.spin(max(1, int(PROBE_LAUNCH_HOLD_MS * self.cycles_per_ms)))
+
+        return hold_launch
 
     def enqueued(self, side: str, host_ms: float, counted: bool) -> None:
         """The host took ``host_ms`` from recording the start event to recording the end event."""

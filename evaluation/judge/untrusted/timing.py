@@ -270,7 +270,7 @@ def time_interleaved(
             event_class,
             synchronize,
             hold=holds.hold_whole_call if holds is not None else None,
-            window_hold=holds.hold_launch if holds is not None else None,
+            window_hold=holds.launch_holds() if holds is not None else None,
         )
         if guard.STATE.compute_ops:
             compute_calls += 1
@@ -332,7 +332,7 @@ def kernel_time_probe(
     hold of the loop's (StreamHolds.hold_whole_call), taken first so that the call's launches queue behind it
     and each window holds its kernel alone, not the host's launch path too (what a call launches after
     waiting for the host, a readback's second kernel, runs on an idle device: its window holds its launch
-    latency too). ``window_hold``: a short hold of the loop's (StreamHolds.hold_launch) enqueued before each
+    latency too). ``window_hold``: a short hold of the loop's (StreamHolds.launch_holds) enqueued before each
     window opens, so that a launch after such a wait queues behind it too and its window holds the kernel
     alone: on the H200 an honest readback's probe read 0.04-0.10 ms for two kernels of a few microseconds,
     its second launch's host path on an idle device, and with that figure it was refused as faster

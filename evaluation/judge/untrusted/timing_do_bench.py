@@ -11,7 +11,7 @@ agreed with do_bench's within 10 % on none of ten ATen operators. So this loop k
 
 - per batch, untimed iterations, then the timed ones (flush, start event, call, end event), all alike and
   with no wait in between, one synchronize at the end; the median of every timed call. The untimed ones
-  bring a short batch to the steady state of do_bench's long loop (warmup_calls);
+  bring a short batch of launch-bound calls to the steady state of do_bench's long loop (warmup_calls);
 - iteration counts sized from an estimate of one timed iteration, as do_bench sizes them, on a budget of
   milliseconds rather than do_bench's 125 ms (a submission's every timed case goes through here). A call of
   LONG_CALL_MS or more may run as few as LONG_CALL_MIN_ITERATIONS timed calls a batch: its host path hides
@@ -64,28 +64,32 @@ BATCHES_PER_SIDE = 2
 # A call at least this long may run as few as LONG_CALL_MIN_ITERATIONS timed calls a batch (see the module's doc).
 LONG_CALL_MS = 1.0
 LONG_CALL_MIN_ITERATIONS = 2
-# Untimed iterations a batch of shorter calls runs first (warmup_calls).
+# Untimed iterations a batch runs first where its call's estimate is under RACING_CALL_MS (warmup_calls).
 STEADY_STATE_CALLS = 5
+RACING_CALL_MS = 0.1
 
 
 def calls_per_side(min_iterations: int) -> int:
-    """The most calls one side makes when every batch runs its minimum (a slow case): the trusted side's
-    time limit for the request is sized from it."""
-    return 1 + BATCHES_PER_SIDE * (min_iterations + warmup_calls(min_iterations))
+    """The most calls one side makes when every batch runs its minimum (a slow case) with the most untimed
+    iterations: the trusted side's time limit for the request is sized from it."""
+    return 1 + BATCHES_PER_SIDE * (min_iterations + warmup_calls(min_iterations, estimate_ms=0.0))
 
 
-def warmup_calls(iterations: int, long_call: bool = False) -> int:
+def warmup_calls(iterations: int, estimate_ms: float = 0.0) -> int:
     """Untimed iterations before a batch's timed ones, each run exactly like them (put back, flush, events,
-    call). do_bench's median is the steady state of a loop of hundreds of calls, where either the device runs
-    ahead of the host's launch path (each window holds the kernel alone) or waits for it (each holds the
-    host's overhang past the flush); the two rates decide which. A batch of a few calls starts on an idle
-    device, and its first calls read the overhang either way: with one flushless warm-up call, on the H200
-    the stage's figures for launch-bound operators moved up to 3x between two runs while do_bench agreed with
-    itself within 6 %. STEADY_STATE_CALLS such iterations let the device's lead build as it would in
-    do_bench's loop; a long call's host path hides behind it from the first call, so it warms up once."""
-    if long_call:
-        return 1
-    return max(STEADY_STATE_CALLS, math.ceil(iterations * WARMUP_FRACTION))
+    call): a quarter as many as the timed ones, as do_bench warms up for a quarter of the time it measures,
+    and at least STEADY_STATE_CALLS for a call whose estimate is under RACING_CALL_MS.
+
+    Why those: do_bench's median is the steady state of a loop of hundreds of calls, where either the device
+    runs ahead of the host's launch path (each window holds the kernel alone) or waits for it (each holds
+    the host's overhang past the flush); the two rates decide which. Where a call is that short its host path
+    (30-70 us a Triton call on the H200) races the flush (~60 us), and a batch of a few calls, started on an
+    idle device, reads the overhang on its first calls either way: with one flushless warm-up call, on the
+    H200 the stage's figures for launch-bound operators moved up to 3x between two runs while do_bench agreed
+    with itself within 6 %. The untimed iterations let the device's lead build as it would in do_bench's
+    loop. A longer call keeps the device ahead from its first iteration, so it needs no more."""
+    ordinary = max(1, math.ceil(iterations * WARMUP_FRACTION))
+    return max(STEADY_STATE_CALLS, ordinary) if estimate_ms < RACING_CALL_MS else ordinary
 
 
 def time_like_do_bench(
@@ -166,7 +170,7 @@ def time_like_do_bench(
                 synchronize,
                 count_launches=side == "candidate",
                 spotter=spotter,
-                warmup=warmup_calls(iterations[side], long_call=estimates[side] >= LONG_CALL_MS),
+                warmup=warmup_calls(iterations[side], estimates[side]),
             )
             samples_ms[side] += times
             host_ms_total += host_ms

@@ -20,6 +20,7 @@ from evaluation.judge.untrusted.timing_back_to_back import ORIGINAL_CALLS, time_
 from evaluation.judge.untrusted.timing_do_bench import (
     LONG_CALL_MIN_ITERATIONS,
     LONG_CALL_MS,
+    RACING_CALL_MS,
     STEADY_STATE_CALLS,
     calls_per_side,
     do_bench_flush,
@@ -137,13 +138,13 @@ def test_it_is_do_bench_s_loop_no_wait_between_timed_calls():
         _, side, set_index = batch[-3]
         calls = [entry for entry in batch if isinstance(entry, tuple)]
         assert {call[2] for call in calls} == {set_index} and {call[1] for call in calls} == {side}
-        # Untimed iterations first, each exactly like a timed one (the device's lead over the host builds as
-        # in do_bench's long loop), then the timed ones; their count is read off the side's samples.
+        # Untimed iterations first, each exactly like a timed one, then the timed ones; their count is read
+        # off the side's samples.
         iterations = len(result[f"{side}_ms"]) // 2
-        assert batch.count("record") // 2 == iterations + warmup_calls(iterations)
-        assert warmup_calls(iterations) >= STEADY_STATE_CALLS
+        untimed = batch.count("record") // 2 - iterations
+        assert untimed == warmup_calls(iterations, estimate_ms=0.1 if side == "candidate" else 0.2) >= 1
         iteration = ["flush", "record", ("call", side, set_index), "record"]
-        assert batch[:-1] == iteration * (iterations + warmup_calls(iterations))
+        assert batch[:-1] == iteration * (iterations + untimed)
         assert batch[-1] == "sync" and batch.count("sync") == 1
     assert result["stop_reason"] == "do_bench" and result["spot_count"] == 0
 
@@ -156,6 +157,22 @@ def test_the_flush_is_do_bench_s_own_kernel_on_the_sandbox_s_byte_buffer():
     assert flush.__self__.dtype == torch.int32 and flush.__self__.data_ptr() == buffer.data_ptr()
     flush()
     assert int(buffer.sum()) == 0
+
+
+def test_a_launch_bound_call_runs_untimed_iterations_until_the_device_leads_as_in_do_bench_s_long_loop():
+    # A call shorter than RACING_CALL_MS races its host path against the flush: at least STEADY_STATE_CALLS
+    # untimed iterations a batch, each exactly like a timed one; a longer call warms up a quarter as many.
+    short = RACING_CALL_MS / 4
+    result, entries, _, _ = run_loop(cost_ms={"candidate": short, "reference": 4 * RACING_CALL_MS})
+    for batch in batches(entries)[3:]:
+        _, side, _ = batch[-3]
+        iterations = len(result[f"{side}_ms"]) // 2
+        untimed = batch.count("record") // 2 - iterations
+        if side == "candidate":
+            assert untimed == max(STEADY_STATE_CALLS, warmup_calls(iterations, estimate_ms=RACING_CALL_MS))
+        else:
+            assert untimed == warmup_calls(iterations, estimate_ms=4 * RACING_CALL_MS) < STEADY_STATE_CALLS
+        assert batch[:4] == ["flush", "record", ("call", side, batch[-3][2]), "record"]
 
 
 def test_one_set_serves_both_batches_of_a_side():
@@ -190,12 +207,13 @@ def test_the_flush_counts_in_what_a_timed_iteration_costs():
 def test_the_time_limit_of_a_request_covers_its_calls_at_their_minimum():
     # What the trusted side's per-request time limit assumes (timed_requests.calls_at_most): a call just
     # short of LONG_CALL_MS on the device runs every batch at its minimum.
-    short_of_long = 0.99 * LONG_CALL_MS
-    _, entries, _, _ = run_loop(cost_ms=dict.fromkeys(("candidate", "reference"), short_of_long), budget_s=0.001)
-    made = [entry for entry in entries if isinstance(entry, tuple)]
-
-    for side in ("candidate", "reference"):
-        assert sum(1 for call in made if call[1] == side) == calls_per_side(3)
+    # A launch-bound call at its minimum makes exactly the calls the limit assumes (the most untimed ones).
+    for cost in (0.99 * LONG_CALL_MS, RACING_CALL_MS / 2):
+        _, entries, _, _ = run_loop(cost_ms=dict.fromkeys(("candidate", "reference"), cost), budget_s=0.00001)
+        made = [entry for entry in entries if isinstance(entry, tuple)]
+        for side in ("candidate", "reference"):
+            count = sum(1 for call in made if call[1] == side)
+            assert count == calls_per_side(3) if cost < RACING_CALL_MS else count < calls_per_side(3)
 
 
 def test_a_long_call_runs_fewer_timed_calls():
@@ -385,6 +403,29 @@ def test_a_probe_call_brackets_each_launch_at_the_launcher_and_sums_their_window
         one_launch_without_hooks, {"args": [argument], "kwargs": {}}, HostClockEvent, lambda: None
     )
     assert unbracketed == (None, argument, "no figure: a launch made no window")
+
+
+def test_a_probe_call_holds_the_stream_before_its_first_launches_only():
+    # The holds before a probe's launches are device time inside the exclusive hold: one call of hundreds of
+    # launches must not spin hundreds of times. Each probe call gets its own count.
+    from evaluation.judge.backends import HostClockEvent
+    from evaluation.judge.untrusted.clock import PROBE_LAUNCH_HOLD_MS, PROBE_LAUNCH_HOLDS, StreamHolds
+
+    spun: list[int] = []
+
+    def spin(cycles: int) -> None:  # a stand-in for the device's busy wait: a millisecond a million cycles
+        spun.append(cycles)
+        time.sleep(cycles / 1e9)
+
+    holds = StreamHolds(spin, HostClockEvent, lambda: None)
+    spun.clear()
+    hold = holds.launch_holds()
+    for _ in range(PROBE_LAUNCH_HOLDS + 5):
+        hold()
+    assert len(spun) == PROBE_LAUNCH_HOLDS and len(set(spun)) == 1
+    assert 0.5 * PROBE_LAUNCH_HOLD_MS < spun[0] / holds.cycles_per_ms < 1.5 * PROBE_LAUNCH_HOLD_MS
+    holds.launch_holds()()  # the next probe call
+    assert len(spun) == PROBE_LAUNCH_HOLDS + 1
 
 
 def _open_window_hooked() -> bool:
