@@ -277,20 +277,21 @@ def time_interleaved(
             compute_ops.update(guard.STATE.compute_ops)
         if kernel_ms is not None and before is None:
             probe_note = "not spot-checked: spot checks are off"
-        elif kernel_ms is not None and candidate_ms and kernel_ms >= PROBE_SPOT_BELOW * statistics.median(candidate_ms):
-            probe_note = f"not spot-checked: at or above {PROBE_SPOT_BELOW} of the window"
         elif kernel_ms is not None and candidate_ms:
-            probe_note = "spot-checked"
-            keep_alive.append(returned)
-            spots.append(
-                {
-                    "set": probe_set,
-                    "side": side,
-                    "probe": True,
-                    "before": before,
-                    **device_snapshot({"returned": returned, "args": call["args"], "kwargs": call["kwargs"]}),
-                }
-            )
+            if kernel_ms >= PROBE_SPOT_BELOW * statistics.median(candidate_ms):
+                probe_note = f"not spot-checked: at or above {PROBE_SPOT_BELOW} of the window"
+            else:
+                probe_note = "spot-checked"
+                keep_alive.append(returned)
+                spots.append(
+                    {
+                        "set": probe_set,
+                        "side": side,
+                        "probe": True,
+                        "before": before,
+                        **device_snapshot({"returned": returned, "args": call["args"], "kwargs": call["kwargs"]}),
+                    }
+                )
     return {
         "candidate_ms": candidate_ms,
         "reference_ms": reference_ms,

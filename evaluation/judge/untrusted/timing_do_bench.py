@@ -141,10 +141,9 @@ def time_like_do_bench(
     low_launch_calls = 0
     batch_budget_ms = budget_s * 1000 / (2 * BATCHES_PER_SIDE)
     flush_ms = flush_time_ms(flush, event_class, synchronize) if flush_buffer is not None else 0.0
-    iterations, estimates = {}, {}
+    iterations, warmups = {}, {}
     for side in ("reference", "candidate"):
         estimate_ms, host_ms, low = first_call(thunks[side][0], restorers[side][0], event_class, synchronize)
-        estimates[side] = estimate_ms
         host_ms_total += host_ms
         if side == "candidate":
             low_launch_calls += low if min_launches else 0
@@ -152,6 +151,7 @@ def time_like_do_bench(
         count = int(batch_budget_ms / iteration_ms) if iteration_ms > 0 else max_iterations
         fewest = min(min_iterations, LONG_CALL_MIN_ITERATIONS) if estimate_ms >= LONG_CALL_MS else min_iterations
         iterations[side] = min(max_iterations, max(fewest, count))
+        warmups[side] = warmup_calls(iterations[side], estimate_ms)
     spotted = chosen_spots(spot_checks, rng, BATCHES_PER_SIDE, iterations["candidate"])
     spots: list[dict[str, Any]] = []
     for batch in range(BATCHES_PER_SIDE):
@@ -170,7 +170,7 @@ def time_like_do_bench(
                 synchronize,
                 count_launches=side == "candidate",
                 spotter=spotter,
-                warmup=warmup_calls(iterations[side], estimates[side]),
+                warmup=warmups[side],
             )
             samples_ms[side] += times
             host_ms_total += host_ms
