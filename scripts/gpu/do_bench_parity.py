@@ -25,6 +25,7 @@ import torch
 import triton.testing
 
 from evaluation.catalog.spec import Call
+from evaluation.judge.context import protocol_timing_options
 from evaluation.judge.inputs import make_call, to_device
 from evaluation.judge.records import find_operator
 from evaluation.judge.untrusted import guard
@@ -33,6 +34,7 @@ from evaluation.judge.untrusted.timing_do_bench import time_like_do_bench
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from launch_overhead import host_us  # noqa: E402  (the same host clock as launch_overhead.py's table)
 
+OPTIONS = protocol_timing_options()
 KERNELS = Path(__file__).resolve().parents[2] / "evaluation" / "catalog" / "reference_kernels"
 
 
@@ -66,9 +68,10 @@ def judge_loop(function, reference, calls, flush, mutates):
         reference=reference,
         sets=[{"args": list(call.args), "kwargs": dict(call.kwargs)} for call in calls],
         flush_buffer=flush,
-        budget_s=0.01,
-        min_iterations=8,
-        max_iterations=40,
+        # The protocol stage's own options, so this loop is the judge's, call counts included.
+        budget_s=OPTIONS.budget_s_per_case,
+        min_iterations=OPTIONS.min_iterations,
+        max_iterations=OPTIONS.max_iterations,
         min_launches=1,
         restore_keys=list(mutates),
         clock_warmup_s=0.0,
