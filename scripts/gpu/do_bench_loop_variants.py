@@ -136,7 +136,7 @@ def main() -> None:
     columns = ("do_bench", "do_bench_hooked", "do_bench_small", *VARIANTS)
     print("candidate us per case (reference us of do_bench in brackets)")
     print(f"{'case':<58}" + "".join(f"{name[:13]:>14}" for name in columns))
-    for (operator_id, case_id), row in figures.items():
+    for (_operator, case_id), row in figures.items():
         print(
             f"{case_id[:57]:<58}"
             + "".join(f"{row[name][0]:>14.1f}" for name in columns)
