@@ -18,12 +18,19 @@ changes one thing of the judge's loop; per operator the script prints the geomet
 
 The launch hooks are installed before the variants run (as in the sandbox), after do_bench has run once
 without them; do_bench then runs again with them (``do_bench_hooked``).
+
+``--pins local,remote``: then do_bench and the judge's loop again with this process pinned to one CPU near
+the GPU (its PCI device's ``local_cpulist``) and to one CPU of another NUMA node. On the H200 the judge's
+figure for a launch-bound operator flips with the process that times it (every case of one sandbox reads
+the host's launch path, every case of the next reads the kernel alone), as do_bench's does with its; which
+CPU a process runs on is the first suspect.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
@@ -96,6 +103,39 @@ def variant(name, function, reference, calls, flush, mutates):
 VARIANTS = ("judge", "untimed25", "unflushed20", "host_spin", "long")
 
 
+def parse_cpulist(text: str) -> list[int]:
+    """``0-3,8,10-11`` -> [0, 1, 2, 3, 8, 10, 11] (the kernel's cpulist format)."""
+    cpus: list[int] = []
+    for part in text.strip().split(","):
+        if "-" in part:
+            low, high = part.split("-")
+            cpus += range(int(low), int(high) + 1)
+        elif part:
+            cpus.append(int(part))
+    return cpus
+
+
+def gpu_local_cpus() -> list[int]:
+    """The CPUs of the GPU's NUMA node, from its PCI device's local_cpulist ([] where unknown)."""
+    properties = torch.cuda.get_device_properties(0)
+    bus_id = getattr(properties, "pci_bus_id", None)
+    domain = getattr(properties, "pci_domain_id", 0)
+    device_id = getattr(properties, "pci_device_id", 0)
+    if bus_id is None:
+        return []
+    path = f"/sys/bus/pci/devices/{domain:04x}:{bus_id:02x}:{device_id:02x}.0/local_cpulist"
+    try:
+        with open(path) as handle:
+            return parse_cpulist(handle.read())
+    except OSError:
+        return []
+
+
+def current_cpu() -> int:
+    with open("/proc/self/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[36])
+
+
 def bench(thunks, warmup=25, rep=100):
     return [triton.testing.do_bench(thunk, warmup=warmup, rep=rep, return_mode="median") * 1000 for thunk in thunks]
 
@@ -104,7 +144,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ops", default="aten::clone,aten::cos,aten::zero_,aten::bitwise_not,aten::mish")
     parser.add_argument("--cases", type=int, default=10)
+    parser.add_argument("--pins", default="", help="local,remote: the same again pinned to such a CPU")
     args = parser.parse_args()
+    allowed = sorted(os.sched_getaffinity(0))
+    local = [cpu for cpu in gpu_local_cpus() if cpu in allowed]
+    remote = [cpu for cpu in allowed if cpu not in local]
+    print(f"CPUs allowed {len(allowed)}; near the GPU {local or 'unknown'}; running on CPU {current_cpu()}")
     device = torch.device("cuda")
     flush = torch.empty(256 * 1024**2, dtype=torch.uint8, device=device)  # the sandbox's buffer: bytes
     prepared = []
@@ -133,7 +178,19 @@ def main() -> None:
         row["do_bench_small"] = tuple(bench((candidate_thunk, reference_thunk), warmup=1, rep=4))
         for name in VARIANTS:
             row[name] = variant(name, function, reference, calls, flush, mutates)
-    columns = ("do_bench", "do_bench_hooked", "do_bench_small", *VARIANTS)
+    columns = ["do_bench", "do_bench_hooked", "do_bench_small", *VARIANTS]
+    for pin in [pin for pin in args.pins.split(",") if pin]:
+        cpus = local if pin == "local" else remote
+        if not cpus:
+            print(f"no CPU to pin to for {pin!r}: skipped")
+            continue
+        os.sched_setaffinity(0, {cpus[len(cpus) // 2]})
+        for operator_id, case_id, function, reference, calls, mutates, candidate_thunk, reference_thunk in prepared:
+            row = figures[(operator_id, case_id)]
+            row[f"do_bench@{pin}"] = tuple(bench((candidate_thunk, reference_thunk)))
+            row[f"judge@{pin}"] = variant("judge", function, reference, calls, flush, mutates)
+        columns += [f"do_bench@{pin}", f"judge@{pin}"]
+        os.sched_setaffinity(0, set(allowed))
     print("candidate us per case (reference us of do_bench in brackets)")
     print(f"{'case':<58}" + "".join(f"{name[:13]:>14}" for name in columns))
     for (_operator, case_id), row in figures.items():
@@ -154,6 +211,23 @@ def main() -> None:
             return math.exp(sum(logs) / len(logs))
 
         print(f"{operator_id:<22}" + "".join(f"{ratio(name):>14.3f}" for name in columns[1:]))
+    pins = [column.split("@", 1)[1] for column in columns if column.startswith("judge@")]
+    if pins:
+        print("\npinned: geometric mean of (the judge's loop's speedup / do_bench's), both on that CPU")
+        print(f"{'operator':<22}" + "".join(f"{pin:>14}" for pin in pins))
+        for operator_id in args.ops.split(","):
+            rows = [row for (op, _), row in figures.items() if op == operator_id]
+            logs = {
+                pin: [
+                    math.log(
+                        (row[f"judge@{pin}"][1] / row[f"judge@{pin}"][0])
+                        / (row[f"do_bench@{pin}"][1] / row[f"do_bench@{pin}"][0])
+                    )
+                    for row in rows
+                ]
+                for pin in pins
+            }
+            print(f"{operator_id:<22}" + "".join(f"{math.exp(sum(v) / len(v)):>14.3f}" for v in logs.values() if v))
 
 
 if __name__ == "__main__":
