@@ -803,3 +803,43 @@ def test_each_judge_keeps_less_device_memory_cached_the_more_share_the_gpu():
     assert 24 * (trusted24 + sandbox24 + 3 * 512 * 1024**2) < 140 * gib
     # Never below a floor a single large case needs.
     assert device_memory_budget(16 * gib, 64) == (256 * 1024**2, 512 * 1024**2)
+
+
+def test_the_agreement_split_keeps_cases_where_do_bench_disagreed_with_itself_apart():
+    """scripts/gpu/agreement_split.py: per operator, the judge's and do_bench's second run's ratios to do_bench
+    over every case and over the steady ones (do_bench's two runs within 5 %), and over every steady case how
+    many the judge was within 10 % of."""
+    import pytest
+
+    split = _script("agreement_split")
+
+    def case(judge, do_bench, again):
+        return {"judge": judge, "do_bench": do_bench, "do_bench_again": again}
+
+    data = {
+        "protocol_dobench": [
+            # Steady on both cases; the judge within 10 % on the first only.
+            {"operator": "aten::a", "cases": [case(1.05, 1.0, 1.01), case(0.5, 1.0, 0.99)]},
+            # do_bench flipped between its runs on the second case (the launch-bound race): not steady.
+            {"operator": "aten::b", "cases": [case(2.0, 2.0, 2.0), case(0.2, 0.2, 1.0), case(None, 1.0, 1.0)]},
+        ]
+    }
+    rows, steady_total, steady_within = split.split_by_steadiness(data)
+    a, b = rows
+    assert (a["cases"], a["steady"]) == (2, 2)
+    assert a["judge"] == pytest.approx((1.05 * 0.5) ** 0.5)
+    assert (b["cases"], b["steady"]) == (2, 1)  # a case without a judge figure is left out
+    assert b["self"] == pytest.approx(5**0.5) and b["steady_self"] == pytest.approx(1.0)
+    assert b["steady_judge"] == pytest.approx(1.0)
+    assert (steady_total, steady_within) == (3, 2)
+
+
+def test_the_loop_variants_read_the_kernels_cpulist_format():
+    """scripts/gpu/do_bench_loop_variants.py pins a process near the GPU from its PCI device's local_cpulist
+    (``0-3,8,10-11``) and says which CPU it runs on (/proc/self/stat)."""
+    import os
+
+    variants = _script("do_bench_loop_variants")
+    assert variants.parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    assert variants.parse_cpulist("") == []
+    assert variants.current_cpu() in os.sched_getaffinity(0)
