@@ -25,6 +25,10 @@ from evaluation.judge.verdicts import Verdict
 # come first (see runner.start_sandbox and timing_trusted.run_timing).
 CORRECTNESS_NICE = 10
 TIMING_NICE = -10
+# A gated request whose device work comes in pieces (a chunk's timing sets, a batch of spot copies) gives
+# the GPU back between two pieces once it has held it this long, so a timer that queued meanwhile goes
+# first (protocol.GatedRequest.gate_pause_s, untrusted/gpu_gate.GpuGate.next_piece).
+GATE_PAUSE_S = 0.05
 
 
 def _tampered(error: wire.WireError, where: str, case: Case | None, tier: str) -> Verdict:
@@ -81,7 +85,7 @@ class SandboxSession:
         lock = self.device_lock
         gated = gpu and lock is not None and not (lock.exclusive_held or lock.shared_held)
         if gated:
-            message = dataclasses.replace(message, lend_gpu=True, gate_gpu=True)
+            message = dataclasses.replace(message, lend_gpu=True, gate_gpu=True, gate_pause_s=GATE_PAUSE_S)
         self._gate_label = message.OP
         self.call_deadline = None if call_limit_s is None else time.monotonic() + call_limit_s
         self.compiling_since = None

@@ -19,15 +19,23 @@ class Request(OpMessage):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GatedRequest(Request):
     """A request that may use the GPU outside timing: ``gate_gpu`` asks the sandbox to say ``want_gpu`` /
-    ``gpu_done`` around its device work, ``lend_gpu`` to say ``compiling`` / ``compiled`` (session.request)."""
+    ``gpu_done`` around its device work, ``lend_gpu`` to say ``compiling`` / ``compiled`` (session.request).
+    ``gate_pause_s``: where its device work comes in pieces (a chunk's timing sets, a batch of spot copies),
+    the sandbox gives the GPU back and asks for it again between two pieces once it has held it that long
+    (untrusted/gpu_gate.GpuGate.next_piece); 0: never."""
 
     lend_gpu: bool = False
     gate_gpu: bool = False
+    gate_pause_s: float = 0.0
 
     @staticmethod
-    def gating(read: Fields) -> dict[str, bool]:
-        """The two flags every gated request's decoder reads (both off when absent)."""
-        return {"lend_gpu": read.flag("lend_gpu", False), "gate_gpu": read.flag("gate_gpu", False)}
+    def gating(read: Fields) -> dict[str, Any]:
+        """The fields every gated request's decoder reads (off when absent)."""
+        return {
+            "lend_gpu": read.flag("lend_gpu", False),
+            "gate_gpu": read.flag("gate_gpu", False),
+            "gate_pause_s": read.number("gate_pause_s", 0.0, 60.0, 0.0),
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

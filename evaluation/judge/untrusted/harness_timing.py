@@ -40,16 +40,19 @@ class TimingRequests:
             # Earlier cases' tensors go once they hold too much of the device, as between correctness cases
             # (the sets already loaded stay: timing_sets holds them until their loop).
             self._trim_keep_alive()
-            self.gate.open(request.gate_gpu)
+            self.gate.open(request.gate_gpu, request.gate_pause_s)
             decoder = wire.Decoder(blobs, self.device)
-            loaded = {
-                key: ([decoder.decode(item) for item in candidate], [decoder.decode(item) for item in reference])
-                for key, candidate, reference in zip(
-                    request.keys, request.candidate_sets, request.reference_sets, strict=True
+            loaded = {}
+            for key, candidate, reference in zip(
+                request.keys, request.candidate_sets, request.reference_sets, strict=True
+            ):
+                self.gate.next_piece()  # a waiting timer need not wait for the whole chunk
+                loaded[key] = (
+                    [decoder.decode(item) for item in candidate],
+                    [decoder.decode(item) for item in reference],
                 )
-            }
             if request.draws:
-                loaded.update(drawn_sets(request, self.device))
+                loaded.update(drawn_sets(request, self.device, before_each=self.gate.next_piece))
             self._sync()
         except BaseException:
             self.answer(protocol.SetsLoaded(ok=False, error=format_error()))
@@ -73,9 +76,12 @@ class TimingRequests:
         from evaluation.judge.untrusted.timing_sets import encode_spots
 
         try:
-            self.gate.open(request.gate_gpu)
+            self.gate.open(request.gate_gpu, request.gate_pause_s)
             # Copied to the host under the GPU hold, turned into bytes after it.
-            on_host = {key: [host_snapshot(spot) for spot in self.pending_spots.pop(key, [])] for key in request.keys}
+            on_host = {}
+            for key in request.keys:
+                self.gate.next_piece()
+                on_host[key] = [host_snapshot(spot) for spot in self.pending_spots.pop(key, [])]
             self.gate.close()
             by_key, blobs = {}, []
             for key, pending in on_host.items():
@@ -133,12 +139,15 @@ class TimingRequests:
         )
 
 
-def drawn_sets(request: protocol.LoadTimingSets, device: Any) -> dict[str, tuple[list[Any], list[Any]]]:
+def drawn_sets(
+    request: protocol.LoadTimingSets, device: Any, before_each: Callable[[], None] = lambda: None
+) -> dict[str, tuple[list[Any], list[Any]]]:
     """The sets ``request.draws`` asks this process to draw, by key: each seed's call from the operator's
     record, on ``device``, as the trusted side would have drawn and sent it (inputs.make_call, to_device),
     with no reference sets of their own. Drawing here saves a set's trip through the trusted process and the
     pipe; the trusted side asks for it only where it never checks the values
-    (timed_requests.sets_to_draw_in_sandbox)."""
+    (timed_requests.sets_to_draw_in_sandbox). ``before_each``: called before each case's draws (the
+    gate's GpuGate.next_piece)."""
     from evaluation.catalog.spec import Case
     from evaluation.judge.inputs import make_call, to_device
     from evaluation.judge.records import find_operator
@@ -149,6 +158,7 @@ def drawn_sets(request: protocol.LoadTimingSets, device: Any) -> dict[str, tuple
     grid = {case.case_id: case for tier in ("public", "smoke") for case in spec.cases(tier)}
     drawn: dict[str, tuple[list[Any], list[Any]]] = {}
     for draw in request.draws:
+        before_each()
         case = grid.get(str(draw.case.get("case_id"))) or Case(
             **{key: value for key, value in draw.case.items() if key != "case_id"}
         )

@@ -59,7 +59,7 @@ MESSAGES = [
         clock_warmup_s=0.0,
         window="do_bench",
     ),
-    protocol.FetchSpots(keys=("cos[x]", "cos[y]")),
+    protocol.FetchSpots(keys=("cos[x]", "cos[y]"), gate_gpu=True, gate_pause_s=0.05),
     protocol.Resume(),
     protocol.Exit(),
     protocol.Ready(pid=12, uid=65534, prewarm_s=1.5),
@@ -160,6 +160,8 @@ def _without(header, name):
         ),
         (dict(MESSAGES[4].to_header(), window=1), "field 'window' is not a string"),
         (dict(MESSAGES[5].to_header(), keys=["k"] * 10_001), "has 10001 items, over 10000"),
+        (dict(MESSAGES[5].to_header(), gate_pause_s=-1), "field 'gate_pause_s' is not a number in [0, 60]"),
+        (dict(MESSAGES[5].to_header(), gate_pause_s="soon"), "field 'gate_pause_s' is not a number in [0, 60]"),
         (dict(DRAWING, operator_id=""), "field 'operator_id' is missing where sets are to be drawn"),
         (dict(DRAWING, draws=[1]), "field 'draws' holds an entry that is not an object"),
         (dict(DRAWING, draws=[dict(DRAWING["draws"][0], seeds=[])]), "field 'seeds' is not a list of seeds"),
@@ -179,7 +181,7 @@ def test_a_malformed_request_names_what_is_wrong(header, problem):
 def test_optional_request_fields_take_their_defaults():
     bare = _without(_without(MESSAGES[2].to_header(), "lend_gpu"), "gate_gpu")
     call = protocol.decode_request(bare)
-    assert (call.lend_gpu, call.gate_gpu) == (False, False)
+    assert (call.lend_gpu, call.gate_gpu, call.gate_pause_s) == (False, False, 0.0)
     assert protocol.decode_request(_without(MESSAGES[4].to_header(), "clock_warmup_s")).clock_warmup_s is None
     assert protocol.decode_request(_without(MESSAGES[4].to_header(), "window")).window == "device"
 

@@ -536,6 +536,53 @@ def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm
     assert by_op["time"] == [(False, [], False)] * 2
 
 
+def test_a_long_gated_request_gives_the_gpu_back_between_its_pieces(warm_forkserver, tmp_path, monkeypatch):
+    """A chunk's timing sets and a batch of spot copies are one request each, but their device work comes a
+    case at a time: once the sandbox has held the GPU GATE_PAUSE_S (here at once) it gives it back between
+    two cases and asks again, so a timer queued meanwhile waits for one case, not the chunk. Never before
+    the first piece, and the verdict is the same."""
+    from conftest import kernel_source, small_cos_record
+
+    from evaluation.judge import JudgeJob, session
+    from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
+
+    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
+    monkeypatch.setattr(session, "GATE_PAUSE_S", 1e-9)
+    factory, requests = _recording_sandboxes(tmp_path)
+    job = JudgeJob(
+        operator_id="aten::cos",
+        source_code=kernel_source("good/cos_plain.py"),
+        chip_slug="cpu-interpreter",
+        device_type="cpu",
+        tiers=("smoke",),
+        time_budget_s=120,
+        measure_timing=True,
+    )
+    result = judge_with(
+        job,
+        JudgeOptions(
+            spec=small_cos_record(),
+            sandbox_factory=factory,
+            device_lock_on_cpu_for_tests=True,
+            timing_on_cpu_for_tests=True,
+            timing=TimingOptions(sets_per_side=2, min_iterations=4, max_iterations=4, max_timed_cases=2),
+        ),
+    )
+
+    assert result.status == "passed", result.reason
+    by_op = {}
+    for op, *rest in requests:
+        by_op.setdefault(op, []).append(tuple(rest))
+    # Two timed cases: held for the first, given back and taken again for the second; free when sent and
+    # after the reply, as every gated request.
+    paused = (True, [("want_gpu", False), ("gpu_done", True)] * 2, True)
+    assert by_op["time_load"] == [paused]
+    assert by_op["time_spots"] == [paused]
+    # A correctness call is one piece: never paused.
+    assert all(call == GATED for call in by_op["call"])
+    assert by_op["time"] == [(False, [], False)] * 2
+
+
 def test_the_protocol_stage_ships_and_times_its_cases_chunk_by_chunk(warm_forkserver, tmp_path, monkeypatch):
     """Every case of a chunk is drawn under one shared hold, shipped in one request and timed in one
     exclusive hold; a chunk ends at the stage's byte bound (here one case's sets). The first chunk is shipped
@@ -843,3 +890,39 @@ def test_the_loop_variants_read_the_kernels_cpulist_format():
     assert variants.parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
     assert variants.parse_cpulist("") == []
     assert variants.current_cpu() in os.sched_getaffinity(0)
+
+
+def test_the_gate_pauses_only_between_pieces_and_only_once_held_long_enough():
+    """GpuGate.next_piece: nothing before the first piece, a pause (gpu_done, then want_gpu and its wait)
+    between two pieces once the GPU has been held pause_s, none when pause_s is 0 or not yet reached."""
+    from evaluation.judge.untrusted.gpu_gate import GpuGate
+
+    class Harness:
+        backend = type("Backend", (), {"synchronize": staticmethod(lambda: None)})()
+
+        def __init__(self):
+            self.said = []
+
+        def reply(self, message, blobs=()):
+            self.said.append(message.event)
+
+        def report_and_wait(self, event):
+            self.said.append(event)
+
+    def pieces(pause_s, count, held_s=0.0):
+        harness = Harness()
+        gate = GpuGate(harness)
+        gate.open(True, pause_s)
+        for _ in range(count):
+            gate.opened_at -= held_s  # as if the previous piece had held the GPU that long
+            gate.next_piece()
+        gate.close()
+        return harness.said
+
+    assert pieces(0.05, 1, held_s=1.0) == ["want_gpu", "gpu_done"]  # one piece: never paused
+    assert pieces(0.05, 3, held_s=1.0) == ["want_gpu", "gpu_done"] * 3
+    assert pieces(0.05, 3, held_s=0.0) == ["want_gpu", "gpu_done"]  # not held long enough
+    assert pieces(0.0, 3, held_s=1.0) == ["want_gpu", "gpu_done"]  # pausing switched off
+    closed = Harness()
+    GpuGate(closed).next_piece()  # a request without a gate: nothing said
+    assert closed.said == []
