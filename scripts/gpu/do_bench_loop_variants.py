@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -39,32 +38,13 @@ from pathlib import Path
 import torch
 import triton.testing
 
-from evaluation.judge.context import protocol_timing_options
 from evaluation.judge.records import find_operator
 from evaluation.judge.untrusted import guard, timing_do_bench
-from evaluation.judge.untrusted.timing_do_bench import time_like_do_bench
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from do_bench_parity import load, sides  # noqa: E402
+from do_bench_parity import judge_loop, load, prepared  # noqa: E402
 
-OPTIONS = protocol_timing_options()
 ORIGINAL_BATCH = timing_do_bench._batch
-
-
-def judge_loop(function, reference, calls, flush, mutates, budget_s=None, iterations=None):
-    report = time_like_do_bench(
-        candidate=function,
-        reference=reference,
-        sets=[{"args": list(call.args), "kwargs": dict(call.kwargs)} for call in calls],
-        flush_buffer=flush,
-        budget_s=budget_s or OPTIONS.budget_s_per_case,
-        min_iterations=iterations or OPTIONS.min_iterations,
-        max_iterations=iterations or OPTIONS.max_iterations,
-        min_launches=1,
-        restore_keys=list(mutates),
-        clock_warmup_s=0.0,
-    )
-    return statistics.median(report["candidate_ms"]) * 1000, statistics.median(report["reference_ms"]) * 1000
 
 
 def unflushed_first(thunk, restore, *args, **kwargs):
@@ -152,27 +132,16 @@ def main() -> None:
     print(f"CPUs allowed {len(allowed)}; near the GPU {local or 'unknown'}; running on CPU {current_cpu()}")
     device = torch.device("cuda")
     flush = torch.empty(256 * 1024**2, dtype=torch.uint8, device=device)  # the sandbox's buffer: bytes
-    prepared = []
+    cases = []
     for operator_id in args.ops.split(","):
         spec, module = find_operator(operator_id), load(operator_id)
         for case in [case for case in spec.cases("public") if case.timed][: args.cases]:
-            function, reference, calls, baseline = sides(spec, module, case, device)
-            mutates = spec.entry_point(case.entry_point).mutates
-            first = calls[0]
-            candidate_thunk = lambda first=first, function=function: function(*first.args, **first.kwargs)  # noqa: E731
-            reference_thunk = baseline[0] or (
-                lambda first=first, reference=reference: reference(first.args, first.kwargs)
-            )
-            candidate_thunk()
-            torch.cuda.synchronize()
-            prepared.append(
-                (operator_id, case.case_id, function, reference, calls, mutates, candidate_thunk, reference_thunk)
-            )
+            cases.append((operator_id, case.case_id, *prepared(spec, module, case, device)))
     figures: dict[tuple[str, str], dict[str, tuple[float, float]]] = {}
-    for operator_id, case_id, *_, candidate_thunk, reference_thunk in prepared:
+    for operator_id, case_id, *_, candidate_thunk, reference_thunk in cases:
         figures[(operator_id, case_id)] = {"do_bench": tuple(bench((candidate_thunk, reference_thunk)))}
     guard.install_launch_hooks()
-    for operator_id, case_id, function, reference, calls, mutates, candidate_thunk, reference_thunk in prepared:
+    for operator_id, case_id, function, reference, calls, mutates, candidate_thunk, reference_thunk in cases:
         row = figures[(operator_id, case_id)]
         row["do_bench_hooked"] = tuple(bench((candidate_thunk, reference_thunk)))
         row["do_bench_small"] = tuple(bench((candidate_thunk, reference_thunk), warmup=1, rep=4))
@@ -185,7 +154,7 @@ def main() -> None:
             print(f"no CPU to pin to for {pin!r}: skipped")
             continue
         os.sched_setaffinity(0, {cpus[len(cpus) // 2]})
-        for operator_id, case_id, function, reference, calls, mutates, candidate_thunk, reference_thunk in prepared:
+        for operator_id, case_id, function, reference, calls, mutates, candidate_thunk, reference_thunk in cases:
             row = figures[(operator_id, case_id)]
             row[f"do_bench@{pin}"] = tuple(bench((candidate_thunk, reference_thunk)))
             row[f"judge@{pin}"] = variant("judge", function, reference, calls, flush, mutates)

@@ -62,16 +62,30 @@ def sides(spec, module, case, device):
     return function, reference, calls, baseline
 
 
-def judge_loop(function, reference, calls, flush, mutates):
+def prepared(spec, module, case, device):
+    """One case ready to time: (function, reference, calls, mutates, candidate thunk, reference thunk), the
+    thunks on the first call's inputs, the candidate called once (compiled) and the device idle."""
+    function, reference, calls, baseline = sides(spec, module, case, device)
+    mutates = spec.entry_point(case.entry_point).mutates
+    first = calls[0]
+    candidate_thunk = lambda: function(*first.args, **first.kwargs)  # noqa: E731
+    reference_thunk = baseline[0] or (lambda: reference(first.args, first.kwargs))
+    candidate_thunk()
+    torch.cuda.synchronize()
+    return function, reference, calls, mutates, candidate_thunk, reference_thunk
+
+
+def judge_loop(function, reference, calls, flush, mutates, budget_s=None, iterations=None):
+    """The judge's do_bench loop on these sides, medians in us; by default with the protocol stage's own
+    options, so this loop is the judge's, call counts included (``iterations``: that many a batch)."""
     report = time_like_do_bench(
         candidate=function,
         reference=reference,
         sets=[{"args": list(call.args), "kwargs": dict(call.kwargs)} for call in calls],
         flush_buffer=flush,
-        # The protocol stage's own options, so this loop is the judge's, call counts included.
-        budget_s=OPTIONS.budget_s_per_case,
-        min_iterations=OPTIONS.min_iterations,
-        max_iterations=OPTIONS.max_iterations,
+        budget_s=budget_s or OPTIONS.budget_s_per_case,
+        min_iterations=iterations or OPTIONS.min_iterations,
+        max_iterations=iterations or OPTIONS.max_iterations,
         min_launches=1,
         restore_keys=list(mutates),
         clock_warmup_s=0.0,
@@ -111,15 +125,7 @@ def main() -> None:
         spec, module = find_operator(operator_id), load(operator_id)
         cases = [case for case in spec.cases("public") if case.timed][: args.cases]
         for case in cases:
-            function, reference, calls, baseline = sides(spec, module, case, device)
-            mutates = spec.entry_point(case.entry_point).mutates
-            first = calls[0]
-            candidate_thunk = lambda first=first, function=function: function(*first.args, **first.kwargs)  # noqa: E731
-            reference_thunk = baseline[0] or (
-                lambda first=first, reference=reference: reference(first.args, first.kwargs)
-            )
-            candidate_thunk()
-            torch.cuda.synchronize()
+            function, reference, calls, mutates, candidate_thunk, reference_thunk = prepared(spec, module, case, device)
             bench = [
                 triton.testing.do_bench(thunk, warmup=25, rep=100, return_mode="median") * 1000
                 for thunk in (candidate_thunk, reference_thunk)
