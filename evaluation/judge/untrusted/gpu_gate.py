@@ -107,7 +107,7 @@ class GpuGate:
         self.open_now = False
         self.pause_s = 0.0
         self.opened_at = 0.0
-        self.pieces = 0  # pieces of device work begun since open
+        self.piece_begun = False  # a piece of device work has begun since the gate opened
 
     def open(self, gate_gpu: bool, pause_s: float = 0.0) -> None:
         """``gate_gpu``, ``pause_s``: the request's (protocol.GatedRequest: gate_gpu, gate_pause_s); without
@@ -115,7 +115,7 @@ class GpuGate:
         if not gate_gpu or self.open_now:
             return
         self.harness.report_and_wait("want_gpu")
-        self.open_now, self.pause_s, self.opened_at, self.pieces = True, pause_s, time.perf_counter(), 0
+        self.open_now, self.pause_s, self.opened_at, self.piece_begun = True, pause_s, time.perf_counter(), False
 
     def next_piece(self) -> None:
         """Before each piece of a gated request's device work (a case's timing sets, a case's spot copies):
@@ -127,11 +127,10 @@ class GpuGate:
         and two messages, hence only once the hold has lasted ``pause_s``."""
         if not self.open_now:
             return
-        if self.pieces and self.pause_s > 0 and time.perf_counter() - self.opened_at >= self.pause_s:
+        if self.piece_begun and self.pause_s > 0 and time.perf_counter() - self.opened_at >= self.pause_s:
             self.close()
-            self.harness.report_and_wait("want_gpu")
-            self.open_now, self.opened_at = True, time.perf_counter()
-        self.pieces += 1
+            self.open(True, self.pause_s)
+        self.piece_begun = True
 
     def close(self) -> None:
         if not self.open_now:
