@@ -495,59 +495,28 @@ def test_a_sandbox_call_holds_the_gpu_only_between_want_gpu_and_gpu_done(warm_fo
     assert result.environment["stage_breakdown"]["device_lock.shared_held"] > 0
 
 
-def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(warm_forkserver, tmp_path, monkeypatch):
+# A gated request made of pieces (two timed cases' sets, their spot copies) with pausing off: one hold; with
+# a pause due at once: held for the first case, given back and taken again for the second.
+PAUSED = (True, [("want_gpu", False), ("gpu_done", True)] * 2, True)
+
+
+@pytest.mark.parametrize(("gate_pause_s", "pieces_gated"), [(0.0, GATED), (1e-9, PAUSED)])
+def test_timing_loads_and_spot_copies_are_gated_and_the_timed_loops_are_not(
+    warm_forkserver, tmp_path, monkeypatch, gate_pause_s, pieces_gated
+):
     """Timing's shared steps (shipping the input sets, reading the spot copies back) are gated like calls,
     one request for every case of a chunk; the timed loops run under the exclusive hold, which the gate
-    leaves alone."""
-    from conftest import kernel_source, small_cos_record
-
-    from evaluation.judge import JudgeJob
-    from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
-
-    monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
-    factory, requests = _recording_sandboxes(tmp_path)
-    job = JudgeJob(
-        operator_id="aten::cos",
-        source_code=kernel_source("good/cos_plain.py"),
-        chip_slug="cpu-interpreter",
-        device_type="cpu",
-        tiers=("smoke",),
-        time_budget_s=120,
-        measure_timing=True,
-    )
-    result = judge_with(
-        job,
-        JudgeOptions(
-            spec=small_cos_record(),
-            sandbox_factory=factory,
-            device_lock_on_cpu_for_tests=True,
-            timing_on_cpu_for_tests=True,
-            timing=TimingOptions(sets_per_side=2, min_iterations=4, max_iterations=4, max_timed_cases=2),
-        ),
-    )
-
-    assert result.status == "passed", result.reason
-    by_op = {}
-    for op, *rest in requests:
-        by_op.setdefault(op, []).append(tuple(rest))
-    assert by_op["time_load"] == [GATED]  # both timed cases' sets in one request
-    assert by_op["time_spots"] == [GATED]  # every timed case's spots in one request
-    # Timed loops: both cases back to back under one exclusive hold (never free), no events.
-    assert by_op["time"] == [(False, [], False)] * 2
-
-
-def test_a_long_gated_request_gives_the_gpu_back_between_its_pieces(warm_forkserver, tmp_path, monkeypatch):
-    """A chunk's timing sets and a batch of spot copies are one request each, but their device work comes a
-    case at a time: once the sandbox has held the GPU GATE_PAUSE_S (here at once) it gives it back between
-    two cases and asks again, so a timer queued meanwhile waits for one case, not the chunk. Never before
-    the first piece, and the verdict is the same."""
+    leaves alone. Their device work comes a case at a time: once the sandbox has held the GPU GATE_PAUSE_S
+    it gives it back between two cases and asks again, so a timer queued meanwhile waits for one case, not
+    the chunk; never before the first piece, never inside a correctness call (one piece), and the verdict is
+    the same."""
     from conftest import kernel_source, small_cos_record
 
     from evaluation.judge import JudgeJob, session
     from evaluation.judge.runner import JudgeOptions, TimingOptions, judge_with
 
     monkeypatch.setenv("KGB_DEVICE_LOCK_DIR", str(tmp_path))
-    monkeypatch.setattr(session, "GATE_PAUSE_S", 1e-9)
+    monkeypatch.setattr(session, "GATE_PAUSE_S", gate_pause_s)
     factory, requests = _recording_sandboxes(tmp_path)
     job = JudgeJob(
         operator_id="aten::cos",
@@ -573,13 +542,10 @@ def test_a_long_gated_request_gives_the_gpu_back_between_its_pieces(warm_forkser
     by_op = {}
     for op, *rest in requests:
         by_op.setdefault(op, []).append(tuple(rest))
-    # Two timed cases: held for the first, given back and taken again for the second; free when sent and
-    # after the reply, as every gated request.
-    paused = (True, [("want_gpu", False), ("gpu_done", True)] * 2, True)
-    assert by_op["time_load"] == [paused]
-    assert by_op["time_spots"] == [paused]
-    # A correctness call is one piece: never paused.
+    assert by_op["time_load"] == [pieces_gated]  # both timed cases' sets in one request
+    assert by_op["time_spots"] == [pieces_gated]  # every timed case's spots in one request
     assert all(call == GATED for call in by_op["call"])
+    # Timed loops: both cases back to back under one exclusive hold (never free), no events.
     assert by_op["time"] == [(False, [], False)] * 2
 
 
