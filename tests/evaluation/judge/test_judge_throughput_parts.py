@@ -822,8 +822,6 @@ def test_the_agreement_split_keeps_cases_where_do_bench_disagreed_with_itself_ap
     """scripts/gpu/agreement_split.py: per operator, the judge's and do_bench's second run's ratios to do_bench
     over every case and over the steady ones (do_bench's two runs within 5 %), and over every steady case how
     many the judge was within 10 % of."""
-    import pytest
-
     split = _script("agreement_split")
 
     def case(judge, do_bench, again):
