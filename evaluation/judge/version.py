@@ -10,7 +10,7 @@ from __future__ import annotations
 
 JUDGE_VERSION = 10
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 13
+PROTOCOL_STAGE_VERSION = 14
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -71,4 +71,7 @@ HISTORY: dict[int, str] = {
     13: "Version 12 with the do_bench loop's L2 flush run as do_bench runs it: the 256 MB zeroed as int32 (the "
     "kernel Triton's clear_cache launches), where before they were zeroed as bytes, another kernel whose "
     "duration sets the other side of the host-device race that loop reproduces.",
+    14: "Version 13 with a head start before each batch of the do_bench loop: the device kept busy 0.3 ms by a "
+    "device-side spin, so a short batch starts as do_bench's long loop runs once steady, with the device ahead "
+    "of the host (a launch-bound call read its host's launch path in fewer processes than do_bench, not more).",
 }

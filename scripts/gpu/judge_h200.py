@@ -722,6 +722,46 @@ def host_clock_median_ms(fn: Any, restore: Any, calls: int = 3) -> float:
     return statistics.median(samples)
 
 
+def judge_one(chip: str, device: str, args: argparse.Namespace, operator_id: str) -> None:
+    """Judge one operator's reference kernel now (``--interleave``), so do_bench times its cases seconds after
+    the judge did, on a host in the same state: on the H200's host the time of one launch moved 2x between
+    processes a few seconds apart, and with it which side of the flush race a launch-bound case read."""
+    previous = os.environ.get("KGB_ONLY_OPERATORS")
+    os.environ["KGB_ONLY_OPERATORS"] = operator_id
+    try:
+        section_refs(
+            chip, device, argparse.Namespace(**{**vars(args), "refs_jobs": 1, "refs_tiers": args.protocol_tiers})
+        )
+    finally:
+        if previous is None:
+            os.environ.pop("KGB_ONLY_OPERATORS", None)
+        else:
+            os.environ["KGB_ONLY_OPERATORS"] = previous
+
+
+def host_probe(device: str) -> Any:
+    """A thunk giving the host's median microseconds for one launch of a one-element Triton kernel (no wait
+    between launches, synchronised every 100): the host's speed at that moment, the quantity the flush race
+    turns on, measured the same way before each operator's judgement and after its do_bench."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def store_one(pointer):
+        tl.store(pointer, 1.0)
+
+    buffer = torch.zeros(1, device=device)
+
+    def launch() -> None:
+        store_one[(1,)](buffer)
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from launch_overhead import host_us
+
+    launch()
+    return lambda: host_us(launch, calls=500)
+
+
 def protocol_operator_row(
     operator_id: str, result: JudgeResult | None, cases: list[dict], planned: int, unknown: list[str]
 ) -> dict:
@@ -825,7 +865,7 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
-    if not args.dry_run:
+    if not args.dry_run and not args.interleave:
         missing = [operator_id for operator_id, _ in files if operator_id not in REF_RESULTS]
         if missing:
             judged = argparse.Namespace(
@@ -842,7 +882,11 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
         f"{'operator':<28}{'cases':>11}{'judge protocol':>16}{'do_bench':>10}{'ratio':>8}  within 10%"
         f"{'device-time':>13}{'do_bench/self':>14}  notes"
     )
+    probe = host_probe(device) if not args.dry_run and torch.cuda.is_available() else None
     for operator_id, path in files:
+        host_before = probe() if probe else None
+        if args.interleave and not args.dry_run and operator_id not in REF_RESULTS:
+            judge_one(chip, device, args, operator_id)
         result = None if args.dry_run else REF_RESULTS.get(operator_id)
         if not args.dry_run and (result is None or result.status != "passed"):
             status = "not judged" if result is None else result.status
@@ -867,6 +911,7 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
         row = protocol_operator_row(operator_id, result, cases, len(planned), unknown)
+        row["host_probe_us"] = [host_before, probe() if probe else None]
         rows.append(row)
         save()
         notes = []
@@ -883,6 +928,10 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
         ]
         if mismatched:
             notes.append(f"{len(mismatched)} cases timed against the reference, the judge against the baseline")
+        if probe:
+            notes.append(
+                "host probe {:.1f} / {:.1f} us (before the judge / after do_bench)".format(*row["host_probe_us"])
+            )
         within = "-" if row["within_10pct"] is None else ("yes" if row["within_10pct"] else "no")
         print(
             f"{operator_id:<28}{row['timed_cases']:>5}/{len(planned):<5}{_fmt(row['judge_protocol_same_cases'], 16)}"
@@ -1133,6 +1182,11 @@ def main() -> int:
         "--dobench-twice",
         action="store_true",
         help="protocol_dobench: time every case with do_bench twice (do_bench's agreement with itself)",
+    )
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="protocol_dobench: judge each operator right before do_bench times it (not all first)",
     )
     parser.add_argument(
         "--dry-run",

@@ -32,6 +32,8 @@
 #                                                   # (S seconds), then the 110-kernel submission until END
 #     bash scripts/gpu/run_all.sh restructure_verdicts OLD # the restructure rounds, fixtures, corpus (one call)
 #     bash scripts/gpu/run_all.sh agree_quiet [OPS] [S] # protocol vs do_bench judged one at a time, do_bench twice
+#     bash scripts/gpu/run_all.sh agree_interleaved [OPS] [S] # agree_quiet, each operator judged just
+#                                                   # before its do_bench, the host's launch time probed
 #     bash scripts/gpu/run_all.sh agree_verdicts [S] # agree_quiet on AGREE10, the fixtures, the corpus (one call)
 #     bash scripts/gpu/run_all.sh parity [OPS] [S]   # do_bench, the judge's loop, with hooks, in one process;
 #                                                   # then OPS judged against do_bench (agree_quiet)
@@ -411,6 +413,15 @@ elif [ "$PART" = agree_quiet ]; then
   mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
   grep -A8 "^== reference kernels" "$OUT/agree.log" | cut -c1-200
   grep -A10 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+elif [ "$PART" = agree_interleaved ]; then
+  export KGB_PROTOCOL_TIMING=on
+  # As agree_quiet, but each operator judged right before do_bench times it, with the host's launch time
+  # probed before the judge and after do_bench: is the host's speed at the time what parts the two?
+  step agree "${3:-230}" env KGB_ONLY_OPERATORS=${2:-$AGREE10} python3 scripts/gpu/judge_h200.py \
+    --sections protocol_dobench --protocol-jobs 1 --dobench-twice --interleave \
+    --protocol-budget-s $((${3:-230} - 10))
+  mv "$OUT/judge_h200.json" "$OUT/agree.json" 2>/dev/null
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-300
 elif [ "$PART" = agree_verdicts ]; then
   # One call: the protocol speedup against do_bench on a quiet host (agree_quiet, S seconds), then every
   # fixture with the scan on and every cheat with it off (both timing stages on), then the corpus (scan on

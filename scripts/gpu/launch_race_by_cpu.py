@@ -1,0 +1,264 @@
+"""Is a launch-bound case's do_bench reading set by the CPU its process runs on? (GPU only)
+
+    PYTHONPATH=. python3 scripts/gpu/launch_race_by_cpu.py [--ops aten::clone,aten::cos] [--cases 4]
+        [--per-cpu 2] [--unpinned 3] [--budget 220]
+
+On the H200 a launch-bound case (a kernel of a few microseconds behind a 66 us L2 flush) reads either the
+kernel alone or the host's launch path past the flush, and which one was set per *process*: every case of one
+sandbox read the overhang, every case of the next the kernel alone, do_bench's processes likewise. In
+do_bench's loop the host runs ahead of the device only while one iteration's host work (flush launch, two
+event records, the candidate's Python and Triton launch) is shorter than the device's (flush plus kernel).
+
+This script runs fresh child processes one after the other, ``--per-cpu`` of them pinned (``taskset``) to
+each of a few CPUs (near the GPU by its PCI device's ``local_cpulist`` and, where there is one, away from it)
+and ``--unpinned`` more left to the scheduler. Each child times the same launch-bound cases with
+``triton.testing.do_bench`` (warmup 25, rep 100, median) and with the judge's do_bench loop, and measures the
+host's time for one candidate call and the flush's device time. If children pinned to one CPU agree with each
+other and differ from another CPU's, the CPU decides; if children on one CPU differ among themselves, some
+other per-process state does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+# ``head start``: the judge's loop again with the device kept busy this long (a device-side spin) before each
+# batch's first launch, so the host's launches queue up behind it and the batch starts with the device ahead,
+# as in the steady state of do_bench's long loop; a host slower than flush plus kernel drains that lead in a
+# few iterations and reads its overhang again.
+HEAD_START_MS = 0.3
+DEFAULT_OPS = "aten::clone,aten::cos,aten::silu,aten::mish,aten::bitwise_not"
+
+
+def child(args: argparse.Namespace) -> None:
+    import torch
+    import triton.testing
+
+    from evaluation.judge.records import find_operator
+
+    sys.path.insert(0, str(HERE))
+    from do_bench_parity import flush_us, judge_loop, load, prepared
+    from launch_overhead import host_us
+
+    from evaluation.judge.untrusted import timing_do_bench
+
+    started = time.perf_counter()
+    device = torch.device("cuda")
+    flush = torch.empty(256 * 1024**2 // 4, dtype=torch.int32, device=device)
+    cycles = int(HEAD_START_MS * _cycles_per_ms(torch))
+    plain_batch = timing_do_bench._batch
+
+    def batch_with_head_start(*batch_args, **batch_kwargs):
+        torch.cuda._sleep(cycles)  # the device busy first: the host's launches queue behind it
+        return plain_batch(*batch_args, **batch_kwargs)
+
+    cpus_before = _cpu()
+    rows = []
+    for operator_id in args.ops.split(","):
+        spec, module = find_operator(operator_id), load(operator_id)
+        for case in [case for case in spec.cases("public") if case.timed][: args.cases]:
+            function, reference, calls, mutates, candidate_thunk, reference_thunk = prepared(spec, module, case, device)
+            bench = [
+                triton.testing.do_bench(thunk, warmup=25, rep=100, return_mode="median") * 1000
+                for thunk in (candidate_thunk, reference_thunk)
+            ]
+            loop = judge_loop(function, reference, calls, flush, mutates)
+            timing_do_bench._batch = batch_with_head_start
+            try:
+                ahead = judge_loop(function, reference, calls, flush, mutates)
+            finally:
+                timing_do_bench._batch = plain_batch
+            rows.append(
+                {
+                    "operator": operator_id,
+                    "case": case.case_id,
+                    "do_bench_us": bench,
+                    "judge_us": list(loop),
+                    "head_start_us": list(ahead),
+                    "host_us": host_us(candidate_thunk, calls=300),
+                }
+            )
+    report = {
+        "cpu_start": cpus_before,
+        "cpu_end": _cpu(),
+        "affinity": sorted(os.sched_getaffinity(0)),
+        "flush_us": flush_us(flush.zero_),
+        "seconds": time.perf_counter() - started,
+        "rows": rows,
+    }
+    print("RESULT " + json.dumps(report), flush=True)
+
+
+def _cycles_per_ms(torch) -> float:
+    """Clock cycles per millisecond of ``torch.cuda._sleep`` (its argument is cycles)."""
+    torch.cuda._sleep(100_000)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    torch.cuda._sleep(1_000_000)
+    end.record()
+    torch.cuda.synchronize()
+    return 1_000_000 / max(start.elapsed_time(end), 1e-3)
+
+
+def _cpu() -> int:
+    with open("/proc/self/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[36])
+
+
+def _siblings(cpu: int) -> str:
+    try:
+        return Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text().strip()
+    except OSError:
+        return "?"
+
+
+def _local_cpus() -> list[int]:
+    """The GPU's NUMA node's CPUs from /sys (every NVIDIA display or 3D controller; the first found)."""
+    sys.path.insert(0, str(HERE))
+    from do_bench_loop_variants import parse_cpulist
+
+    for device in sorted(Path("/sys/bus/pci/devices").iterdir()):
+        try:
+            vendor = (device / "vendor").read_text().strip()
+            klass = (device / "class").read_text().strip()
+        except OSError:
+            continue
+        if vendor == "0x10de" and klass.startswith(("0x0300", "0x0302")):
+            print(
+                f"GPU {device.name}: numa_node {_read(device / 'numa_node')}, local_cpulist "
+                f"{_read(device / 'local_cpulist')}"
+            )
+            return parse_cpulist(_read(device / "local_cpulist"))
+    return []
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return "?"
+
+
+def parent(args: argparse.Namespace) -> None:
+    allowed = sorted(os.sched_getaffinity(0))
+    local = [cpu for cpu in _local_cpus() if cpu in allowed]
+    remote = [cpu for cpu in allowed if cpu not in local]
+    print(f"CPUs allowed: {allowed}; near the GPU: {local}; away: {remote}")
+    near = local or allowed
+    chosen = [near[0], near[len(near) // 2], near[-1]]
+    if remote:
+        chosen += [remote[0], remote[-1]]
+    chosen = list(dict.fromkeys(chosen))
+    print("pinned CPUs and their SMT siblings: " + ", ".join(f"{cpu} ({_siblings(cpu)})" for cpu in chosen))
+    plan = [(cpu, round_) for round_ in range(args.per_cpu) for cpu in chosen] + [
+        (None, round_) for round_ in range(args.unpinned)
+    ]
+    deadline = time.monotonic() + args.budget
+    reports = []
+    for cpu, _round in plan:
+        if time.monotonic() > deadline:
+            print(f"budget spent: {len(plan) - len(reports)} children not run")
+            break
+        command = [sys.executable, __file__, "--child", "--ops", args.ops, "--cases", str(args.cases)]
+        if cpu is not None:
+            command = ["taskset", "-c", str(cpu), *command]
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        lines = [line for line in finished.stdout.splitlines() if line.startswith("RESULT ")]
+        if not lines:
+            print(f"child on CPU {cpu} failed: {finished.stderr[-800:]}")
+            continue
+        report = json.loads(lines[-1][len("RESULT ") :])
+        report["pinned"] = cpu
+        reports.append(report)
+        print(
+            f"child {len(reports)}: pinned {cpu if cpu is not None else '-'}, ran on {report['cpu_start']}->"
+            f"{report['cpu_end']}, {report['seconds']:.1f} s, flush {report['flush_us']:.1f} us",
+            flush=True,
+        )
+    summarise(reports, args.ops.split(","))
+
+
+def summarise(reports: list[dict], operators: list[str]) -> None:
+    if not reports:
+        return
+    cases = [(row["operator"], row["case"]) for row in reports[0]["rows"]]
+    # Per case, the least candidate time any process read: the kernel alone (the host was ahead there).
+    floor = {
+        key: min(
+            row["do_bench_us"][0]
+            for report in reports
+            for row in report["rows"]
+            if (row["operator"], row["case"]) == key
+        )
+        for key in cases
+    }
+    print(
+        "\nper child: host us a candidate call (median over cases); per operator the geometric mean of the "
+        "candidate's do_bench us / the least any child read (1.0: the kernel alone), then the judge loop's"
+    )
+    print(
+        f"{'child':<7}{'pin':>5}{'cpu':>5}{'flush':>7}{'host':>7}"
+        + "".join(f"{op[6:14]:>10}" for op in operators)
+        + "   judge loop:"
+        + "".join(f"{op[6:14]:>10}" for op in operators)
+        + "   head start:"
+        + "".join(f"{op[6:14]:>10}" for op in operators)
+    )
+    for index, report in enumerate(reports, 1):
+        by_op = {}
+        loop_op = {}
+        ahead_op = {}
+        for operator in operators:
+            rows = [row for row in report["rows"] if row["operator"] == operator]
+            if rows:
+                by_op[operator] = _gmean([row["do_bench_us"][0] / floor[(operator, row["case"])] for row in rows])
+                loop_op[operator] = _gmean([row["judge_us"][0] / floor[(operator, row["case"])] for row in rows])
+                ahead_op[operator] = _gmean(
+                    [row.get("head_start_us", row["judge_us"])[0] / floor[(operator, row["case"])] for row in rows]
+                )
+        host = statistics.median(row["host_us"] for row in report["rows"])
+        pin = report["pinned"] if report["pinned"] is not None else "-"
+        print(
+            f"{index:<7}{pin!s:>5}{report['cpu_start']:>5}{report['flush_us']:>7.1f}{host:>7.1f}"
+            + "".join(f"{by_op.get(op, float('nan')):>10.2f}" for op in operators)
+            + "            "
+            + "".join(f"{loop_op.get(op, float('nan')):>10.2f}" for op in operators)
+            + "   "
+            + "".join(f"{ahead_op.get(op, float('nan')):>10.2f}" for op in operators)
+        )
+    print("\nper case: the candidate's do_bench us in each child (the least in brackets)")
+    for key in cases:
+        values = [
+            next(row["do_bench_us"][0] for row in report["rows"] if (row["operator"], row["case"]) == key)
+            for report in reports
+        ]
+        print(f"{key[1][:50]:<52}[{floor[key]:5.1f}] " + " ".join(f"{value:5.1f}" for value in values))
+
+
+def _gmean(values: list[float]) -> float:
+    return math.exp(sum(math.log(value) for value in values) / len(values))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ops", default=DEFAULT_OPS)
+    parser.add_argument("--cases", type=int, default=4)
+    parser.add_argument("--per-cpu", type=int, default=2)
+    parser.add_argument("--unpinned", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=220.0, help="seconds after which no child starts")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    (child if args.child else parent)(args)
+
+
+if __name__ == "__main__":
+    main()
