@@ -856,6 +856,39 @@ def test_the_loop_variants_read_the_kernels_cpulist_format():
     assert variants.current_cpu() in os.sched_getaffinity(0)
 
 
+def test_the_launch_race_table_reads_each_child_against_the_least_any_child_read(capsys):
+    """scripts/gpu/launch_race_by_cpu.py: per child and operator, each timer's candidate microseconds over
+    the least do_bench read for that case in any child (1.0: the kernel alone; ~10: the host's launch path)."""
+    race = _script("launch_race_by_cpu")
+
+    def child(cpu, do_bench_us, loop_us, ahead_us, host_us):
+        rows = [
+            {
+                "operator": "aten::clone",
+                "case": case,
+                "do_bench_us": [do_bench_us[index], 4.0],
+                "judge_us": [loop_us[index], 4.0],
+                "head_start_us": [ahead_us[index], 4.0],
+                "host_us": host_us,
+            }
+            for index, case in enumerate(("small", "large"))
+        ]
+        return {"cpu_start": cpu, "cpu_end": cpu, "flush_us": 66.0, "seconds": 9.0, "pinned": None, "rows": rows}
+
+    race.summarise(
+        [
+            child(0, [3.0, 12.0], [3.0, 12.0], [3.0, 12.0], 31.0),
+            child(1, [30.0, 12.0], [30.0, 24.0], [3.0, 12.0], 58.0),
+        ],
+        ["aten::clone"],
+    )
+    lines = [line.split() for line in capsys.readouterr().out.splitlines() if line[:1].isdigit()]
+    # child, pin, cpu, flush, host, then do_bench's, the judge loop's and the head start's figure
+    assert lines[0][4:] == ["31.0", "1.00", "1.00", "1.00"]
+    # sqrt(10 x 1) for do_bench, sqrt(10 x 2) for the loop, the kernel alone behind the head start
+    assert lines[1][4:] == ["58.0", "3.16", "4.47", "1.00"]
+
+
 def test_the_gate_pauses_only_between_pieces_and_only_once_held_long_enough():
     """GpuGate.next_piece: nothing before the first piece, a pause (gpu_done, then want_gpu and its wait)
     between two pieces once the GPU has been held pause_s, none when pause_s is 0 or not yet reached."""
