@@ -112,7 +112,13 @@ def test_a_worker_writes_nothing_open_to_others(tmp_path, open_umask):
         time.sleep(3)  # the worker takes the message (and refuses run 0), heartbeats, writes its bindings
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=60)
+        try:
+            worker.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            # This test is about the modes of what the worker wrote, not how fast it shuts down: on a loaded
+            # host its warm shutdown once outlasted 60 s. Files it wrote are on disk either way.
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait(timeout=30)
     found = assert_closed(data_dir)
     assert any(name.startswith("broker/control/") for name in found), found  # the worker's queue bindings
 
