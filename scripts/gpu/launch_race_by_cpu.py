@@ -12,8 +12,9 @@ event records, the candidate's Python and Triton launch) is shorter than the dev
 This script runs fresh child processes one after the other, ``--per-cpu`` of them pinned (``taskset``) to
 each of a few CPUs (near the GPU by its PCI device's ``local_cpulist`` and, where there is one, away from it)
 and ``--unpinned`` more left to the scheduler. Each child times the same launch-bound cases with
-``triton.testing.do_bench`` (warmup 25, rep 100, median) and with the judge's do_bench loop, and measures the
-host's time for one candidate call and the flush's device time. If children pinned to one CPU agree with each
+``triton.testing.do_bench`` (warmup 25, rep 100, median) and with the judge's do_bench loop, without and with
+its head start (``timing_do_bench.head_start``), and measures the host's time for one candidate call and the
+flush's device time. If children pinned to one CPU agree with each
 other and differ from another CPU's, the CPU decides; if children on one CPU differ among themselves, some
 other per-process state does.
 """
@@ -31,11 +32,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# ``head start``: the judge's loop again with the device kept busy this long (a device-side spin) before each
-# batch's first launch, so the host's launches queue up behind it and the batch starts with the device ahead,
-# as in the steady state of do_bench's long loop; a host slower than flush plus kernel drains that lead in a
-# few iterations and reads its overhang again.
-HEAD_START_MS = 0.3
+# The table's timers (title, row key): do_bench, the judge's loop before its head start (timing_do_bench.
+# head_start: the device kept busy 0.3 ms before each batch), and the judge's loop as it is.
+TIMERS = (("  do_bench:", "do_bench_us"), ("  judge loop:", "judge_us"), ("  head start:", "head_start_us"))
 DEFAULT_OPS = "aten::clone,aten::cos,aten::silu,aten::mish,aten::bitwise_not"
 
 
@@ -54,12 +53,7 @@ def child(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     device = torch.device("cuda")
     flush = torch.empty(256 * 1024**2 // 4, dtype=torch.int32, device=device)
-    cycles = int(HEAD_START_MS * _cycles_per_ms(torch))
-    plain_batch = timing_do_bench._batch
-
-    def batch_with_head_start(*batch_args, **batch_kwargs):
-        torch.cuda._sleep(cycles)  # the device busy first: the host's launches queue behind it
-        return plain_batch(*batch_args, **batch_kwargs)
+    with_head_start = timing_do_bench.head_start
 
     cpus_before = _cpu()
     rows = []
@@ -71,12 +65,12 @@ def child(args: argparse.Namespace) -> None:
                 triton.testing.do_bench(thunk, warmup=25, rep=100, return_mode="median") * 1000
                 for thunk in (candidate_thunk, reference_thunk)
             ]
-            loop = judge_loop(function, reference, calls, flush, mutates)
-            timing_do_bench._batch = batch_with_head_start
+            ahead = judge_loop(function, reference, calls, flush, mutates)  # the judge's loop as it is
+            timing_do_bench.head_start = lambda *_: None  # ... and as it was before its head start
             try:
-                ahead = judge_loop(function, reference, calls, flush, mutates)
+                loop = judge_loop(function, reference, calls, flush, mutates)
             finally:
-                timing_do_bench._batch = plain_batch
+                timing_do_bench.head_start = with_head_start
             rows.append(
                 {
                     "operator": operator_id,
@@ -96,17 +90,6 @@ def child(args: argparse.Namespace) -> None:
         "rows": rows,
     }
     print("RESULT " + json.dumps(report), flush=True)
-
-
-def _cycles_per_ms(torch) -> float:
-    """Clock cycles per millisecond of ``torch.cuda._sleep`` (its argument is cycles)."""
-    torch.cuda._sleep(100_000)
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    torch.cuda._sleep(1_000_000)
-    end.record()
-    torch.cuda.synchronize()
-    return 1_000_000 / max(start.elapsed_time(end), 1e-3)
 
 
 def _cpu() -> int:
@@ -207,34 +190,20 @@ def summarise(reports: list[dict], operators: list[str]) -> None:
     )
     print(
         f"{'child':<7}{'pin':>5}{'cpu':>5}{'flush':>7}{'host':>7}"
-        + "".join(f"{op[6:14]:>10}" for op in operators)
-        + "   judge loop:"
-        + "".join(f"{op[6:14]:>10}" for op in operators)
-        + "   head start:"
-        + "".join(f"{op[6:14]:>10}" for op in operators)
+        + "".join(f"{title:<13}" + "".join(f"{op[6:14]:>10}" for op in operators) for title, _ in TIMERS)
     )
     for index, report in enumerate(reports, 1):
-        by_op = {}
-        loop_op = {}
-        ahead_op = {}
-        for operator in operators:
-            rows = [row for row in report["rows"] if row["operator"] == operator]
-            if rows:
-                by_op[operator] = _gmean([row["do_bench_us"][0] / floor[(operator, row["case"])] for row in rows])
-                loop_op[operator] = _gmean([row["judge_us"][0] / floor[(operator, row["case"])] for row in rows])
-                ahead_op[operator] = _gmean(
-                    [row.get("head_start_us", row["judge_us"])[0] / floor[(operator, row["case"])] for row in rows]
-                )
+        figures = ""
+        for _, key in TIMERS:
+            by_op = {}
+            for operator in operators:
+                rows = [row for row in report["rows"] if row["operator"] == operator]
+                if rows:
+                    by_op[operator] = _gmean([row[key][0] / floor[(operator, row["case"])] for row in rows])
+            figures += " " * 13 + "".join(f"{by_op.get(op, float('nan')):>10.2f}" for op in operators)
         host = statistics.median(row["host_us"] for row in report["rows"])
         pin = report["pinned"] if report["pinned"] is not None else "-"
-        print(
-            f"{index:<7}{pin!s:>5}{report['cpu_start']:>5}{report['flush_us']:>7.1f}{host:>7.1f}"
-            + "".join(f"{by_op.get(op, float('nan')):>10.2f}" for op in operators)
-            + "            "
-            + "".join(f"{loop_op.get(op, float('nan')):>10.2f}" for op in operators)
-            + "   "
-            + "".join(f"{ahead_op.get(op, float('nan')):>10.2f}" for op in operators)
-        )
+        print(f"{index:<7}{pin!s:>5}{report['cpu_start']:>5}{report['flush_us']:>7.1f}{host:>7.1f}" + figures)
     print("\nper case: the candidate's do_bench us in each child (the least in brackets)")
     for key in cases:
         values = [
