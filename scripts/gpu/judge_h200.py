@@ -779,6 +779,7 @@ def protocol_operator_row(
         do_bench_self = geometric_mean(again) / geometric_mean(first)
     return {
         "do_bench_self_ratio": do_bench_self,
+        "sides_judge_over_do_bench": side_ratios(both),
         "operator": operator_id,
         "status": result.status if result is not None else "not judged",
         "planned_cases": planned,
@@ -795,6 +796,21 @@ def protocol_operator_row(
         "within_10pct": None if ratio is None else abs(ratio - 1) <= 0.10,
         "cases": cases,
     }
+
+
+def side_ratios(cases: list[dict]) -> dict[str, float | None]:
+    """Per side, the geometric mean over ``cases`` of the judge's microseconds over do_bench's: which side
+    parts the two speedups (a candidate's launch path read by one timer and not the other, or a few per cent
+    on both sides that cancel)."""
+    ratios = {}
+    for side in ("reference", "candidate"):
+        pairs = [
+            row[f"judge_{side}_ms"] / row[f"do_bench_{side}_ms"]
+            for row in cases
+            if row.get(f"judge_{side}_ms") and row.get(f"do_bench_{side}_ms")
+        ]
+        ratios[side] = geometric_mean(pairs) if pairs else None
+    return ratios
 
 
 def protocol_case_row(
@@ -928,6 +944,9 @@ def section_protocol_dobench(chip: str, device: str, args: argparse.Namespace) -
         ]
         if mismatched:
             notes.append(f"{len(mismatched)} cases timed against the reference, the judge against the baseline")
+        sides = row["sides_judge_over_do_bench"]
+        if sides["reference"] and sides["candidate"]:
+            notes.append(f"us judge/do_bench: reference {sides['reference']:.2f}, candidate {sides['candidate']:.2f}")
         if probe:
             notes.append(
                 "host probe {:.1f} / {:.1f} us (before the judge / after do_bench)".format(*row["host_probe_us"])

@@ -54,7 +54,7 @@ import torch
 from evaluation.judge.backends import HostClockEvent
 from evaluation.judge.compare import map_tensors
 from evaluation.judge.untrusted import guard
-from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S, calibrate_spin, spin_up
+from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S, spin_up
 from evaluation.judge.untrusted.timing import reference_thunks
 from evaluation.judge.untrusted.timing_sets import device_snapshot, restorer
 
@@ -67,16 +67,6 @@ LONG_CALL_MIN_ITERATIONS = 2
 # Untimed iterations a batch runs first where its call's estimate is under RACING_CALL_MS (warmup_calls).
 STEADY_STATE_CALLS = 5
 RACING_CALL_MS = 0.1
-# Before each batch's first launch the device is kept busy this long by a device-side spin (head_start), so
-# the batch's launches queue up behind it and its first iterations run as in the steady state of do_bench's
-# long loop, with the device ahead of the host. A host slower than flush plus kernel drains that lead within
-# a few untimed iterations and its timed ones read the overhang again, as do_bench's do. On the H200, in 33
-# fresh processes timing 15 launch-bound cases each, the loop read the kernel alone on 134 of 165 operator
-# figures with it and on 85 without it (do_bench, in the same processes: 110): a short batch started on an
-# idle device had only its untimed iterations to get ahead, and the host's launch path moved 2x between
-# processes seconds apart (docs/measurements/h200-2026-12-03-launch-race/).
-HEAD_START_MS = 0.3
-_SPIN_CYCLES_PER_MS: list[float] = []  # calibrated once a process (clock.calibrate_spin)
 
 
 def calls_per_side(min_iterations: int) -> int:
@@ -121,7 +111,6 @@ def time_like_do_bench(
     rng: random.Random | None = None,
     keep_alive: list[Any] | None = None,
     reference_sets: list[dict[str, Any]] | None = None,
-    spin: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Time ``candidate`` and ``reference`` on ``sets`` (the reference on ``reference_sets`` where it has its
     own, as on a spot-checked case) as do_bench would (see the module's doc); returns the
@@ -129,8 +118,7 @@ def time_like_do_bench(
     its 2 x BATCHES_PER_SIDE batches; each batch runs between ``min_iterations`` (LONG_CALL_MIN_ITERATIONS
     for a long call) and ``max_iterations`` timed calls. ``spot_checks``: that many of the candidate's timed
     calls, chosen with ``rng``, come back as spots (their returns kept in ``keep_alive``).
-    ``host_clock``: host-clock events and no synchronize (tests of this path on the interpreter); ``spin``:
-    the device-side spin of the batches' head start (head_start; CUDA's ``torch.cuda._sleep`` by default)."""
+    ``host_clock``: host-clock events and no synchronize (tests of this path on the interpreter)."""
     entered = time.perf_counter()
     sides = Sides.prepared(
         candidate,
@@ -146,7 +134,6 @@ def time_like_do_bench(
     )
     thunks, restorers, event_class, synchronize = sides.thunks, sides.restorers, sides.event_class, sides.synchronize
     flush = do_bench_flush(flush_buffer) if flush_buffer is not None else (lambda: None)
-    ahead = head_start(event_class, synchronize, spin) if not host_clock else None
     started = time.perf_counter()
     prep_s = started - entered
     samples_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
@@ -184,7 +171,6 @@ def time_like_do_bench(
                 count_launches=side == "candidate",
                 spotter=spotter,
                 warmup=warmups[side],
-                head_start=ahead,
             )
             samples_ms[side] += times
             host_ms_total += host_ms
@@ -360,24 +346,6 @@ def flush_time_ms(flush: Callable[[], Any], event_class: Any, synchronize: Calla
     return start.elapsed_time(end)
 
 
-def head_start(
-    event_class: Any, synchronize: Callable[[], None], spin: Callable[[int], None] | None = None
-) -> Callable[[], None] | None:
-    """A thunk that keeps the current stream busy for HEAD_START_MS with ``spin`` (cycles; CUDA's device-side
-    ``torch.cuda._sleep`` by default), or None where there is no such spin (the CPU interpreter)."""
-    if spin is None:
-        if not torch.cuda.is_available():
-            return None
-        spin = torch.cuda._sleep
-        if not _SPIN_CYCLES_PER_MS:
-            _SPIN_CYCLES_PER_MS.append(calibrate_spin(spin, event_class, synchronize))
-        cycles_per_ms = _SPIN_CYCLES_PER_MS[0]
-    else:
-        cycles_per_ms = calibrate_spin(spin, event_class, synchronize)
-    cycles = max(1, int(HEAD_START_MS * cycles_per_ms))
-    return lambda: spin(cycles)
-
-
 def _batch(
     thunk: Callable[[], Any],
     restore: Callable[[], None] | None,
@@ -388,7 +356,6 @@ def _batch(
     count_launches: bool,
     spotter: Spotter | None = None,
     warmup: int = 1,
-    head_start: Callable[[], None] | None = None,
 ) -> tuple[list[float], float, int]:
     """One do_bench run of ``thunk``: ``warmup`` untimed iterations, then ``iterations`` timed ones, all
     alike and with no wait between them (warmup_calls says why the untimed ones are whole iterations).
@@ -397,8 +364,6 @@ def _batch(
     starts = [event_class(enable_timing=True) for _ in range(iterations + warmup)]
     ends = [event_class(enable_timing=True) for _ in range(iterations + warmup)]
     host_started = time.perf_counter()
-    if head_start is not None:
-        head_start()
     for index in range(warmup):
         if restore is not None:
             restore()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import time
+import types
+from unittest import mock
 
 import pytest
 import torch
@@ -858,21 +860,17 @@ def test_the_loop_variants_read_the_kernels_cpulist_format():
 
 def test_the_launch_race_table_reads_each_child_against_the_least_any_child_read(capsys):
     """scripts/gpu/launch_race_by_cpu.py: per child and operator, each timer's candidate microseconds over
-    the least do_bench read for that case in any child (1.0: the kernel alone; ~10: the host's launch path)."""
+    the least do_bench read for that case in any child (1.0: the kernel alone; ~10: the host's launch path),
+    then each loop variant against do_bench in the same child."""
     race = _script("launch_race_by_cpu")
 
     def child(cpu, do_bench_us, loop_us, ahead_us, host_us):
-        rows = [
-            {
-                "operator": "aten::clone",
-                "case": case,
-                "do_bench_us": [do_bench_us[index], 4.0],
-                "judge_us": [loop_us[index], 4.0],
-                "head_start_us": [ahead_us[index], 4.0],
-                "host_us": host_us,
-            }
-            for index, case in enumerate(("small", "large"))
-        ]
+        rows = []
+        for index, case in enumerate(("small", "large")):
+            row = {"operator": "aten::clone", "case": case, "do_bench_us": [do_bench_us[index], 4.0]}
+            for key in race.LOOP_VARIANTS:
+                row[key] = [(ahead_us if key == "head_start_us" else loop_us)[index], 4.0]
+            rows.append({**row, "host_us": host_us})
         return {"cpu_start": cpu, "cpu_end": cpu, "flush_us": 66.0, "seconds": 9.0, "pinned": None, "rows": rows}
 
     race.summarise(
@@ -882,11 +880,34 @@ def test_the_launch_race_table_reads_each_child_against_the_least_any_child_read
         ],
         ["aten::clone"],
     )
-    lines = [line.split() for line in capsys.readouterr().out.splitlines() if line[:1].isdigit()]
-    # child, pin, cpu, flush, host, then do_bench's, the judge loop's and the head start's figure
-    assert lines[0][4:] == ["31.0", "1.00", "1.00", "1.00"]
-    # sqrt(10 x 1) for do_bench, sqrt(10 x 2) for the loop, the kernel alone behind the head start
-    assert lines[1][4:] == ["58.0", "3.16", "4.47", "1.00"]
+    out = capsys.readouterr().out
+    lines = [line.split() for line in out.splitlines() if line[:1].isdigit()]
+    # child, pin, cpu, flush, host, then do_bench's figure and each loop variant's (the head start's third)
+    assert lines[0][4:] == ["31.0", "1.00", "1.00", "1.00", "1.00", "1.00"]
+    # sqrt(10 x 1) for do_bench, sqrt(10 x 2) for the loops, the kernel alone behind the head start
+    assert lines[1][4:] == ["58.0", "3.16", "4.47", "1.00", "4.47", "4.47"]
+    summary = {line[:13].strip(): line[13:].split() for line in out.splitlines() if " of 2 " in line}
+    # kernel alone "of" figures, then the candidate's us within 10 % of do_bench's / above / below, then the
+    # speedup's. The loop read 2x do_bench's us on child 1's large case (sqrt 2: above; its speedup below);
+    # the head start read the kernel alone there, 0.32 of do_bench's us (below; its speedup above).
+    assert summary["do_bench"] == ["1", "of", "2", "2", "0", "0", "2", "0", "0"]
+    assert summary["judge loop"] == ["1", "of", "2", "1", "1", "0", "1", "0", "1"]
+    assert summary["head start"] == ["2", "of", "2", "1", "0", "1", "1", "1", "0"]
+    assert summary["untimed 25"] == summary["judge loop"]
+
+
+def test_a_loop_variant_changes_the_judge_s_loop_only_while_it_is_on():
+    race = _script("launch_race_by_cpu")
+    module = types.SimpleNamespace(_batch=lambda *args, **kwargs: "batch", STEADY_STATE_CALLS=5)
+    original = module._batch
+    spins = []
+    with mock.patch("torch.cuda._sleep", spins.append):
+        with race.loop_variant(module, 0.3, 25, cycles_per_ms=1000.0):
+            assert module.STEADY_STATE_CALLS == 25
+            assert module._batch("thunk") == "batch" and spins == [300]  # spun first, then the loop's batch
+        assert module._batch is original and module.STEADY_STATE_CALLS == 5
+        with race.loop_variant(module, 0.0, None, cycles_per_ms=1000.0):
+            assert module._batch is original and module.STEADY_STATE_CALLS == 5
 
 
 def test_the_gate_pauses_only_between_pieces_and_only_once_held_long_enough():

@@ -112,6 +112,26 @@ def test_agreement_is_over_the_cases_both_timed():
     assert far["within_10pct"] is False and far["status"] == "not judged"
 
 
+def test_each_side_s_microseconds_are_compared_with_do_bench_s_to_say_which_side_parts_them():
+    # The candidate read 4x do_bench's us on one case and the same on the other (geometric mean 2); the
+    # reference 0.9x on both: the candidate's side is what parts the speedups.
+    def case(name, candidate_ms, do_bench_candidate_ms):
+        return {
+            "case_id": name,
+            "judge": 1.0,
+            "do_bench": 1.0,
+            "judge_reference_ms": 0.009,
+            "do_bench_reference_ms": 0.010,
+            "judge_candidate_ms": candidate_ms,
+            "do_bench_candidate_ms": do_bench_candidate_ms,
+        }
+
+    row = script.protocol_operator_row("aten::x", None, [case("a", 0.040, 0.010), case("b", 0.010, 0.010)], 2, [])
+    assert row["sides_judge_over_do_bench"] == {"reference": pytest.approx(0.9), "candidate": pytest.approx(2.0)}
+    untimed = script.protocol_operator_row("aten::x", None, [{"case_id": "a", "judge": 1.0, "do_bench": 1.2}], 1, [])
+    assert untimed["sides_judge_over_do_bench"] == {"reference": None, "candidate": None}
+
+
 def test_each_source_is_compared_with_the_original_s_timer_for_it():
     # ATen do_bench's median, vLLM do_bench's mean, cuBLAS 100 calls back to back between events.
     assert script.original_timer("aten::cos") is script.do_bench_median_ms

@@ -18,7 +18,6 @@ import torch
 from evaluation.judge.untrusted import guard, timing_back_to_back
 from evaluation.judge.untrusted.timing_back_to_back import ORIGINAL_CALLS, time_back_to_back
 from evaluation.judge.untrusted.timing_do_bench import (
-    HEAD_START_MS,
     LONG_CALL_MIN_ITERATIONS,
     LONG_CALL_MS,
     RACING_CALL_MS,
@@ -174,48 +173,6 @@ def test_a_launch_bound_call_runs_untimed_iterations_until_the_device_leads_as_i
         else:
             assert untimed == warmup_calls(iterations, estimate_ms=4 * RACING_CALL_MS) < STEADY_STATE_CALLS
         assert batch[:4] == ["flush", "record", ("call", side, batch[-3][2]), "record"]
-
-
-def test_every_batch_starts_behind_a_device_side_spin_so_its_launches_queue_as_in_do_bench_s_steady_state():
-    # A short batch started on an idle device would race the host from its first call; with the device busy
-    # first (HEAD_START_MS of spin, sized by the spin's own calibration), its launches queue behind the spin,
-    # outside every window, as do_bench's long loop has them queued once steady.
-    timeline = Timeline({"candidate": 0.01, "reference": 0.02})
-    spins: list[int] = []
-
-    def spin(cycles: int) -> None:
-        spins.append(cycles)
-        timeline.entries.append(("spin", cycles))
-        timeline.now += cycles / 1000  # 1,000 cycles a millisecond
-
-    calls = [{"args": [torch.zeros(3)], "kwargs": {}}]
-    time_like_do_bench(
-        candidate=lambda x: timeline.call("candidate", 0),
-        reference=lambda args, kwargs: timeline.call("reference", 0),
-        sets=calls,
-        flush_buffer=timeline.flush_buffer,
-        budget_s=0.004,
-        min_iterations=3,
-        max_iterations=6,
-        min_launches=0,
-        event_class=timeline.event_class,
-        synchronize=timeline.synchronize,
-        clock_warmup_s=0.0,
-        spin=spin,
-    )
-    timed = [batch for batch in batches(timeline.entries) if any(entry == "flush" for entry in batch)][1:]
-    assert len(timed) == 4
-    head = round(HEAD_START_MS * 1000)
-    for batch in timed:
-        assert batch[0] == ("spin", head) and batch[1] == "flush"
-        assert sum(1 for entry in batch if isinstance(entry, tuple) and entry[0] == "spin") == 1
-    # No spin inside an iteration: between a start event and its end event only the call runs.
-    for batch in timed:
-        inside = False
-        for entry in batch:
-            if entry == "record":
-                inside = not inside
-            assert not (inside and isinstance(entry, tuple) and entry[0] == "spin")
 
 
 def test_one_set_serves_both_batches_of_a_side():
