@@ -10,7 +10,7 @@ from __future__ import annotations
 
 JUDGE_VERSION = 10
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 14
+PROTOCOL_STAGE_VERSION = 15
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -74,4 +74,7 @@ HISTORY: dict[int, str] = {
     14: "Version 13 with a head start before each batch of the do_bench loop: the device kept busy 0.3 ms by a "
     "device-side spin, so a short batch starts as do_bench's long loop runs once steady, with the device ahead "
     "of the host (a launch-bound call read its host's launch path in fewer processes than do_bench, not more).",
+    15: "Version 13's loop again (version 14's head start withdrawn): in the sandbox on the H200 the head start "
+    "read the kernel alone where do_bench read the host's launch path, on all ten operators compared, and "
+    "hid the host's gaps between a call's launches, which a caller waits for.",
 }

@@ -67,6 +67,13 @@ LONG_CALL_MIN_ITERATIONS = 2
 # Untimed iterations a batch runs first where its call's estimate is under RACING_CALL_MS (warmup_calls).
 STEADY_STATE_CALLS = 5
 RACING_CALL_MS = 0.1
+# No head start: each batch begins on an idle device, as do_bench's timed loop does after its warm-up calls
+# (unflushed, so a launch-bound call leaves no lead either). Keeping the device busy 0.3 ms before each batch
+# (protocol-stage version 14) read the kernel alone where the host was slower than flush plus kernel, since a
+# few untimed iterations cannot drain such a lead: in the sandbox on the H200 the candidate's figure came to
+# 0.18-0.70 of do_bench's on all ten AGREE10 operators, and on a call of several launches (aten::sum, 190 us
+# against 246-280 us) it hid the host's gaps between them, which a caller waits for
+# (docs/measurements/h200-2026-12-03-head-start/; scripts/gpu/launch_race_by_cpu.py still times it).
 
 
 def calls_per_side(min_iterations: int) -> int:
