@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from evaluation.models import Chip, RejudgeBatch, Run, Worker
-from evaluation.services import run_rerun
+from evaluation.services import run_rerun, worker_take_runs_again
 from leaderboard.admin import ChipChoiceForm, KeepsBestVerdicts, ask_for_object
 from leaderboard.models import Submission
 
@@ -39,10 +39,43 @@ class ChipAdmin(KeepsBestVerdicts, admin.ModelAdmin):
 
 @admin.register(Worker)
 class WorkerAdmin(admin.ModelAdmin):
-    list_display = ("hostname", "chip", "started_at", "last_heartbeat_at")
+    list_display = (
+        "hostname",
+        "chip",
+        "started_at",
+        "last_heartbeat_at",
+        "consecutive_errors",
+        "stopped_taking_runs_at",
+    )
     list_filter = ("chip",)
     search_fields = ("hostname",)
-    readonly_fields = ("hostname", "chip", "started_at", "last_heartbeat_at", "software")
+    readonly_fields = (
+        "hostname",
+        "chip",
+        "started_at",
+        "last_heartbeat_at",
+        "software",
+        "consecutive_errors",
+        "stopped_taking_runs_at",
+        "stopped_reason",
+    )
+    actions = ["take_runs_again"]
+
+    @admin.action(description="Take runs again (after fixing what made its judge fail)")
+    def take_runs_again(self, request, queryset):
+        from celery import current_app
+
+        resumed = []
+        for worker in queryset.filter(stopped_taking_runs_at__isnull=False).select_related("chip"):
+            worker_take_runs_again(hostname=worker.hostname)
+            try:
+                current_app.control.add_consumer(worker.chip.queue_name, destination=[worker.hostname], reply=False)
+            except Exception as error:  # the broker unreachable: the worker takes runs once restarted
+                self.message_user(
+                    request, f"{worker.hostname}: cleared, but not reached ({error}); restart it", level="warning"
+                )
+            resumed.append(worker.hostname)
+        self.message_user(request, f"{len(resumed)} worker(s) take runs again: {', '.join(resumed) or 'none stopped'}")
 
 
 @admin.register(Run)

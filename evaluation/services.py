@@ -539,11 +539,62 @@ def worker_heartbeat(
     return worker
 
 
+def worker_count_judgement(*, hostname: str, error_reason: str | None) -> bool:
+    """Count one judgement of ``hostname`` for its health: an error of our side (``error_reason``; transient
+    ones, JudgeResult.retryable, are not counted) adds one to its errors in a row, any verdict clears them.
+    Returns True when this error is the one that makes KGB_WORKER_ERROR_STREAK in a row: the worker must
+    stop taking runs now (it is marked so here, once)."""
+    if error_reason is None:
+        Worker.objects.filter(hostname=hostname, consecutive_errors__gt=0).update(consecutive_errors=0)
+        return False
+    with transaction.atomic():
+        worker = Worker.objects.select_for_update().filter(hostname=hostname).first()
+        if worker is None:  # judged before its first heartbeat registered it: nothing to count against
+            return False
+        worker.consecutive_errors += 1
+        stop = worker.consecutive_errors >= settings.KGB_WORKER_ERROR_STREAK and worker.stopped_taking_runs_at is None
+        fields = ["consecutive_errors"]
+        if stop:
+            worker.stopped_taking_runs_at = Now()
+            worker.stopped_reason = (
+                f"{worker.consecutive_errors} judge errors in a row; the last: {error_reason[:1500]}"
+            )
+            fields += ["stopped_taking_runs_at", "stopped_reason"]
+        worker.save(update_fields=fields)
+    if stop:
+        logger.error("worker %s stops taking runs: %s", hostname, worker.stopped_reason)
+    return stop
+
+
+def worker_has_stopped_taking_runs(*, hostname: str) -> bool:
+    return Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=False).exists()
+
+
+def worker_take_runs_again(*, hostname: str, stopped_before: Any = None) -> bool:
+    """Clear a worker's stop and its count of errors (a restart, with ``stopped_before`` its birth so that a
+    stop of the new process stands; or staff, from the admin). True when it had stopped."""
+    stopped = Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=False)
+    if stopped_before is not None:
+        stopped = stopped.filter(stopped_taking_runs_at__lt=stopped_before)
+    cleared = stopped.update(stopped_taking_runs_at=None, stopped_reason="", consecutive_errors=0)
+    if stopped_before is not None:
+        Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=True).update(consecutive_errors=0)
+    return bool(cleared)
+
+
+def run_pass_ticket_on(*, run_id: int) -> None:
+    """Send the ticket a worker took for ``run_id``'s chip back to that chip's queue without judging anything
+    (a worker that stopped taking runs got it before its consumer was cancelled): another worker claims the
+    run the ticket stands for. A ticket is for one judgement on the chip, not for one run (run_claim_fairest)."""
+    queue = Run.objects.select_related("chip").get(pk=run_id).chip.queue_name
+    signature(JUDGE_TASK, args=[run_id], queue=queue).apply_async()
+
+
 def run_retry_later(*, run: Run, lease: str, reason: str) -> str:
-    """A judge ``error`` marked retryable (JudgeResult.retryable: the GPU's memory full of other judgements',
-    its lock held past the wait limit) goes back to its chip's queue instead of being recorded, while the
-    run has claims left. Returns "requeued", "exhausted" (record the error) or "stale" (the claim was
-    superseded: record nothing)."""
+    """A judge ``error`` (our side failed, or a transient JudgeResult.retryable one: the GPU's memory full of
+    other judgements', its lock held past the wait limit) goes back to its chip's queue instead of being
+    recorded, while the run has claims left: another claim, often another worker's, judges it again. Returns
+    "requeued", "exhausted" (record the error) or "stale" (the claim was superseded: record nothing)."""
     if run.attempts >= settings.KGB_MAX_RUN_ATTEMPTS:
         return "exhausted"
     try:

@@ -1,7 +1,9 @@
 """Celery tasks: thin, idempotent, safe to redeliver. Each fetches by id and calls services.
 
 ``judge_run`` is sent to the queue of the run's chip (``chip.<slug>``); the worker attached to that chip
-judges it in a sandbox through ``evaluation.judge.judge``.
+judges it in a sandbox through ``evaluation.judge.judge``. An ``error`` is our side's failure, never a
+verdict on the kernel: the run goes back to the queue while it has claims left, and a worker with
+KGB_WORKER_ERROR_STREAK such errors in a row stops taking runs (evaluation.models.Worker).
 """
 
 from __future__ import annotations
@@ -61,6 +63,11 @@ def judge_run(run_id: int) -> str:
     from celery import current_task
 
     hostname = current_task.request.hostname or f"celery@{os.uname().nodename}"
+    if with_database_retries(lambda: services.worker_has_stopped_taking_runs(hostname=hostname)):
+        # A ticket this worker took before its consumer was cancelled: back to the queue, for another worker.
+        with_database_retries(lambda: services.run_pass_ticket_on(run_id=run_id))
+        stop_taking_runs(hostname, run_id)  # again, in case the first request never arrived
+        return "passed_on"
     # One lease for every try: a try whose claim committed before its connection dropped is found again.
     lease = secrets.token_hex(16)
     claim = with_database_retries(
@@ -77,13 +84,32 @@ def judge_run(run_id: int) -> str:
     except Exception:  # the judge promises never to raise for a kernel's faults: this is ours
         logger.exception("judge failed on run %s", run.pk)
         result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
-    if result.status == "error" and result.retryable:
+    # Our side's failures count against this worker's health (transient ones excepted), verdicts clear them.
+    failed_here = result.reason if result.status == "error" and not result.retryable else None
+    if with_database_retries(lambda: services.worker_count_judgement(hostname=hostname, error_reason=failed_here)):
+        stop_taking_runs(hostname, run.pk)
+    if result.status == "error":  # never a verdict on the kernel: judged again while the run has claims left
         outcome = with_database_retries(lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))
         if outcome != "exhausted":
             return outcome  # "requeued", or "stale": another claim owns the run now
     # A verdict can take minutes to make: a database hiccup at the end must not throw it away.
     recorded = with_database_retries(lambda: services.run_record_result(run=run, lease=lease, result=result))
     return result.status if recorded else "stale"
+
+
+def stop_taking_runs(hostname: str, run_id: int) -> None:
+    """Ask this worker (``hostname``, this process's own node) to stop consuming the queue of ``run_id``'s
+    chip: a remote-control message its main process acts on, since the pool's children cannot touch the
+    consumer. Tickets it had already taken are passed on (judge_run); it serves again once restarted."""
+    from celery import current_app
+
+    from evaluation.models import Run
+
+    queue = Run.objects.select_related("chip").get(pk=run_id).chip.queue_name
+    try:
+        current_app.control.cancel_consumer(queue, destination=[hostname], reply=False)
+    except Exception:  # the broker unreachable: judge_run passes every ticket on meanwhile
+        logger.exception("could not ask worker %s to stop consuming %s", hostname, queue)
 
 
 @shared_task(name="evaluation.requeue_stale_runs")

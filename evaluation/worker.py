@@ -78,6 +78,10 @@ class HeartbeatStep(bootsteps.StartStopStep):
                     if not reclaimed:
                         born = database_now() - timedelta(seconds=time.monotonic() - self._born_monotonic)
                         counts = services.runs_reclaim_from_earlier_incarnation(hostname=hostname, started_before=born)
+                        # A stop (judge errors in a row) of an earlier process under this name ends with it:
+                        # this one consumes its queues afresh, and stops again if its judge still fails.
+                        if services.worker_take_runs_again(hostname=hostname, stopped_before=born):
+                            logger.warning("worker %s takes runs again after a restart", hostname)
                         reclaimed = True
                         if any(counts.values()):
                             logger.warning("runs of this worker's previous process: %s", counts)

@@ -214,6 +214,8 @@ KGB_DEVICE_WAIT_LIMIT_S = float(os.environ.get("KGB_DEVICE_WAIT_LIMIT_S", 300))
 KGB_HEARTBEAT_INTERVAL_S = float(os.environ.get("KGB_HEARTBEAT_INTERVAL_S", 10))
 KGB_WORKER_STALE_AFTER_S = float(os.environ.get("KGB_WORKER_STALE_AFTER_S", 60))
 KGB_MAX_RUN_ATTEMPTS = int(os.environ.get("KGB_MAX_RUN_ATTEMPTS", 3))
+# A worker stops taking runs after this many judge errors in a row (evaluation.models.Worker).
+KGB_WORKER_ERROR_STREAK = int(os.environ.get("KGB_WORKER_ERROR_STREAK", 3))
 # The benchmark's published data (operators.csv, paper_results.csv, paper_cost.csv), copied from the
 # KernelGenBench release into the repository so a clone anywhere has it.
 KGB_DATA_FILES_DIR = Path(os.environ.get("KGB_DATA_FILES_DIR", BASE_DIR / "leaderboard" / "data"))

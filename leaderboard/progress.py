@@ -40,4 +40,5 @@ def chip_has_live_worker(*, chip: Chip) -> bool:
     # Beats carry the database's time (evaluation.clock): judged against it, not this host's clock.
     silent_after = min(settings.KGB_WORKER_STALE_AFTER_S, 3 * settings.KGB_HEARTBEAT_INTERVAL_S)
     since = Now() - timedelta(seconds=silent_after)
-    return Worker.objects.filter(chip=chip, last_heartbeat_at__gte=since).exists()
+    # A worker that stopped taking runs (judge errors in a row: evaluation.models.Worker) beats but serves none.
+    return Worker.objects.filter(chip=chip, last_heartbeat_at__gte=since, stopped_taking_runs_at__isnull=True).exists()

@@ -253,3 +253,74 @@ def test_a_silent_worker_is_stale_by_the_database_clock_whatever_the_hosts_say(r
     )
     skewed_clock(timedelta(hours=-1))
     assert services.runs_requeue_stale()["requeued"] == 1
+
+
+def test_a_worker_stops_taking_runs_after_its_judge_fails_a_streak_of_times(run, settings):
+    # Our side's errors in a row count against the worker; a verdict (any) clears them; transient errors
+    # (JudgeResult.retryable) are not passed in. The streak's last error stops the worker, once, and says why.
+    from leaderboard.progress import chip_has_live_worker
+
+    settings.KGB_WORKER_ERROR_STREAK = 3
+    services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
+    count = services.worker_count_judgement
+    assert [count(hostname="w1", error_reason="sandbox failed to start") for _ in range(2)] == [False, False]
+    assert count(hostname="w1", error_reason=None) is False  # a verdict: the streak starts again
+    assert Worker.objects.get(hostname="w1").consecutive_errors == 0
+    assert chip_has_live_worker(chip=run.chip)
+    outcomes = [count(hostname="w1", error_reason=f"sandbox failed to start ({n})") for n in range(4)]
+    assert outcomes == [False, False, True, False]  # stopped at the third; later errors do not stop it again
+    worker = Worker.objects.get(hostname="w1")
+    assert worker.stopped_taking_runs_at is not None and worker.consecutive_errors == 4
+    assert worker.stopped_reason == "3 judge errors in a row; the last: sandbox failed to start (2)"
+    assert services.worker_has_stopped_taking_runs(hostname="w1")
+    # It still beats, but the site says no worker serves the chip.
+    services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
+    assert not chip_has_live_worker(chip=run.chip)
+    # Unknown to the site yet (no beat): nothing to count against.
+    assert count(hostname="never-beat", error_reason="x") is False
+
+
+def test_a_restarted_worker_takes_runs_again_unless_its_new_process_stopped(run, settings):
+    settings.KGB_WORKER_ERROR_STREAK = 1
+    services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
+    assert services.worker_count_judgement(hostname="w1", error_reason="broken") is True
+    stopped_at = Worker.objects.get(hostname="w1").stopped_taking_runs_at
+    # A process born before the stop does not clear it (the stop is its own)...
+    earlier = stopped_at - timedelta(seconds=1)
+    assert services.worker_take_runs_again(hostname="w1", stopped_before=earlier) is False
+    assert services.worker_has_stopped_taking_runs(hostname="w1")
+    # ... one born after it does, and its count of errors starts at zero.
+    later = database_now() + timedelta(seconds=1)
+    assert services.worker_take_runs_again(hostname="w1", stopped_before=later) is True
+    worker = Worker.objects.get(hostname="w1")
+    assert (worker.stopped_taking_runs_at, worker.stopped_reason, worker.consecutive_errors) == (None, "", 0)
+
+
+def test_any_judge_error_goes_back_to_the_queue_until_the_attempts_are_used(run, settings):
+    # Not only the transient ones: an error is our side's failure, never a verdict on the kernel.
+    settings.KGB_MAX_RUN_ATTEMPTS = 2
+    claimed, lease = services.run_claim(run_id=run.pk, worker="w1")
+    assert services.run_retry_later(run=claimed, lease=lease, reason="the sandbox failed to start") == "requeued"
+    claimed, lease = services.run_claim(run_id=run.pk, worker="w2")
+    assert claimed.attempts == 2
+    assert services.run_retry_later(run=claimed, lease=lease, reason="the sandbox failed to start") == "exhausted"
+
+
+def test_staff_let_a_stopped_worker_take_runs_again_from_the_admin(run, settings, client, django_user_model):
+    from django.urls import reverse
+
+    settings.KGB_WORKER_ERROR_STREAK = 1
+    services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
+    services.worker_heartbeat(hostname="w2", chip_slug="cpu-interpreter")
+    assert services.worker_count_judgement(hostname="w1", error_reason="the sandbox failed to start") is True
+    client.force_login(django_user_model.objects.create_superuser("root", password="root-pass-123"))
+    changelist = reverse("admin:evaluation_worker_changelist")
+    listing = client.get(changelist).content.decode()
+    assert "w1" in listing and "w2" in listing
+    detail = client.get(reverse("admin:evaluation_worker_change", args=[Worker.objects.get(hostname="w1").pk]))
+    assert "1 judge errors in a row; the last: the sandbox failed to start" in detail.content.decode()
+    pks = list(Worker.objects.values_list("pk", flat=True))
+    done = client.post(changelist, {"action": "take_runs_again", "_selected_action": pks}, follow=True)
+    assert "1 worker(s) take runs again: w1" in done.content.decode()
+    assert not services.worker_has_stopped_taking_runs(hostname="w1")
+    assert Worker.objects.get(hostname="w1").consecutive_errors == 0
