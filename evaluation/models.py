@@ -72,10 +72,13 @@ class Worker(models.Model):
     last_heartbeat_at = models.DateTimeField(default=timezone.now, db_index=True)
     software = models.JSONField(default=dict, blank=True)
     # A worker whose judge keeps failing on our side (a sandbox that cannot start, a broken install) would
-    # turn every run it claims into an error within a second. Its non-transient judge errors in a row are
-    # counted here; at settings.KGB_WORKER_ERROR_STREAK it stops taking runs (evaluation.tasks) and its runs
-    # go back to the queue for other workers, until it restarts or staff let it take runs again (admin).
+    # turn every run it claims into an error within a second. Its non-transient judge errors in a row, on
+    # different runs, are counted here; at settings.KGB_WORKER_ERROR_STREAK it stops taking runs
+    # (evaluation.tasks) and its runs go back to the queue for other workers, until it restarts or staff let
+    # it take runs again (admin). One run failing again is evidence about that run, not the worker: it
+    # counts once (last_error_run_id), so a single kernel cannot take the only worker off its chip.
     consecutive_errors = models.PositiveIntegerField(default=0)
+    last_error_run_id = models.BigIntegerField(null=True, blank=True)
     stopped_taking_runs_at = models.DateTimeField(null=True, blank=True)
     stopped_reason = models.TextField(blank=True, default="")
 

@@ -539,21 +539,27 @@ def worker_heartbeat(
     return worker
 
 
-def worker_count_judgement(*, hostname: str, error_reason: str | None) -> bool:
-    """Count one judgement of ``hostname`` for its health: an error of our side (``error_reason``; transient
-    ones, JudgeResult.retryable, are not counted) adds one to its errors in a row, any verdict clears them.
-    Returns True when this error is the one that makes KGB_WORKER_ERROR_STREAK in a row: the worker must
-    stop taking runs now (it is marked so here, once)."""
+def worker_count_judgement(*, hostname: str, run_id: int, error_reason: str | None) -> bool:
+    """Count one judgement (of run ``run_id``) by ``hostname`` for its health: an error of our side
+    (``error_reason``; transient ones, JudgeResult.retryable, are not counted) adds one to its errors in a
+    row unless the same run made the last one, any verdict clears them. Returns True when this error is the
+    one that makes KGB_WORKER_ERROR_STREAK in a row: the worker must stop taking runs now (marked so here,
+    once)."""
     if error_reason is None:
-        Worker.objects.filter(hostname=hostname, consecutive_errors__gt=0).update(consecutive_errors=0)
+        Worker.objects.filter(hostname=hostname, consecutive_errors__gt=0).update(
+            consecutive_errors=0, last_error_run_id=None
+        )
         return False
     with transaction.atomic():
         worker = Worker.objects.select_for_update().filter(hostname=hostname).first()
         if worker is None:  # judged before its first heartbeat registered it: nothing to count against
             return False
+        if worker.last_error_run_id == run_id:  # the same run again: evidence about it, not about the worker
+            return False
         worker.consecutive_errors += 1
+        worker.last_error_run_id = run_id
         stop = worker.consecutive_errors >= settings.KGB_WORKER_ERROR_STREAK and worker.stopped_taking_runs_at is None
-        fields = ["consecutive_errors"]
+        fields = ["consecutive_errors", "last_error_run_id"]
         if stop:
             worker.stopped_taking_runs_at = Now()
             worker.stopped_reason = (
@@ -576,9 +582,13 @@ def worker_take_runs_again(*, hostname: str, stopped_before: Any = None) -> bool
     stopped = Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=False)
     if stopped_before is not None:
         stopped = stopped.filter(stopped_taking_runs_at__lt=stopped_before)
-    cleared = stopped.update(stopped_taking_runs_at=None, stopped_reason="", consecutive_errors=0)
+    cleared = stopped.update(
+        stopped_taking_runs_at=None, stopped_reason="", consecutive_errors=0, last_error_run_id=None
+    )
     if stopped_before is not None:
-        Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=True).update(consecutive_errors=0)
+        Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=True).update(
+            consecutive_errors=0, last_error_run_id=None
+        )
     return bool(cleared)
 
 

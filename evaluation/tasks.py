@@ -86,7 +86,9 @@ def judge_run(run_id: int) -> str:
         result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
     # Our side's failures count against this worker's health (transient ones excepted), verdicts clear them.
     failed_here = result.reason if result.status == "error" and not result.retryable else None
-    if with_database_retries(lambda: services.worker_count_judgement(hostname=hostname, error_reason=failed_here)):
+    if with_database_retries(
+        lambda: services.worker_count_judgement(hostname=hostname, run_id=run.pk, error_reason=failed_here)
+    ):
         stop_taking_runs(hostname, run.pk)
     if result.status == "error":  # never a verdict on the kernel: judged again while the run has claims left
         outcome = with_database_retries(lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))

@@ -256,34 +256,49 @@ def test_a_silent_worker_is_stale_by_the_database_clock_whatever_the_hosts_say(r
 
 
 def test_a_worker_stops_taking_runs_after_its_judge_fails_a_streak_of_times(run, settings):
-    # Our side's errors in a row count against the worker; a verdict (any) clears them; transient errors
-    # (JudgeResult.retryable) are not passed in. The streak's last error stops the worker, once, and says why.
+    # Our side's errors in a row, on different runs, count against the worker; a verdict (any) clears them;
+    # transient errors (JudgeResult.retryable) are not passed in. The streak's last error stops the worker,
+    # once, and says why.
     from leaderboard.progress import chip_has_live_worker
 
     settings.KGB_WORKER_ERROR_STREAK = 3
     services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
-    count = services.worker_count_judgement
-    assert [count(hostname="w1", error_reason="sandbox failed to start") for _ in range(2)] == [False, False]
-    assert count(hostname="w1", error_reason=None) is False  # a verdict: the streak starts again
+
+    def count(run_id, reason="sandbox failed to start"):
+        return services.worker_count_judgement(hostname="w1", run_id=run_id, error_reason=reason)
+
+    assert [count(1), count(2)] == [False, False]
+    assert count(3, reason=None) is False  # a verdict: the streak starts again
     assert Worker.objects.get(hostname="w1").consecutive_errors == 0
     assert chip_has_live_worker(chip=run.chip)
-    outcomes = [count(hostname="w1", error_reason=f"sandbox failed to start ({n})") for n in range(4)]
+    outcomes = [count(run_id, f"sandbox failed to start ({run_id})") for run_id in (4, 5, 6, 7)]
     assert outcomes == [False, False, True, False]  # stopped at the third; later errors do not stop it again
     worker = Worker.objects.get(hostname="w1")
     assert worker.stopped_taking_runs_at is not None and worker.consecutive_errors == 4
-    assert worker.stopped_reason == "3 judge errors in a row; the last: sandbox failed to start (2)"
+    assert worker.stopped_reason == "3 judge errors in a row; the last: sandbox failed to start (6)"
     assert services.worker_has_stopped_taking_runs(hostname="w1")
     # It still beats, but the site says no worker serves the chip.
     services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
     assert not chip_has_live_worker(chip=run.chip)
     # Unknown to the site yet (no beat): nothing to count against.
-    assert count(hostname="never-beat", error_reason="x") is False
+    assert services.worker_count_judgement(hostname="never-beat", run_id=1, error_reason="x") is False
+
+
+def test_one_run_failing_again_and_again_does_not_take_the_worker_off_its_chip(run, settings):
+    # A kernel that makes our side fail is claimed again (up to the attempt bound), often by the same
+    # worker: that is evidence about the run, so it counts once, and a lone worker keeps serving the chip.
+    settings.KGB_WORKER_ERROR_STREAK = 2
+    services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
+    outcomes = [services.worker_count_judgement(hostname="w1", run_id=9, error_reason="x") for _ in range(3)]
+    assert outcomes == [False, False, False]
+    assert Worker.objects.get(hostname="w1").consecutive_errors == 1
+    assert services.worker_count_judgement(hostname="w1", run_id=10, error_reason="y") is True  # another run
 
 
 def test_a_restarted_worker_takes_runs_again_unless_its_new_process_stopped(run, settings):
     settings.KGB_WORKER_ERROR_STREAK = 1
     services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
-    assert services.worker_count_judgement(hostname="w1", error_reason="broken") is True
+    assert services.worker_count_judgement(hostname="w1", run_id=1, error_reason="broken") is True
     stopped_at = Worker.objects.get(hostname="w1").stopped_taking_runs_at
     # A process born before the stop does not clear it (the stop is its own)...
     earlier = stopped_at - timedelta(seconds=1)
@@ -312,7 +327,7 @@ def test_staff_let_a_stopped_worker_take_runs_again_from_the_admin(run, settings
     settings.KGB_WORKER_ERROR_STREAK = 1
     services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
     services.worker_heartbeat(hostname="w2", chip_slug="cpu-interpreter")
-    assert services.worker_count_judgement(hostname="w1", error_reason="the sandbox failed to start") is True
+    assert services.worker_count_judgement(hostname="w1", run_id=1, error_reason="the sandbox failed to start") is True
     client.force_login(django_user_model.objects.create_superuser("root", password="root-pass-123"))
     changelist = reverse("admin:evaluation_worker_changelist")
     listing = client.get(changelist).content.decode()
