@@ -299,7 +299,7 @@ def run_claim_fairest(
     if named.status == RunStatus.RUNNING:
         _take_back_dead_claim(run=named, worker=worker)  # its redelivered ticket: the run is queued again
     for _ in range(16):  # each miss is a race lost to another worker: choose again
-        candidate = _fairest_queued_run_id(chip_id=named.chip_id)
+        candidate = _fairest_queued_run_id(chip_id=named.chip_id, worker=worker)
         if candidate is None:
             return None
         claim = run_claim(run_id=candidate, worker=worker, pid=pid, lease=lease)
@@ -309,11 +309,26 @@ def run_claim_fairest(
     return None
 
 
-def _fairest_queued_run_id(*, chip_id: int) -> int | None:
-    """The oldest queued run of the owner whose last claim on this chip is oldest (never served: first)."""
+def _fairest_queued_run_id(*, chip_id: int, worker: str | None = None) -> int | None:
+    """The oldest queued run of the owner whose last claim on this chip is oldest (never served: first).
+
+    Runs ``worker`` itself claimed before and gave back (a judge error, a transient one included) come last,
+    whoever owns them: it takes them only when nothing else is queued. A worker whose judge is broken then
+    fails different runs, and stops after a few (worker_count_judgement), instead of spending one run's
+    every claim in a second; the run it gave back goes to another worker first."""
+    if worker is not None:
+        fresh = _fairest_queued_run_id_of(
+            Run.objects.filter(chip_id=chip_id, status=RunStatus.QUEUED).exclude(attempts__gt=0, worker=worker),
+            chip_id,
+        )
+        if fresh is not None:
+            return fresh
+    return _fairest_queued_run_id_of(Run.objects.filter(chip_id=chip_id, status=RunStatus.QUEUED), chip_id)
+
+
+def _fairest_queued_run_id_of(queued: Any, chip_id: int) -> int | None:
     heads = (
-        Run.objects.filter(chip_id=chip_id, status=RunStatus.QUEUED)
-        .order_by()  # the model's default ordering would join the GROUP BY
+        queued.order_by()  # the model's default ordering would join the GROUP BY
         .values("kernel__submission__owner_id")
         .annotate(head=Min("pk"))
     )

@@ -84,19 +84,29 @@ def judge_run(run_id: int) -> str:
     except Exception:  # the judge promises never to raise for a kernel's faults: this is ours
         logger.exception("judge failed on run %s", run.pk)
         result = JudgeResult(status="error", reason="the judge failed:\n" + traceback.format_exc(limit=20))
-    # Our side's failures count against this worker's health (transient ones excepted), verdicts clear them.
-    failed_here = result.reason if result.status == "error" and not result.retryable else None
-    if with_database_retries(
-        lambda: services.worker_count_judgement(hostname=hostname, run_id=run.pk, error_reason=failed_here)
-    ):
-        stop_taking_runs(hostname, run.pk)
     if result.status == "error":  # never a verdict on the kernel: judged again while the run has claims left
         outcome = with_database_retries(lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))
         if outcome != "exhausted":
+            count_for_worker_health(hostname, run.pk, result)
             return outcome  # "requeued", or "stale": another claim owns the run now
     # A verdict can take minutes to make: a database hiccup at the end must not throw it away.
     recorded = with_database_retries(lambda: services.run_record_result(run=run, lease=lease, result=result))
+    count_for_worker_health(hostname, run.pk, result)
     return result.status if recorded else "stale"
+
+
+def count_for_worker_health(hostname: str, run_id: int, result: JudgeResult) -> None:
+    """Our side's failures count against this worker (transient ones excepted), verdicts clear them; the
+    error that completes a streak stops it taking runs. After the run's outcome is safe: bookkeeping that
+    fails only logs."""
+    failed_here = result.reason if result.status == "error" and not result.retryable else None
+    try:
+        if with_database_retries(
+            lambda: services.worker_count_judgement(hostname=hostname, run_id=run_id, error_reason=failed_here)
+        ):
+            stop_taking_runs(hostname, run_id)
+    except Exception:
+        logger.exception("could not count run %s for worker %s's health", run_id, hostname)
 
 
 def stop_taking_runs(hostname: str, run_id: int) -> None:

@@ -99,3 +99,21 @@ def test_a_claim_retried_after_its_commit_was_lost_takes_the_run_it_already_hold
     assert again is not None and (again[0].pk, again[1]) == (first.pk, "retried-lease")
     assert Run.objects.get(pk=second_id).status == RunStatus.QUEUED
     assert Run.objects.filter(status=RunStatus.RUNNING).count() == 1
+
+
+def test_a_run_a_worker_gave_back_goes_to_another_worker_first(upload, django_user_model):
+    # A judge error puts the run back on the queue; the worker that failed it takes other runs first, so a
+    # broken worker cannot spend one run's every claim in a second, and another worker gets it next.
+    owner = django_user_model.objects.create_user("owner", password="x")
+    runs = upload(owner, 3)
+    failed, lease = services.run_claim_fairest(run_id=runs[0], worker="w1")
+    assert failed.pk == runs[0]
+    assert services.run_retry_later(run=failed, lease=lease, reason="the sandbox failed to start") == "requeued"
+    assert judge_next(runs[0], worker="w1") == runs[1]  # not the run it gave back, though it is the oldest
+    assert judge_next(runs[0], worker="w2") == runs[0]  # another worker takes it, oldest first
+    assert judge_next(runs[0], worker="w1") == runs[2]
+    # With nothing else queued, the worker takes a run it gave back: a lone worker still retries it.
+    lone = upload(owner, 1)[0]
+    claimed, lease = services.run_claim_fairest(run_id=lone, worker="w1")
+    assert services.run_retry_later(run=claimed, lease=lease, reason="again") == "requeued"
+    assert judge_next(lone, worker="w1") == lone
