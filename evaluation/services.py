@@ -607,12 +607,16 @@ def worker_take_runs_again(*, hostname: str, stopped_before: Any = None) -> bool
     return bool(cleared)
 
 
-def run_pass_ticket_on(*, run_id: int) -> None:
+def run_pass_ticket_on(*, run_id: int) -> str | None:
     """Send the ticket a worker took for ``run_id``'s chip back to that chip's queue without judging anything
     (a worker that stopped taking runs got it before its consumer was cancelled): another worker claims the
-    run the ticket stands for. A ticket is for one judgement on the chip, not for one run (run_claim_fairest)."""
-    queue = Run.objects.select_related("chip").get(pk=run_id).chip.queue_name
-    signature(JUDGE_TASK, args=[run_id], queue=queue).apply_async()
+    run the ticket stands for. A ticket is for one judgement on the chip, not for one run (run_claim_fairest).
+    Returns the chip's queue, or None where the run is gone (the ticket is dropped, as a claim drops it)."""
+    run = Run.objects.select_related("chip").filter(pk=run_id).first()
+    if run is None:
+        return None
+    run_enqueue(run=run)
+    return run.chip.queue_name
 
 
 def run_retry_later(*, run: Run, lease: str, reason: str) -> str:

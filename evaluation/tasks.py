@@ -22,6 +22,7 @@ from django.db import InterfaceError, OperationalError, close_old_connections
 
 from evaluation import services
 from evaluation.judge.job import JudgeResult
+from evaluation.models import Run
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -65,8 +66,9 @@ def judge_run(run_id: int) -> str:
     hostname = current_task.request.hostname or f"celery@{os.uname().nodename}"
     if with_database_retries(lambda: services.worker_has_stopped_taking_runs(hostname=hostname)):
         # A ticket this worker took before its consumer was cancelled: back to the queue, for another worker.
-        with_database_retries(lambda: services.run_pass_ticket_on(run_id=run_id))
-        stop_taking_runs(hostname, run_id)  # again, in case the first request never arrived
+        queue = with_database_retries(lambda: services.run_pass_ticket_on(run_id=run_id))
+        if queue is not None:
+            stop_taking_runs(hostname, queue)  # again, in case the first request never arrived
         return "passed_on"
     # One lease for every try: a try whose claim committed before its connection dropped is found again.
     lease = secrets.token_hex(16)
@@ -87,37 +89,34 @@ def judge_run(run_id: int) -> str:
     if result.status == "error":  # never a verdict on the kernel: judged again while the run has claims left
         outcome = with_database_retries(lambda: services.run_retry_later(run=run, lease=lease, reason=result.reason))
         if outcome != "exhausted":
-            count_for_worker_health(hostname, run.pk, result)
+            count_for_worker_health(hostname, run, result)
             return outcome  # "requeued", or "stale": another claim owns the run now
     # A verdict can take minutes to make: a database hiccup at the end must not throw it away.
     recorded = with_database_retries(lambda: services.run_record_result(run=run, lease=lease, result=result))
-    count_for_worker_health(hostname, run.pk, result)
+    count_for_worker_health(hostname, run, result)
     return result.status if recorded else "stale"
 
 
-def count_for_worker_health(hostname: str, run_id: int, result: JudgeResult) -> None:
+def count_for_worker_health(hostname: str, run: Run, result: JudgeResult) -> None:
     """Our side's failures count against this worker (transient ones excepted), verdicts clear them; the
     error that completes a streak stops it taking runs. After the run's outcome is safe: bookkeeping that
     fails only logs."""
     failed_here = result.reason if result.status == "error" and not result.retryable else None
     try:
         if with_database_retries(
-            lambda: services.worker_count_judgement(hostname=hostname, run_id=run_id, error_reason=failed_here)
+            lambda: services.worker_count_judgement(hostname=hostname, run_id=run.pk, error_reason=failed_here)
         ):
-            stop_taking_runs(hostname, run_id)
+            stop_taking_runs(hostname, run.chip.queue_name)
     except Exception:
-        logger.exception("could not count run %s for worker %s's health", run_id, hostname)
+        logger.exception("could not count run %s for worker %s's health", run.pk, hostname)
 
 
-def stop_taking_runs(hostname: str, run_id: int) -> None:
-    """Ask this worker (``hostname``, this process's own node) to stop consuming the queue of ``run_id``'s
-    chip: a remote-control message its main process acts on, since the pool's children cannot touch the
-    consumer. Tickets it had already taken are passed on (judge_run); it serves again once restarted."""
+def stop_taking_runs(hostname: str, queue: str) -> None:
+    """Ask this worker (``hostname``, this process's own node) to stop consuming ``queue``: a remote-control
+    message its main process acts on, since the pool's children cannot touch the consumer. Tickets it had
+    already taken are passed on (judge_run); it serves again once restarted."""
     from celery import current_app
 
-    from evaluation.models import Run
-
-    queue = Run.objects.select_related("chip").get(pk=run_id).chip.queue_name
     try:
         current_app.control.cancel_consumer(queue, destination=[hostname], reply=False)
     except Exception:  # the broker unreachable: judge_run passes every ticket on meanwhile
