@@ -4,6 +4,7 @@ schemas, and runnable on the CPU (every smoke case builds inputs and runs the re
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import pytest
@@ -207,6 +208,67 @@ def test_stat_checks_reject_a_deterministic_threshold_and_sorted_draws():
     assert exponential.stat_check(case, call, (draws.reshape(call.args[0].shape),)) is None
     # Right distribution, but a fixed order: the lag-1 autocorrelation gives it away.
     assert exponential.stat_check(case, call, (draws.sort().values.reshape(call.args[0].shape),)) is not None
+
+
+def _bernoulli_p_case(p: float, shape: list[int]):
+    bernoulli = BY_ID["aten::bernoulli"]
+    return bernoulli, next(
+        case
+        for case in bernoulli.public
+        if case.entry_point == "bernoulli_p"
+        and case.params["p"] == p
+        and case.params["shape"] == shape
+        and case.params["dtype"] == "float32"
+    )
+
+
+def test_a_rare_but_honest_bernoulli_draw_passes_where_the_normal_curve_refused_it():
+    """p = 0.001 over 96,000 elements: ~96 ones, and two pairs of neighbouring ones (about a 0.4 % chance of an
+    honest draw) put the lag-1 autocorrelation at ~0.02, past the normal curve's 5 sigma (0.016). The reference
+    itself failed there 16 times in 4,000 draws (scripts/stat_check_calibration.py); an honest kernel failed on
+    the H200."""
+    bernoulli, case = _bernoulli_p_case(0.001, [20, 320, 15])
+    call = bernoulli.make_inputs(case, torch.Generator().manual_seed(0))
+    ones = torch.randperm(96_000, generator=torch.Generator().manual_seed(1))[:96] // 4 * 4  # apart, like draws
+    draw = torch.zeros(96_000)
+    draw[ones] = 1.0
+    draw[[1000, 1001, 50_000, 50_001]] = 1.0  # two neighbour pairs
+    lag1 = float(((draw[:-1] - draw.mean()) * (draw[1:] - draw.mean())).sum() / ((draw - draw.mean()) ** 2).sum())
+    assert lag1 > 5 / (96_000 - 1) ** 0.5  # the old line
+    assert bernoulli.stat_check(case, call, (draw.reshape(20, 320, 15),)) is None
+
+
+def test_a_skewed_bernoulli_with_a_pattern_still_fails():
+    """The wider line for skewed draws still refuses a kernel that gives two neighbours one draw."""
+    bernoulli, case = _bernoulli_p_case(0.001, [20, 320, 15])
+    call = bernoulli.make_inputs(case, torch.Generator().manual_seed(0))
+    pairs = torch.bernoulli(torch.full((48_000,), 0.001), generator=torch.Generator().manual_seed(2))
+    reason = bernoulli.stat_check(case, call, (pairs.repeat_interleave(2).reshape(20, 320, 15),))
+    assert reason is not None and reason.startswith("lag-1 autocorrelation is 0.4"), reason
+    assert "Bennett" in reason
+
+
+def test_bennetts_line_is_the_normal_one_where_draws_are_not_skewed():
+    n = 96_000
+    normal = 5 * n**0.5
+    assert random_ops.bennett_deviation(n, math.inf) == pytest.approx(normal)
+    assert random_ops.bennett_deviation(n, 0.0) == pytest.approx(normal)
+    # Terms of +-1 (bernoulli at p = 0.5): under 1 % wider; p = 0.001's ones (31.6 above the mean) under 15 %.
+    assert normal < random_ops.bennett_deviation(n, 1.0) < 1.01 * normal
+    assert normal < random_ops.bennett_deviation(n, 31.6) < 1.15 * normal
+    # Bennett's inequality itself at the line: exp(-(V / b^2) h(b t / V)) = exp(-12.5).
+    bound = 999.0
+    t = random_ops.bennett_deviation(n, bound)
+    u = bound * t / n
+    assert (n / bound**2) * ((1 + u) * math.log1p(u) - u) == pytest.approx(12.5, rel=1e-6)
+
+
+def test_a_p_one_half_bernoulli_keeps_the_normal_line():
+    bernoulli, case = _bernoulli_p_case(0.5, [20, 320, 15])
+    call = bernoulli.make_inputs(case, torch.Generator().manual_seed(0))
+    alternating = (torch.arange(96_000) % 2).float()  # lag-1 autocorrelation -1
+    reason = bernoulli.stat_check(case, call, (alternating.reshape(20, 320, 15),))
+    assert reason is not None and "+- 5 *" in reason, reason
 
 
 def test_argmax_and_sort_inputs_have_no_ties():

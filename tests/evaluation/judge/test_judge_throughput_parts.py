@@ -847,6 +847,41 @@ def test_the_agreement_split_keeps_cases_where_do_bench_disagreed_with_itself_ap
     assert (steady_total, steady_within) == (3, 2)
 
 
+def test_the_agreement_split_compares_only_cases_whose_every_reading_outlasts_a_flush():
+    """scripts/gpu/agreement_split.py's second split: a case is past the launch race where both timers read
+    both sides at least one L2 flush long; per operator the ratio of the two speedups over those cases."""
+    split = _script("agreement_split")
+
+    def case(judge_us, do_bench_us):
+        (judge_ref, judge_cand), (bench_ref, bench_cand) = judge_us, do_bench_us
+        return {
+            "judge": judge_ref / judge_cand,
+            "do_bench": bench_ref / bench_cand,
+            "judge_reference_ms": judge_ref / 1000,
+            "judge_candidate_ms": judge_cand / 1000,
+            "do_bench_reference_ms": bench_ref / 1000,
+            "do_bench_candidate_ms": bench_cand / 1000,
+        }
+
+    data = {
+        "protocol_dobench": [
+            # A long case within 4 %, and a launch-bound one (the candidate read 4 us by one timer, 40 by the
+            # other: the race) left out.
+            {"operator": "aten::mm", "cases": [case((200, 100), (208, 100)), case((40, 4), (40, 40))]},
+            # Only launch-bound cases: nothing to compare.
+            {"operator": "aten::cos", "cases": [case((5, 4), (30, 50))]},
+            # A long case 20 % apart.
+            {"operator": "aten::sum", "cases": [case((300, 300), (300, 250))]},
+        ]
+    }
+    rows, compared, agree = split.past_the_race(data, flush_us=66)
+    mm, cos, total = rows
+    assert (mm["cases"], mm["past"]) == (2, 1) and mm["ratio"] == pytest.approx(2.0 / 2.08)
+    assert (cos["past"], cos["ratio"]) == (0, None)
+    assert total["ratio"] == pytest.approx(1 / 1.2)
+    assert (compared, agree) == (2, 1)
+
+
 def test_the_loop_variants_read_the_kernels_cpulist_format():
     """scripts/gpu/do_bench_loop_variants.py pins a process near the GPU from its PCI device's local_cpulist
     (``0-3,8,10-11``) and says which CPU it runs on (/proc/self/stat)."""
