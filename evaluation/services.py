@@ -591,6 +591,48 @@ def worker_has_stopped_taking_runs(*, hostname: str) -> bool:
     return Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=False).exists()
 
 
+# The stop a worker puts on itself when its own heartbeat is stale; its heartbeat lifts it (and only that stop).
+STALLED_HEARTBEAT_REASON = "its heartbeat stalled"
+
+
+def worker_stop_if_heartbeat_stale(*, hostname: str, now: Any = None) -> bool:
+    """Before a claim: True (and this worker marked stopped, once) when its own last beat is older than
+    KGB_WORKER_STALE_AFTER_S, the line past which every other worker's runs_requeue_stale takes its runs
+    back. A run it claimed now would be judged twice: re-queued by a peer while this one still judges it."""
+    now = now or database_now()
+    stale_before = now - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
+    worker = Worker.objects.filter(hostname=hostname).only("last_heartbeat_at", "stopped_taking_runs_at").first()
+    if worker is None or worker.last_heartbeat_at >= stale_before:
+        return False  # not registered yet (its first beat is under way) or alive
+    Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=True).update(
+        stopped_taking_runs_at=Now(), stopped_reason=STALLED_HEARTBEAT_REASON
+    )
+    logger.error("worker %s stops taking runs: its last heartbeat was at %s", hostname, worker.last_heartbeat_at)
+    return True
+
+
+def worker_stopped_for_stalled_heartbeat(*, hostname: str) -> str | None:
+    """The queue of a worker stopped for a stale heartbeat (its chip's), else None."""
+    worker = (
+        Worker.objects.filter(
+            hostname=hostname, stopped_taking_runs_at__isnull=False, stopped_reason=STALLED_HEARTBEAT_REASON
+        )
+        .select_related("chip")
+        .first()
+    )
+    return worker.chip.queue_name if worker is not None else None
+
+
+def worker_resume_after_stalled_heartbeat(*, hostname: str) -> bool:
+    """After a beat landed: lift a stop this worker put on itself for a stale heartbeat (not one for judge
+    errors). True when there was one: the caller asks the worker's consumer back."""
+    return bool(
+        Worker.objects.filter(
+            hostname=hostname, stopped_taking_runs_at__isnull=False, stopped_reason=STALLED_HEARTBEAT_REASON
+        ).update(stopped_taking_runs_at=None, stopped_reason="")
+    )
+
+
 def worker_take_runs_again(*, hostname: str, stopped_before: Any = None) -> bool:
     """Clear a worker's stop and its count of errors (a restart, with ``stopped_before`` its birth so that a
     stop of the new process stands; or staff, from the admin). True when it had stopped."""

@@ -64,7 +64,12 @@ def judge_run(run_id: int) -> str:
     from celery import current_task
 
     hostname = current_task.request.hostname or f"celery@{os.uname().nodename}"
-    if with_database_retries(lambda: services.worker_has_stopped_taking_runs(hostname=hostname)):
+    if with_database_retries(
+        lambda: (
+            services.worker_has_stopped_taking_runs(hostname=hostname)
+            or services.worker_stop_if_heartbeat_stale(hostname=hostname)
+        )
+    ):
         # A ticket this worker took before its consumer was cancelled: back to the queue, for another worker.
         queue = with_database_retries(lambda: services.run_pass_ticket_on(run_id=run_id))
         if queue is not None:
@@ -109,6 +114,17 @@ def count_for_worker_health(hostname: str, run: Run, result: JudgeResult) -> Non
             stop_taking_runs(hostname, run.chip.queue_name)
     except Exception:
         logger.exception("could not count run %s for worker %s's health", run.pk, hostname)
+
+
+def take_runs_again(hostname: str, queue: str) -> None:
+    """Ask this worker to consume ``queue`` again (the heartbeat, once its beats land after a stall)."""
+    from celery import current_app
+
+    try:
+        current_app.control.add_consumer(queue, destination=[hostname], reply=False)
+    except Exception:  # the broker unreachable: the next beat asks again
+        logger.exception("could not ask worker %s to consume %s again", hostname, queue)
+        raise
 
 
 def stop_taking_runs(hostname: str, queue: str) -> None:

@@ -85,6 +85,17 @@ class HeartbeatStep(bootsteps.StartStopStep):
                         reclaimed = True
                         if any(counts.values()):
                             logger.warning("runs of this worker's previous process: %s", counts)
+                    queue = services.worker_stopped_for_stalled_heartbeat(hostname=hostname)
+                    if queue:
+                        # judge_run stopped this worker while its beats were stale (a peer would have taken
+                        # back any run it claimed); they land again, so it consumes its chip's queue again.
+                        # The stop is lifted once the broker took the request: if it cannot, the next beat
+                        # asks again.
+                        from evaluation.tasks import take_runs_again
+
+                        take_runs_again(hostname, queue)
+                        services.worker_resume_after_stalled_heartbeat(hostname=hostname)
+                        logger.warning("worker %s takes runs again: its heartbeat landed", hostname)
                     counts = services.runs_requeue_stale()
                     if any(counts.values()):
                         logger.warning("stale runs: %s", counts)

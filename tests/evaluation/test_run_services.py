@@ -339,3 +339,49 @@ def test_staff_let_a_stopped_worker_take_runs_again_from_the_admin(run, settings
     assert "1 worker(s) take runs again: w1" in done.content.decode()
     assert not services.worker_has_stopped_taking_runs(hostname="w1")
     assert Worker.objects.get(hostname="w1").consecutive_errors == 0
+
+
+def test_a_worker_whose_own_heartbeat_is_stale_stops_before_claiming_and_its_next_beat_resumes_it(
+    run, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    """Peers take back the runs of a worker whose last beat is older than KGB_WORKER_STALE_AFTER_S, so a run
+    it claimed then would be judged twice: judge_run gives the ticket back and the worker stops consuming,
+    until a beat lands again (the heartbeat asks the consumer back, then lifts the stop)."""
+    import socket
+
+    from celery import current_app
+
+    from evaluation import tasks
+
+    settings.KGB_WORKER_STALE_AFTER_S = 60
+    hostname = socket.gethostname()  # the worker's name in a task run by apply(), as judge_run reads it
+    services.worker_heartbeat(hostname=hostname, chip_slug="cpu-interpreter")
+    assert services.worker_stop_if_heartbeat_stale(hostname=hostname) is False  # alive
+    assert services.worker_stop_if_heartbeat_stale(hostname="never-beat") is False  # its first beat is under way
+    Worker.objects.filter(hostname=hostname).update(last_heartbeat_at=timezone.now() - timedelta(seconds=61))
+    requests = []
+    monkeypatch.setattr(
+        current_app.control, "cancel_consumer", lambda queue, **kw: requests.append(("cancel", queue, kw))
+    )
+    monkeypatch.setattr(current_app.control, "add_consumer", lambda queue, **kw: requests.append(("add", queue, kw)))
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        assert tasks.judge_run.apply(args=[run.pk]).get() == "passed_on"
+    run.refresh_from_db()
+    assert run.status == RunStatus.QUEUED and run.attempts == 0  # not claimed: its ticket went back
+    assert len(sent) == 1
+    assert requests == [("cancel", "chip.cpu-interpreter", {"destination": [hostname], "reply": False})]
+    worker = Worker.objects.get(hostname=hostname)
+    assert worker.stopped_reason == services.STALLED_HEARTBEAT_REASON
+    # A stop for judge errors is not the heartbeat's to lift.
+    assert services.worker_stopped_for_stalled_heartbeat(hostname=hostname) == "chip.cpu-interpreter"
+    Worker.objects.filter(hostname=hostname).update(stopped_reason="3 judge errors in a row")
+    assert services.worker_stopped_for_stalled_heartbeat(hostname=hostname) is None
+    assert services.worker_resume_after_stalled_heartbeat(hostname=hostname) is False
+    Worker.objects.filter(hostname=hostname).update(stopped_reason=services.STALLED_HEARTBEAT_REASON)
+    # The beat lands: the consumer is asked back, then the stop lifted.
+    tasks.take_runs_again(hostname, services.worker_stopped_for_stalled_heartbeat(hostname=hostname))
+    assert requests[-1] == ("add", "chip.cpu-interpreter", {"destination": [hostname], "reply": False})
+    services.worker_heartbeat(hostname=hostname, chip_slug="cpu-interpreter")
+    assert services.worker_resume_after_stalled_heartbeat(hostname=hostname) is True
+    assert not services.worker_has_stopped_taking_runs(hostname=hostname)
+    assert services.worker_stop_if_heartbeat_stale(hostname=hostname) is False
