@@ -78,3 +78,38 @@ def test_a_worker_whose_sandbox_cannot_start_stops_taking_runs_and_loses_none(st
     runs = runs_of(stack, submissions)
     assert all(run["worker"].startswith("worker@") for run in runs), runs
     assert worker_row(stack, "broken")["stopped_taking_runs_at"]  # still off the queue
+
+
+def test_a_worker_whose_heartbeat_stalled_gives_back_its_tickets_instead_of_judging_them_twice(stack):
+    """Other workers re-queue the runs of a worker whose last beat is older than KGB_WORKER_STALE_AFTER_S. A
+    worker whose heartbeat stalls (here: its next beat an hour away) that went on claiming would judge runs a
+    peer takes back at once; it gives the tickets back and stops consuming, and a healthy worker judges them."""
+    stack.start_site()  # the stack's workers beat every second and count as dead after 6 s
+    stack.start_worker_with("stalled", concurrency=2, env={"KGB_HEARTBEAT_INTERVAL_S": "3600"})
+    deadline = time.monotonic() + 120
+    while worker_row(stack, "stalled") is None:
+        assert time.monotonic() < deadline, f"the worker never beat:\n{stack.log('stalled')}"
+        time.sleep(1)
+    time.sleep(7)  # its one beat is now stale
+    session = stack.login()
+    submissions = []
+    for index in range(3):
+        submission_id, response = stack.upload(session, KERNELS / "aten__cos_correct.py", scaffold=f"Agent {index}")
+        assert submission_id, response.text[-2000:]
+        submissions.append(submission_id)
+    deadline = time.monotonic() + 60
+    while not (worker_row(stack, "stalled") or {}).get("stopped_taking_runs_at"):
+        assert time.monotonic() < deadline, f"the worker never stopped:\n{stack.log('stalled')}"
+        time.sleep(1)
+    assert worker_row(stack, "stalled")["stopped_reason"] == "its heartbeat stalled"
+    time.sleep(3)
+    runs = runs_of(stack, submissions)
+    assert [(run["status"], run["attempts"]) for run in runs] == [("queued", 0)] * 3, runs  # none claimed
+    assert "Canceling queue chip.cpu-interpreter" in (stack.data_dir / "stalled.log").read_text(errors="replace")
+
+    stack.start_worker("worker")
+    for submission_id in submissions:
+        finished = stack.wait_for_runs(session, submission_id, timeout=300)
+        assert [run["status"] for run in finished["runs"]] == ["passed"], finished
+    runs = runs_of(stack, submissions)
+    assert all(run["worker"].startswith("worker@") and run["attempts"] == 1 for run in runs), runs
