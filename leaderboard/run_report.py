@@ -89,6 +89,7 @@ CASE_COLUMNS: tuple[str, ...] = (
     "protocol_stop_reason",
     "protocol_reference_rse",
     "protocol_candidate_rse",
+    "protocol_launch_bound",
     "device_timed",
     "device_reference_ms",
     "device_candidate_ms",
@@ -128,6 +129,10 @@ def case_rows(run: Run) -> list[dict[str, object]]:
                 "passed": bool(case.get("passed")),
                 **{f"protocol_{name}": _number(protocol.get(name)) for name in PROTOCOL_FIGURES},
                 "protocol_stop_reason": _text(protocol.get("stop_reason"), 200) or None,
+                # A side under one L2 flush: the figure is the launch race's outcome (timing_protocol.launch_bound).
+                "protocol_launch_bound": protocol["launch_bound"]
+                if isinstance(protocol.get("launch_bound"), bool)
+                else None,
                 "device_timed": bool(case.get("timed")),
                 "device_reference_ms": _number(case.get("reference_ms")),
                 "device_candidate_ms": _number(case.get("candidate_ms")),
@@ -157,6 +162,9 @@ def case_download_meta(run: Run) -> dict[str, object]:
             "protocol_*": "the protocol's (the paper's) timing: every timed case, call latency as a caller sees "
             "it, timed as the paper's harness times each source",
             "device_*": "the device-time timing: large cases, launch cost hidden",
+            "protocol_launch_bound": "a side's caller latency under one L2 flush: the figure is the race between "
+            "the host's launch path and the flush, which moves from one process to the next in do_bench too "
+            "(null where the timer has no flush)",
         },
     }
 

@@ -472,6 +472,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = _visible_run(request, pk)
     submission = run.kernel.submission
     can_view_code = access.can_view_code(user=request.user, submission=submission)
+    cases = run_report.case_rows(run)
     return render(
         request,
         "leaderboard/run_detail.html",
@@ -480,7 +481,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "submission": submission,
             "can_view_code": can_view_code,
             "report": run_report.run_report(run, code_visible=can_view_code),
-            "cases": run_report.case_rows(run),
+            "cases": cases,
+            "launch_bound_cases": sum(1 for case in cases if case["protocol_launch_bound"]),
+            "protocol_cases": sum(1 for case in cases if case["protocol_speedup"] is not None),
             "code_html": highlight_python(run.kernel.source_code) if can_view_code else "",
             "stale": run.is_stale,
             "judge_version": JUDGE_VERSION,

@@ -418,3 +418,25 @@ def test_boards_sort_by_the_protocol_speedup_with_unknown_last(world, client):
     assert order("overall.protocol_speedup") == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
     # The device-time order is another: Pass@1's 1.5 is above Fast Agent's 1.0.
     assert order("-overall.speedup") == ["Pass@1 + GLM-5.0", "Fast Agent + Opus-4.6"]
+
+
+def test_launch_bound_cases_are_marked_on_the_run_page_and_in_its_download(world, client):
+    """A case where a side ran faster than one L2 flush (timing_protocol.launch_bound): its protocol figure is
+    the race between the host's launch path and the flush. The page counts and marks them, the download
+    says which; a run whose judge made no such mark (older, or a loop without a flush) shows none."""
+    run = world.runs["fast_cos"]
+    cases = [
+        {**case, "protocol_timing": {**case["protocol_timing"], "launch_bound": True}} for case in run.case_results
+    ]
+    Run.objects.filter(pk=run.pk).update(case_results=cases)
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "1 of its 1 timed case launch-bound" in html and "⚑" in html
+    row = next(csv.DictReader(io.StringIO(client.get(f"/runs/{run.pk}/cases.csv").content.decode())))
+    assert row["protocol_launch_bound"] == "True"
+    document = client.get(f"/runs/{run.pk}/cases.json").json()
+    assert document["rows"][0]["protocol_launch_bound"] is True
+    assert "one L2 flush" in document["view"]["columns"]["protocol_launch_bound"]
+    other = client.get(f"/runs/{world.runs['slow_cos'].pk}/").content.decode()
+    assert 'id="launch-bound"' not in other and "⚑" not in other
+    unmarked = client.get(f"/runs/{world.runs['slow_cos'].pk}/cases.json").json()["rows"][0]
+    assert unmarked["protocol_launch_bound"] is None

@@ -242,6 +242,9 @@ class Timed(Reply):
     kernel_ms: float | None = None
     # Why the probe's figure is missing or does not count ("spot-checked" when it is sent for its check).
     probe_note: str = ""
+    # The protocol stage's do_bench loop: one L2 flush's device time (None elsewhere). The kernel's process
+    # measures it, so it only annotates figures (timing_protocol.launch_bound), never decides a verdict.
+    flush_ms: float | None = None
 
     @classmethod
     def decode(cls, header: Any) -> Timed:
@@ -269,6 +272,7 @@ class Timed(Reply):
             integrity=read.texts("integrity", ()),
             kernel_ms=read.number("kernel_ms", 0.0, MAX_MS, default=None),
             probe_note=read.text("probe_note", "", limit=80),
+            flush_ms=read.number("flush_ms", 0.0, MAX_MS, default=None),
         )
 
 

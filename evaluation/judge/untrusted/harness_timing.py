@@ -189,4 +189,5 @@ def timed_reply(result: dict[str, Any], integrity: list[str]) -> protocol.Timed:
         holds=result["holds"],
         kernel_ms=result.get("kernel_ms"),
         probe_note=result.get("probe_note", ""),
+        flush_ms=result.get("flush_ms"),
     )

@@ -194,6 +194,9 @@ def time_like_do_bench(
         low_launch_calls=low_launch_calls,
         reference_kind=sides.reference_kind,
         value_rotation=f"off: do_bench's loop, {len(sets)} set(s) in turn",
+        # One L2 flush on the device, for the trusted side's launch-bound mark (timing_protocol.launch_bound);
+        # none on the host clock, where nothing races the flush.
+        flush_ms=flush_ms if flush_buffer is not None and not host_clock else None,
         spot_count=len(spots),
         _spots=spots,
     )

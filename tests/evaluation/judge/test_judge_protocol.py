@@ -89,6 +89,7 @@ MESSAGES = [
         holds={"candidate_exposed": 0.0},
         kernel_ms=0.016,
         probe_note="spot-checked",
+        flush_ms=0.066,
     ),
     protocol.Spots(ok=True, spots={"cos[x]": (protocol.SpotEntry(value=None, blob_offset=0, blob_count=2),)}),
     protocol.GpuEvent(event="want_gpu"),
@@ -250,6 +251,7 @@ def _timed(**changes):
         (_timed(compute_calls=-3), "field 'compute_calls' is not an integer"),
         (_timed(ok="yes"), "field 'ok' is not a boolean"),
         (_timed(kernel_ms=-1.0), "field 'kernel_ms'"),
+        (_timed(flush_ms=-1.0), "field 'flush_ms'"),
         (_timed(probe_note=["a list"]), "field 'probe_note' is not a string"),
     ],
 )
@@ -268,6 +270,7 @@ def test_timing_samples_that_are_not_finite_make_the_reply_unusable_not_malforme
     assert (lenient.loop_s, lenient.prep_s, lenient.holds) == (None, None, {"b": 2.0})
     missing = protocol.Timed.decode({"event": "timed", "ok": True})  # a verdict follows: no usable samples
     assert (missing.candidate_ms, missing.finite, missing.reference_kind) == ((), False, "reference")
+    assert missing.flush_ms is None  # a loop without a flush, or an older sandbox: no launch-bound mark
 
 
 def test_spot_replies_keep_their_two_verdicts():

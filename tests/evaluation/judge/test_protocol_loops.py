@@ -204,6 +204,30 @@ def test_the_flush_counts_in_what_a_timed_iteration_costs():
     assert len(result["candidate_ms"]) == len(result["reference_ms"]) == 2 * 3
 
 
+def test_the_loop_reports_its_flush_so_the_trusted_side_can_mark_launch_bound_cases():
+    """timing_protocol.launch_bound: a case whose side runs under one flush is the launch race's outcome."""
+    from evaluation.judge.timing_protocol import launch_bound
+
+    result, _, _, _ = run_loop(flush_ms=0.066)
+    assert abs(result["flush_ms"] - 0.066) < 1e-9
+    assert launch_bound(0.004, 0.5, result["flush_ms"]) is True  # a 4 us candidate: either reading is possible
+    assert launch_bound(0.5, 0.004, result["flush_ms"]) is True  # the reference's side races as well
+    assert launch_bound(0.07, 0.5, result["flush_ms"]) is False  # past the race: both outlast a flush
+    assert launch_bound(0.004, 0.5, None) is None  # no flush in the loop (cuBLAS's), nothing to say
+    on_host_clock = time_like_do_bench(
+        candidate=lambda x: None,
+        reference=lambda args, kwargs: None,
+        sets=[{"args": [torch.zeros(2)], "kwargs": {}}],
+        flush_buffer=torch.zeros(8, dtype=torch.uint8),
+        budget_s=0.001,
+        min_iterations=1,
+        max_iterations=2,
+        min_launches=0,
+        host_clock=True,
+    )
+    assert on_host_clock["flush_ms"] is None  # the interpreter: nothing races a flush
+
+
 def test_the_time_limit_of_a_request_covers_its_calls_at_their_minimum():
     # What the trusted side's per-request time limit assumes (timed_requests.calls_at_most): a call just
     # short of LONG_CALL_MS on the device runs every batch at its minimum.
