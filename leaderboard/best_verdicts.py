@@ -321,12 +321,16 @@ TOTAL_FIELDS = (
     "faster_than_0_8",
     "faster_than_1",
     "faster_than_1_5",
+    "protocol_faster_than_0_8",
+    "protocol_faster_than_1",
+    "protocol_faster_than_1_5",
     "tokens",
     "solve_seconds",
     "stale_by_operator",
     "solved_by_judge",
 )
 FAST_FIELDS = (("faster_than_0_8", 0.8), ("faster_than_1", 1.0), ("faster_than_1_5", 1.5))
+PROTOCOL_FAST_FIELDS = tuple((f"protocol_{name}", threshold) for name, threshold in FAST_FIELDS)
 
 
 class _Row(NamedTuple):
@@ -380,6 +384,8 @@ def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators:
                 # The protocol's speedup over the same clean passes (PROTOCOL 6), by the same rule.
                 if row.protocol_speedup is not None:
                     total["protocol_covered"] += 1
+                    for name, threshold in PROTOCOL_FAST_FIELDS:
+                        total[name] += row.protocol_speedup > threshold
                 if row.log_protocol_speedup is not None:
                     total["protocol_logged"] += 1
                     total["protocol_log_sum"] += row.log_protocol_speedup

@@ -53,7 +53,8 @@ def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[di
             f"{view}_speedup",
             f"{view}_speedup_covered",
         ]
-    columns += ["fast_0.8", "fast_1", "fast_1.5", "tokens_per_pass", "stale"]
+    columns += ["fast_0.8", "fast_1", "fast_1.5", "protocol_fast_0.8", "protocol_fast_1", "protocol_fast_1.5"]
+    columns += ["tokens_per_pass", "stale"]
     table = []
     for row in rows:
         line = _method_columns(row, row.rank)
@@ -72,6 +73,9 @@ def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[di
         for threshold in ("0.8", "1", "1.5"):
             share = overall.fast_p.get(threshold) if row.speed_known else None
             line[f"fast_{threshold}"] = None if share is None else round(100 * share)
+            # By the protocol's speedup: unknown where no operator of the row was timed the protocol's way.
+            protocol_share = overall.protocol_fast_p.get(threshold) if overall.protocol_speedup_covered else None
+            line[f"protocol_fast_{threshold}"] = None if protocol_share is None else round(100 * protocol_share)
         line["tokens_per_pass"] = _round(overall.tokens_per_success, 0)
         line["stale"] = overall.stale
         table.append(line)

@@ -128,6 +128,9 @@ class Summary:
     # geometric mean over passed operators with a known one, and how many that is.
     protocol_speedup_geomean: float | None = None
     protocol_speedup_covered: int = 0
+    # fast_p by the protocol's speedup: passed operators whose protocol speedup exceeds p, over ALL operators
+    # of the group, as fast_p (an operator passed without a protocol speedup is in the denominator only).
+    protocol_fast_p: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -146,6 +149,7 @@ class OutcomeTotals:
     protocol_covered: int = 0  # clean passes with a known protocol speedup
     protocol_logged: int = 0  # of those, positive: the protocol geomean's
     protocol_log_sum: float = 0.0
+    protocol_fast: tuple[int, ...] = (0,) * len(FAST_P_THRESHOLDS)  # clean protocol speedups above each
 
     def __add__(self, other: OutcomeTotals) -> OutcomeTotals:
         return OutcomeTotals(
@@ -161,6 +165,7 @@ class OutcomeTotals:
             protocol_covered=self.protocol_covered + other.protocol_covered,
             protocol_logged=self.protocol_logged + other.protocol_logged,
             protocol_log_sum=self.protocol_log_sum + other.protocol_log_sum,
+            protocol_fast=tuple(a + b for a, b in zip(self.protocol_fast, other.protocol_fast, strict=True)),
         )
 
 
@@ -183,6 +188,7 @@ def outcome_totals(outcomes: Sequence[OperatorOutcome]) -> OutcomeTotals:
         protocol_covered=len(protocol),
         protocol_logged=len(protocol_logs),
         protocol_log_sum=sum(protocol_logs),
+        protocol_fast=tuple(sum(1 for s in protocol if s > threshold) for threshold in FAST_P_THRESHOLDS),
     )
 
 
@@ -206,6 +212,10 @@ def summarize_totals(totals: OutcomeTotals, operators_total: int) -> Summary:
             math.exp(totals.protocol_log_sum / totals.protocol_logged) if totals.protocol_logged else None
         ),
         protocol_speedup_covered=totals.protocol_covered,
+        protocol_fast_p={
+            f"{threshold:g}": (count / operators_total if operators_total else 0.0)
+            for threshold, count in zip(FAST_P_THRESHOLDS, totals.protocol_fast, strict=True)
+        },
     )
 
 

@@ -220,6 +220,9 @@ class TotalRow(NamedTuple):
     protocol_covered: int
     protocol_logged: int
     protocol_log_sum: float
+    protocol_faster_than_0_8: int
+    protocol_faster_than_1: int
+    protocol_faster_than_1_5: int
 
 
 def _read_totals(
@@ -247,6 +250,7 @@ def _read_totals(
             protocol_covered=row.protocol_covered,
             protocol_logged=row.protocol_logged,
             protocol_log_sum=row.protocol_log_sum,
+            protocol_fast=(row.protocol_faster_than_0_8, row.protocol_faster_than_1, row.protocol_faster_than_1_5),
         )
     return dict(totals)
 
@@ -377,6 +381,9 @@ ROW_FIGURES = (
     "fast_0.8",
     "fast_1",
     "fast_1.5",
+    "protocol_fast_0.8",
+    "protocol_fast_1",
+    "protocol_fast_1.5",
     "tokens",
     "tokens_per_success",
     "hours",
@@ -388,6 +395,8 @@ def summary_figure(summary: Summary | None, figure: str) -> float | None:
         return None
     if figure.startswith("fast_"):
         return summary.fast_p.get(figure[5:])
+    if figure.startswith("protocol_fast_"):
+        return summary.protocol_fast_p.get(figure[14:])
     return {
         "accuracy": summary.accuracy_pct,
         "speedup": summary.speedup_geomean,

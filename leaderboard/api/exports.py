@@ -170,6 +170,7 @@ def leaderboard_json(rows: list[LeaderboardRow], *, with_outcomes: bool) -> list
 def _summary_dict(summary: Any) -> dict[str, Any]:
     data = {name: getattr(summary, name) for name in SUMMARY_COLUMNS}
     data["fast_p"] = dict(summary.fast_p)
+    data["protocol_fast_p"] = dict(summary.protocol_fast_p)
     return data
 
 
@@ -179,6 +180,7 @@ def leaderboard_csv_rows(rows: list[dict[str, Any]], views: list[str]) -> tuple[
     for view in views:
         columns += [f"{view}_{name}" for name in SUMMARY_COLUMNS]
         columns += [f"{view}_fast_{threshold:g}" for threshold in FAST_P_THRESHOLDS]
+        columns += [f"{view}_protocol_fast_{threshold:g}" for threshold in FAST_P_THRESHOLDS]
     flat = []
     for row in rows:
         line = {
@@ -194,6 +196,8 @@ def leaderboard_csv_rows(rows: list[dict[str, Any]], views: list[str]) -> tuple[
                 line[f"{view}_{name}"] = summary[name]
             for threshold, share in summary["fast_p"].items():
                 line[f"{view}_fast_{threshold}"] = share
+            for threshold, share in summary.get("protocol_fast_p", {}).items():
+                line[f"{view}_protocol_fast_{threshold}"] = share
         flat.append(line)
     return flat, columns
 

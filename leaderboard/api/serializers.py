@@ -390,7 +390,13 @@ class SummarySerializer(serializers.Serializer):
         allow_null=True, help_text="The device-time speedup: large cases, launch cost hidden"
     )
     speedup_covered = serializers.IntegerField()
-    fast_p = serializers.DictField(child=serializers.FloatField())
+    fast_p = serializers.DictField(
+        child=serializers.FloatField(), help_text="By the device-time speedup: share of ALL operators passed above p"
+    )
+    protocol_fast_p = serializers.DictField(
+        child=serializers.FloatField(),
+        help_text="By the protocol speedup: share of ALL operators passed with a protocol speedup above p",
+    )
     tokens_total = serializers.IntegerField()
     tokens_per_success = serializers.FloatField(allow_null=True)
     solve_hours = serializers.FloatField()

@@ -440,3 +440,35 @@ def test_launch_bound_cases_are_marked_on_the_run_page_and_in_its_download(world
     assert 'id="launch-bound"' not in other and "⚑" not in other
     unmarked = client.get(f"/runs/{world.runs['slow_cos'].pk}/cases.json").json()["rows"][0]
     assert unmarked["protocol_launch_bound"] is None
+
+
+def test_fast_p_by_the_protocol_speedup_sits_beside_the_device_time_one(world, client):
+    """PROTOCOL 6's fast_p (passed operators above p over ALL operators of the set), by each speedup: Fast
+    Agent's cos is 1.6 by the protocol and 2.0 by device time, its add 0.4 / 0.5, its saxpy has no protocol
+    figure (1.0 by device time). Kept in the summary as a rebuild writes it, on boards, downloads and the API."""
+    rows = selectors.leaderboard_rows(chip=world.chips["nvidia-h200"], operator_set=world.sets["kgb-ms"])
+    fast = next(row for row in rows if row.method == world.methods["fast"]).summaries["overall"]
+    total = fast.operators_total
+    assert fast.fast_p == pytest.approx({"0.8": 2 / total, "1": 1 / total, "1.5": 1 / total})
+    assert fast.protocol_fast_p == pytest.approx({"0.8": 1 / total, "1": 1 / total, "1.5": 1 / total})
+    slow = next(row for row in rows if row.method == world.methods["slow"]).summaries["overall"]
+    assert slow.protocol_fast_p == {"0.8": 0.0, "1": 0.0, "1.5": 0.0}
+    assert not best_verdicts.differences()  # the summary's new counts are what a rebuild gives
+
+    body = client.get("/?chip=nvidia-h200&set=kgb-ms&format=csv").content.decode()
+    board = {row["method"]: row for row in csv.DictReader(io.StringIO(body))}
+    assert board["Fast Agent + Opus-4.6"]["protocol_fast_1"] == str(round(100 / total))
+    assert board["Fast Agent + Opus-4.6"]["fast_0.8"] == str(round(200 / total))
+    assert board["Pass@1 + GLM-5.0"]["protocol_fast_1"] == ""  # nothing timed the protocol's way: unknown
+    api = client.get("/api/leaderboards/?chip=nvidia-h200&set=kgb-ms").json()
+    overall = next(row for row in api["rows"] if row["method"]["label"] == "Fast Agent + Opus-4.6")["summaries"]
+    assert overall["overall"]["protocol_fast_p"] == pytest.approx({"0.8": 1 / total, "1": 1 / total, "1.5": 1 / total})
+    flat = list(
+        csv.DictReader(
+            io.StringIO(client.get("/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&format=csv").content.decode())
+        )
+    )
+    fast_line = next(row for row in flat if row["method"] == "Fast Agent + Opus-4.6")
+    assert float(fast_line["overall_protocol_fast_1.5"]) == pytest.approx(1 / total)
+    ordered = client.get("/?chip=nvidia-h200&set=kgb-ms&sort=-overall.protocol_fast_1&format=json").json()["rows"]
+    assert ordered[0]["method"] == "Fast Agent + Opus-4.6"
