@@ -36,31 +36,38 @@ def worker_row(stack, name: str) -> dict:
     )
 
 
+def wait_for_worker(stack, name: str, what: str, ready, seconds: float = 120) -> dict:
+    """The worker's row once ``ready(row)`` holds (``what`` names the wait in the failure)."""
+    deadline = time.monotonic() + seconds
+    while not ready(row := worker_row(stack, name) or {}):
+        assert time.monotonic() < deadline, f"the worker never {what}:\n{stack.log(name)}"
+        time.sleep(1)
+    return row
+
+
+def upload_copies(stack, session, count: int) -> list[int]:
+    """``count`` submissions of one correct cos kernel, each by its own method."""
+    submissions = []
+    for index in range(count):
+        submission_id, response = stack.upload(session, KERNELS / "aten__cos_correct.py", scaffold=f"Agent {index}")
+        assert submission_id, response.text[-2000:]
+        submissions.append(submission_id)
+    return submissions
+
+
 def test_a_worker_whose_sandbox_cannot_start_stops_taking_runs_and_loses_none(stack):
     stack.extra_env["KGB_WORKER_ERROR_STREAK"] = "2"
     stack.start_site()
     state = stack.data_dir / "broken-sandbox-state"
     stack.start_worker_with("broken", concurrency=2, env={"KGB_SANDBOX_STATE_DIR": str(state)})
-    deadline = time.monotonic() + 120
-    while worker_row(stack, "broken") is None:
-        assert time.monotonic() < deadline, f"the worker never beat:\n{stack.log('broken')}"
-        time.sleep(1)
+    wait_for_worker(stack, "broken", "beat", bool)
     # Then the host's sandbox slots break under it (their folder replaced by a file): no sandbox can start,
     # so every judgement it makes from now on fails on our side.
     shutil.rmtree(state / "slots")
     (state / "slots").write_text("not a folder")
     session = stack.login()
-    submissions = []
-    for index in range(5):
-        submission_id, response = stack.upload(session, KERNELS / "aten__cos_correct.py", scaffold=f"Agent {index}")
-        assert submission_id, response.text[-2000:]
-        submissions.append(submission_id)
-
-    deadline = time.monotonic() + 120
-    while not (worker_row(stack, "broken") or {}).get("stopped_taking_runs_at"):
-        assert time.monotonic() < deadline, f"the worker never stopped:\n{stack.log('broken')}"
-        time.sleep(1)
-    stopped = worker_row(stack, "broken")
+    submissions = upload_copies(stack, session, 5)
+    stopped = wait_for_worker(stack, "broken", "stopped", lambda row: row.get("stopped_taking_runs_at"))
     assert stopped["stopped_reason"].startswith("2 judge errors in a row; the last: ")
     time.sleep(5)  # tickets it had already taken are passed on, not judged
     runs = runs_of(stack, submissions)
@@ -86,22 +93,12 @@ def test_a_worker_whose_heartbeat_stalled_gives_back_its_tickets_instead_of_judg
     peer takes back at once; it gives the tickets back and stops consuming, and a healthy worker judges them."""
     stack.start_site()  # the stack's workers beat every second and count as dead after 6 s
     stack.start_worker_with("stalled", concurrency=2, env={"KGB_HEARTBEAT_INTERVAL_S": "3600"})
-    deadline = time.monotonic() + 120
-    while worker_row(stack, "stalled") is None:
-        assert time.monotonic() < deadline, f"the worker never beat:\n{stack.log('stalled')}"
-        time.sleep(1)
+    wait_for_worker(stack, "stalled", "beat", bool)
     time.sleep(7)  # its one beat is now stale
     session = stack.login()
-    submissions = []
-    for index in range(3):
-        submission_id, response = stack.upload(session, KERNELS / "aten__cos_correct.py", scaffold=f"Agent {index}")
-        assert submission_id, response.text[-2000:]
-        submissions.append(submission_id)
-    deadline = time.monotonic() + 60
-    while not (worker_row(stack, "stalled") or {}).get("stopped_taking_runs_at"):
-        assert time.monotonic() < deadline, f"the worker never stopped:\n{stack.log('stalled')}"
-        time.sleep(1)
-    assert worker_row(stack, "stalled")["stopped_reason"] == "its heartbeat stalled"
+    submissions = upload_copies(stack, session, 3)
+    stopped = wait_for_worker(stack, "stalled", "stopped", lambda row: row.get("stopped_taking_runs_at"), 60)
+    assert stopped["stopped_reason"] == "its heartbeat stalled"
     time.sleep(3)
     runs = runs_of(stack, submissions)
     assert [(run["status"], run["attempts"]) for run in runs] == [("queued", 0)] * 3, runs  # none claimed
