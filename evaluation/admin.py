@@ -63,13 +63,13 @@ class WorkerAdmin(admin.ModelAdmin):
 
     @admin.action(description="Take runs again (after fixing what made its judge fail)")
     def take_runs_again(self, request, queryset):
-        from celery import current_app
+        from evaluation.tasks import take_runs_again
 
         resumed = []
         for worker in queryset.filter(stopped_taking_runs_at__isnull=False).select_related("chip"):
             worker_take_runs_again(hostname=worker.hostname)
             try:
-                current_app.control.add_consumer(worker.chip.queue_name, destination=[worker.hostname], reply=False)
+                take_runs_again(worker.hostname, worker.chip.queue_name)
             except Exception as error:  # the broker unreachable: the worker takes runs once restarted
                 self.message_user(
                     request, f"{worker.hostname}: cleared, but not reached ({error}); restart it", level="warning"

@@ -587,23 +587,22 @@ def worker_count_judgement(*, hostname: str, run_id: int, error_reason: str | No
     return stop
 
 
-def worker_has_stopped_taking_runs(*, hostname: str) -> bool:
-    return Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=False).exists()
-
-
 # The stop a worker puts on itself when its own heartbeat is stale; its heartbeat lifts it (and only that stop).
 STALLED_HEARTBEAT_REASON = "its heartbeat stalled"
 
 
-def worker_stop_if_heartbeat_stale(*, hostname: str, now: Any = None) -> bool:
-    """Before a claim: True (and this worker marked stopped, once) when its own last beat is older than
-    KGB_WORKER_STALE_AFTER_S, the line past which every other worker's runs_requeue_stale takes its runs
-    back. A run it claimed now would be judged twice: re-queued by a peer while this one still judges it."""
-    now = now or database_now()
-    stale_before = now - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
+def worker_refuses_runs(*, hostname: str, now: Any = None) -> bool:
+    """Before a claim, one read of this worker's row: True when it has stopped taking runs, or when its own
+    last beat is older than KGB_WORKER_STALE_AFTER_S (then it is marked stopped for that, once): past that
+    line every other worker's runs_requeue_stale takes its runs back, so a run it claimed now would be judged
+    twice. False for a worker not registered yet (its first beat is under way)."""
     worker = Worker.objects.filter(hostname=hostname).only("last_heartbeat_at", "stopped_taking_runs_at").first()
-    if worker is None or worker.last_heartbeat_at >= stale_before:
-        return False  # not registered yet (its first beat is under way) or alive
+    if worker is None:
+        return False
+    if worker.stopped_taking_runs_at is not None:
+        return True
+    if worker.last_heartbeat_at >= _stale_before(now):
+        return False
     Worker.objects.filter(hostname=hostname, stopped_taking_runs_at__isnull=True).update(
         stopped_taking_runs_at=Now(), stopped_reason=STALLED_HEARTBEAT_REASON
     )
@@ -611,26 +610,27 @@ def worker_stop_if_heartbeat_stale(*, hostname: str, now: Any = None) -> bool:
     return True
 
 
+def _stale_before(now: Any = None) -> Any:
+    """Beats before this are stale: their worker counts as dead and its runs are taken back."""
+    return (now or database_now()) - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
+
+
+def _stopped_for_stalled_heartbeat(hostname: str) -> Any:
+    return Worker.objects.filter(
+        hostname=hostname, stopped_taking_runs_at__isnull=False, stopped_reason=STALLED_HEARTBEAT_REASON
+    )
+
+
 def worker_stopped_for_stalled_heartbeat(*, hostname: str) -> str | None:
     """The queue of a worker stopped for a stale heartbeat (its chip's), else None."""
-    worker = (
-        Worker.objects.filter(
-            hostname=hostname, stopped_taking_runs_at__isnull=False, stopped_reason=STALLED_HEARTBEAT_REASON
-        )
-        .select_related("chip")
-        .first()
-    )
+    worker = _stopped_for_stalled_heartbeat(hostname).select_related("chip").first()
     return worker.chip.queue_name if worker is not None else None
 
 
 def worker_resume_after_stalled_heartbeat(*, hostname: str) -> bool:
     """After a beat landed: lift a stop this worker put on itself for a stale heartbeat (not one for judge
     errors). True when there was one: the caller asks the worker's consumer back."""
-    return bool(
-        Worker.objects.filter(
-            hostname=hostname, stopped_taking_runs_at__isnull=False, stopped_reason=STALLED_HEARTBEAT_REASON
-        ).update(stopped_taking_runs_at=None, stopped_reason="")
-    )
+    return bool(_stopped_for_stalled_heartbeat(hostname).update(stopped_taking_runs_at=None, stopped_reason=""))
 
 
 def worker_take_runs_again(*, hostname: str, stopped_before: Any = None) -> bool:
@@ -727,7 +727,7 @@ def runs_requeue_stale(*, now: Any = None) -> dict[str, int]:
     with a broker or a worker): redelivering is safe because claiming is atomic.
     """
     now = now or database_now()  # heartbeats and claims carry the database's time (evaluation.clock)
-    stale_before = now - timedelta(seconds=settings.KGB_WORKER_STALE_AFTER_S)
+    stale_before = _stale_before(now)
     live_workers = set(Worker.objects.filter(last_heartbeat_at__gte=stale_before).values_list("hostname", flat=True))
     counts = {"requeued": 0, "gave_up": 0, "resent": 0}
     bundle_expired_before = now - timedelta(seconds=settings.KGB_BUNDLE_LEASE_S)

@@ -64,12 +64,7 @@ def judge_run(run_id: int) -> str:
     from celery import current_task
 
     hostname = current_task.request.hostname or f"celery@{os.uname().nodename}"
-    if with_database_retries(
-        lambda: (
-            services.worker_has_stopped_taking_runs(hostname=hostname)
-            or services.worker_stop_if_heartbeat_stale(hostname=hostname)
-        )
-    ):
+    if with_database_retries(lambda: services.worker_refuses_runs(hostname=hostname)):
         # A ticket this worker took before its consumer was cancelled: back to the queue, for another worker.
         queue = with_database_retries(lambda: services.run_pass_ticket_on(run_id=run_id))
         if queue is not None:
@@ -117,14 +112,11 @@ def count_for_worker_health(hostname: str, run: Run, result: JudgeResult) -> Non
 
 
 def take_runs_again(hostname: str, queue: str) -> None:
-    """Ask this worker to consume ``queue`` again (the heartbeat, once its beats land after a stall)."""
+    """Ask this worker to consume ``queue`` again (its heartbeat after a stall, staff from the admin). Raises
+    where the broker cannot take the request: the caller says so (the heartbeat asks again next beat)."""
     from celery import current_app
 
-    try:
-        current_app.control.add_consumer(queue, destination=[hostname], reply=False)
-    except Exception:  # the broker unreachable: the next beat asks again
-        logger.exception("could not ask worker %s to consume %s again", hostname, queue)
-        raise
+    current_app.control.add_consumer(queue, destination=[hostname], reply=False)
 
 
 def stop_taking_runs(hostname: str, queue: str) -> None:

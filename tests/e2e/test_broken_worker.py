@@ -55,6 +55,15 @@ def upload_copies(stack, session, count: int) -> list[int]:
     return submissions
 
 
+def judged_by_a_healthy_worker(stack, session, submissions: list[int]) -> list[dict]:
+    """A healthy worker started now passes every one of ``submissions``; their runs, as runs_of gives them."""
+    stack.start_worker("worker")
+    for submission_id in submissions:
+        finished = stack.wait_for_runs(session, submission_id, timeout=300)
+        assert [run["status"] for run in finished["runs"]] == ["passed"], finished
+    return runs_of(stack, submissions)
+
+
 def test_a_worker_whose_sandbox_cannot_start_stops_taking_runs_and_loses_none(stack):
     stack.extra_env["KGB_WORKER_ERROR_STREAK"] = "2"
     stack.start_site()
@@ -78,11 +87,7 @@ def test_a_worker_whose_sandbox_cannot_start_stops_taking_runs_and_loses_none(st
     assert stack.processes["broken"].poll() is None  # alive, only off the queue
     assert "Canceling queue chip.cpu-interpreter" in (stack.data_dir / "broken.log").read_text(errors="replace")
 
-    stack.start_worker("worker")
-    for submission_id in submissions:
-        finished = stack.wait_for_runs(session, submission_id, timeout=300)
-        assert [run["status"] for run in finished["runs"]] == ["passed"], finished
-    runs = runs_of(stack, submissions)
+    runs = judged_by_a_healthy_worker(stack, session, submissions)
     assert all(run["worker"].startswith("worker@") for run in runs), runs
     assert worker_row(stack, "broken")["stopped_taking_runs_at"]  # still off the queue
 
@@ -104,9 +109,5 @@ def test_a_worker_whose_heartbeat_stalled_gives_back_its_tickets_instead_of_judg
     assert [(run["status"], run["attempts"]) for run in runs] == [("queued", 0)] * 3, runs  # none claimed
     assert "Canceling queue chip.cpu-interpreter" in (stack.data_dir / "stalled.log").read_text(errors="replace")
 
-    stack.start_worker("worker")
-    for submission_id in submissions:
-        finished = stack.wait_for_runs(session, submission_id, timeout=300)
-        assert [run["status"] for run in finished["runs"]] == ["passed"], finished
-    runs = runs_of(stack, submissions)
+    runs = judged_by_a_healthy_worker(stack, session, submissions)
     assert all(run["worker"].startswith("worker@") and run["attempts"] == 1 for run in runs), runs

@@ -276,7 +276,7 @@ def test_a_worker_stops_taking_runs_after_its_judge_fails_a_streak_of_times(run,
     worker = Worker.objects.get(hostname="w1")
     assert worker.stopped_taking_runs_at is not None and worker.consecutive_errors == 4
     assert worker.stopped_reason == "3 judge errors in a row; the last: sandbox failed to start (6)"
-    assert services.worker_has_stopped_taking_runs(hostname="w1")
+    assert services.worker_refuses_runs(hostname="w1")
     # It still beats, but the site says no worker serves the chip.
     services.worker_heartbeat(hostname="w1", chip_slug="cpu-interpreter")
     assert not chip_has_live_worker(chip=run.chip)
@@ -303,7 +303,7 @@ def test_a_restarted_worker_takes_runs_again_unless_its_new_process_stopped(run,
     # A process born before the stop does not clear it (the stop is its own)...
     earlier = stopped_at - timedelta(seconds=1)
     assert services.worker_take_runs_again(hostname="w1", stopped_before=earlier) is False
-    assert services.worker_has_stopped_taking_runs(hostname="w1")
+    assert services.worker_refuses_runs(hostname="w1")
     # ... one born after it does, and its count of errors starts at zero.
     later = database_now() + timedelta(seconds=1)
     assert services.worker_take_runs_again(hostname="w1", stopped_before=later) is True
@@ -337,7 +337,7 @@ def test_staff_let_a_stopped_worker_take_runs_again_from_the_admin(run, settings
     pks = list(Worker.objects.values_list("pk", flat=True))
     done = client.post(changelist, {"action": "take_runs_again", "_selected_action": pks}, follow=True)
     assert "1 worker(s) take runs again: w1" in done.content.decode()
-    assert not services.worker_has_stopped_taking_runs(hostname="w1")
+    assert not services.worker_refuses_runs(hostname="w1")
     assert Worker.objects.get(hostname="w1").consecutive_errors == 0
 
 
@@ -356,8 +356,8 @@ def test_a_worker_whose_own_heartbeat_is_stale_stops_before_claiming_and_its_nex
     settings.KGB_WORKER_STALE_AFTER_S = 60
     hostname = socket.gethostname()  # the worker's name in a task run by apply(), as judge_run reads it
     services.worker_heartbeat(hostname=hostname, chip_slug="cpu-interpreter")
-    assert services.worker_stop_if_heartbeat_stale(hostname=hostname) is False  # alive
-    assert services.worker_stop_if_heartbeat_stale(hostname="never-beat") is False  # its first beat is under way
+    assert services.worker_refuses_runs(hostname=hostname) is False  # alive
+    assert services.worker_refuses_runs(hostname="never-beat") is False  # its first beat is under way
     Worker.objects.filter(hostname=hostname).update(last_heartbeat_at=timezone.now() - timedelta(seconds=61))
     requests = []
     monkeypatch.setattr(
@@ -383,5 +383,5 @@ def test_a_worker_whose_own_heartbeat_is_stale_stops_before_claiming_and_its_nex
     assert requests[-1] == ("add", "chip.cpu-interpreter", {"destination": [hostname], "reply": False})
     services.worker_heartbeat(hostname=hostname, chip_slug="cpu-interpreter")
     assert services.worker_resume_after_stalled_heartbeat(hostname=hostname) is True
-    assert not services.worker_has_stopped_taking_runs(hostname=hostname)
-    assert services.worker_stop_if_heartbeat_stale(hostname=hostname) is False
+    assert not services.worker_refuses_runs(hostname=hostname)
+    assert services.worker_refuses_runs(hostname=hostname) is False
