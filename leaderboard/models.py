@@ -278,6 +278,13 @@ class BestVerdict(models.Model):
                 condition=models.Q(native=True, solved=True, flagged=False, speedup__isnull=False),
                 name="best_verdict_clean_speedup",
             ),
+            # The same for the protocol speedup (the matched board's ?figure=protocol, the protocol plots).
+            models.Index(
+                fields=["chip", "operator", "method"],
+                include=["protocol_speedup"],
+                condition=models.Q(native=True, solved=True, flagged=False, protocol_speedup__isnull=False),
+                name="best_verdict_clean_protocol",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -472,3 +472,26 @@ def test_fast_p_by_the_protocol_speedup_sits_beside_the_device_time_one(world, c
     assert float(fast_line["overall_protocol_fast_1.5"]) == pytest.approx(1 / total)
     ordered = client.get("/?chip=nvidia-h200&set=kgb-ms&sort=-overall.protocol_fast_1&format=json").json()["rows"]
     assert ordered[0]["method"] == "Fast Agent + Opus-4.6"
+
+
+# --- Speedup figures by either speedup ----------------------------------------------------------------
+
+
+def test_clean_speedups_read_either_figure_memoised_apart(world):
+    """Each figure's clean passes with a known one, read in either order from one memo (distinct keys)."""
+    chip, operator_set = world.chips["nvidia-h200"], world.sets["kgb-ms"]
+    methods = [world.methods["fast"].pk, world.methods["slow"].pk]
+    device = {
+        world.methods["fast"].pk: {"aten::cos": 2.0, "aten::add": 0.5, "cublas::cublasSaxpy_v2": 1.0},
+        world.methods["slow"].pk: {"aten::cos": 1.5},
+    }
+    protocol = {world.methods["fast"].pk: {"aten::cos": 1.6, "aten::add": 0.4}}
+    for order in (("device", "protocol"), ("protocol", "device")):
+        selectors.clear_board_memo()
+        for _ in range(2):  # the second time from the memo
+            for figure in order:
+                read = selectors.clean_speedups(chip=chip, operator_set=operator_set, method_ids=methods, figure=figure)
+                assert read == {"device": device, "protocol": protocol}[figure], (order, figure)
+    assert selectors.clean_speedups_by_figure(
+        chip=chip, operator_set=operator_set, method_ids=methods, figures=("protocol", "device")
+    ) == {"protocol": protocol, "device": device}
