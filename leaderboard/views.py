@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import Iterator
 
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from evaluation.judge.version import JUDGE_VERSION
@@ -21,6 +21,8 @@ from leaderboard.templatetags.board import highlight_python
 logger = logging.getLogger(__name__)
 
 DOWNLOAD_FORMATS = ("csv", "json")
+# The matched board's downloads name their speedup figure: kgb-matched-<this>-<set>-<chip>.csv
+MATCHED_FILE_QUALIFIERS = {selectors.DEVICE_FIGURE: "device-time", selectors.PROTOCOL_FIGURE: "protocol"}
 
 
 def _download_format(request: HttpRequest) -> str | None:
@@ -52,11 +54,22 @@ def _view_meta(query: BoardQuery, board: str) -> dict:
     }
 
 
-def _download_name(board: str, query: BoardQuery) -> str:
-    parts = ["kgb", board, query.operator_set.slug if query.operator_set else "none"]
+def _download_name(board: str, query: BoardQuery, *, qualifier: str = "") -> str:
+    parts = [
+        "kgb",
+        board,
+        *([qualifier] if qualifier else []),
+        query.operator_set.slug if query.operator_set else "none",
+    ]
     if board in ("ms", "cost", "matched") and query.chip:
         parts.append(query.chip.slug)
     return "-".join(parts)
+
+
+def _add_parameter(query_string: str, name: str, value: str) -> str:
+    params = QueryDict(query_string, mutable=True)
+    params[name] = value
+    return params.urlencode()
 
 
 def leaderboard_index(request: HttpRequest, set_slug: str | None = None) -> HttpResponse:
@@ -190,25 +203,52 @@ def cost_board(request: HttpRequest) -> HttpResponse:
 
 
 def matched_board(request: HttpRequest) -> HttpResponse:
-    """Speedups over the operators every shown method solved, with 95% bootstrap intervals."""
+    """Speedups over the operators every shown method solved, with 95% bootstrap intervals, by the device-time
+    speedup or, with ``?figure=protocol``, the protocol's (each over the operators every method has it for)."""
     query = board_query(request)
+    figure = selectors.speedup_figure(request.GET.get("figure"))
     common, rows = (
-        selectors.matched_rows(chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter)
+        selectors.matched_rows(
+            chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter, figure=figure
+        )
         if query.chip and query.operator_set
         else ([], [])
     )
     requested = _download_format(request)
     if requested:
-        columns, table = board_exports.matched_table(rows)
+        columns, table = board_exports.matched_table(rows, figure)
         return board_exports.download(
             requested,
-            name=_download_name("matched", query),
+            name=_download_name("matched", query, qualifier=MATCHED_FILE_QUALIFIERS[figure]),
             columns=columns,
             rows=table,
-            meta={**_view_meta(query, "matched"), "common_operators": common},
+            meta={
+                **_view_meta(query, "matched"),
+                "figure": figure,
+                "figure_meaning": board_exports.MATCHED_FIGURES[figure],
+                "common_operators": common,
+            },
         )
+    context = query.context()
+    # The figure is this board's own parameter: its permalink, downloads and filters keep it; the switch
+    # links keep the rest of the view (chip, set, filters).
+    if figure != selectors.DEVICE_FIGURE:
+        context["view_qs"] = _add_parameter(context["view_qs"], "figure", figure)
+    figure_links = {
+        selectors.DEVICE_FIGURE: context["board_qs"],
+        selectors.PROTOCOL_FIGURE: _add_parameter(context["board_qs"], "figure", selectors.PROTOCOL_FIGURE),
+    }
     return render(
-        request, "leaderboard/matched.html", {**query.context(), "rows": rows, "common": common, "board": "matched"}
+        request,
+        "leaderboard/matched.html",
+        {
+            **context,
+            "rows": rows,
+            "common": common,
+            "board": "matched",
+            "speedup_figure": figure,
+            "figure_links": figure_links,
+        },
     )
 
 

@@ -1,6 +1,7 @@
 """The protocol's speedup (PROTOCOL 6, the paper's headline) beside the device-time one, everywhere a speedup is
 shown: stored from the judge's result, on the run page and its per-case download (under the run page's access
-rules), in the boards' summary, on the boards, their downloads and the API, and never mixed with the other."""
+rules), in the boards' summary, on the boards (the matched board by either figure), their downloads and the API,
+and never mixed with the other."""
 
 from __future__ import annotations
 
@@ -474,7 +475,7 @@ def test_fast_p_by_the_protocol_speedup_sits_beside_the_device_time_one(world, c
     assert ordered[0]["method"] == "Fast Agent + Opus-4.6"
 
 
-# --- Speedup figures by either speedup ----------------------------------------------------------------
+# --- The matched board and the plots, by either speedup -------------------------------------------------
 
 
 def test_clean_speedups_read_either_figure_memoised_apart(world):
@@ -495,3 +496,165 @@ def test_clean_speedups_read_either_figure_memoised_apart(world):
     assert selectors.clean_speedups_by_figure(
         chip=chip, operator_set=operator_set, method_ids=methods, figures=("protocol", "device")
     ) == {"protocol": protocol, "device": device}
+
+
+def matched_page(client, query: str):
+    """The matched board's response for ``query`` (fresh: nothing memoised), after checking it rendered."""
+    selectors.clear_board_memo()
+    response = client.get(f"/boards/matched/?chip=nvidia-h200&set=kgb-ms{query}")
+    assert response.status_code == 200, query
+    return response
+
+
+def matched_figures(response) -> dict[str, tuple[float | None, int, float | None, int]]:
+    """Per method shown: its matched geomean and count, and its own-set geomean and count."""
+    return {
+        str(row.method): (row.figure.speedup_geomean, row.figure.covered, row.own_speedup, row.own_covered)
+        for row in response.context["rows"]
+    }
+
+
+@pytest.fixture
+def slow_passes_add_without_protocol(world):
+    """Pass@1's add passes too (device-time 3.0), judged without the protocol stage; its cos has a protocol
+    speedup (1.2). Both methods now have device-time figures on cos and add, protocol ones on cos only."""
+    give_protocol(world.runs["slow_cos"], 1.2)
+    add = world.runs["slow_add"]
+    passed = Run.objects.create(
+        kernel=add.kernel, chip=add.chip, operator_version=1, status=RunStatus.PASSED, speedup=3.0
+    )
+    best_verdicts.runs_changed(run_ids=[world.runs["slow_cos"].pk, passed.pk])
+    return world
+
+
+def test_the_matched_board_by_the_protocol_speedup_has_its_own_common_set(slow_passes_add_without_protocol, client):
+    """Like with like, by each figure: Pass@1's add has no protocol speedup, so add leaves the common set under
+    ?figure=protocol only; each method's figure is the geomean of its own figures over that set."""
+    device = matched_page(client, "")
+    assert device.context["common"] == ["aten::add", "aten::cos"]
+    assert matched_figures(device) == {
+        "Pass@1 + GLM-5.0": (pytest.approx(math.sqrt(3.0 * 1.5)), 2, pytest.approx(math.sqrt(3.0 * 1.5)), 2),
+        "Fast Agent + Opus-4.6": (pytest.approx(math.sqrt(0.5 * 2.0)), 2, pytest.approx(FAST_DEVICE), 3),
+    }
+    protocol = matched_page(client, "&figure=protocol")
+    assert protocol.context["common"] == ["aten::cos"]
+    assert matched_figures(protocol) == {
+        "Fast Agent + Opus-4.6": (pytest.approx(1.6), 1, pytest.approx(FAST_PROTOCOL), 2),
+        "Pass@1 + GLM-5.0": (pytest.approx(1.2), 1, pytest.approx(1.2), 1),
+    }
+    html = protocol.content.decode()
+    assert '<strong id="figure-shown">protocol speedup (PROTOCOL 6)</strong>' in html
+    assert 'href="/about/#protocol-speedup">Matched protocol speedup</a>' in html
+    assert 'href="/about/#protocol-speedup">Own-set protocol speedup</a>' in html
+    assert "Matched device-time speedup" not in html
+    assert f"{FAST_PROTOCOL:.2f}×<small> (2)</small>" in html and "1.60×<small> (1)</small>" in html
+    device_html = device.content.decode()
+    assert '<strong id="figure-shown">device-time speedup</strong>' in device_html
+    assert 'href="/about/#device-time-speedup">Matched device-time speedup</a>' in device_html
+    assert "Matched protocol speedup" not in device_html
+
+
+def test_a_method_without_any_protocol_speedup_is_left_out_of_that_figure_only(world, client):
+    """Pass@1 has no protocol speedup at all: it would empty the common set, so the protocol figure compares
+    Fast Agent's two operators alone (its saxpy, passed without one, is not among them), with the same
+    bootstrap interval as the device-time figure's: ``bootstrap_geomean_ci`` of the common operators' figures."""
+    from leaderboard.metrics import bootstrap_geomean_ci
+
+    device = matched_page(client, "")
+    assert [str(row.method) for row in device.context["rows"]] == ["Fast Agent + Opus-4.6", "Pass@1 + GLM-5.0"]
+    assert device.context["common"] == ["aten::cos"]
+    protocol = matched_page(client, "&figure=protocol")
+    assert [str(row.method) for row in protocol.context["rows"]] == ["Fast Agent + Opus-4.6"]
+    assert protocol.context["common"] == ["aten::add", "aten::cos"]
+    (fast,) = protocol.context["rows"]
+    assert fast.figure.speedup_geomean == pytest.approx(FAST_PROTOCOL)
+    low, high = bootstrap_geomean_ci([0.4, 1.6])  # add, cos: the common operators in order
+    assert fast.figure.ci95 == (low, high) and low < FAST_PROTOCOL < high
+    assert f"{low:.2f}–{high:.2f}×" in protocol.content.decode()
+    # Fast Agent alone by device time: its three passes, another set and another interval.
+    alone = matched_page(client, "&kind=agent")
+    assert alone.context["common"] == ["aten::add", "aten::cos", "cublas::cublasSaxpy_v2"]
+    assert alone.context["rows"][0].figure.ci95 == bootstrap_geomean_ci([0.5, 2.0, 1.0])
+
+
+def test_the_figure_switch_and_the_filters_keep_the_view(world, client):
+    html = matched_page(client, "&kind=agent&model=Opus").content.decode()
+    switch = html[html.index('id="figure-switch"') :].split("</p>", 1)[0]
+    assert 'href="?chip=nvidia-h200&amp;set=kgb-ms&amp;kind=agent&amp;model=Opus&amp;figure=protocol"' in switch
+    assert 'name="figure"' not in html  # the default figure needs no parameter
+    assert 'href="?chip=nvidia-h200&amp;set=kgb-ms&amp;kind=agent&amp;model=Opus&amp;format=csv"' in html
+    protocol = matched_page(client, "&kind=agent&model=Opus&figure=protocol").content.decode()
+    switch = protocol[protocol.index('id="figure-switch"') :].split("</p>", 1)[0]
+    assert 'id="figure-other">device-time speedup</a>' in switch
+    assert 'href="?chip=nvidia-h200&amp;set=kgb-ms&amp;kind=agent&amp;model=Opus"' in switch
+    filters = protocol[protocol.index('id="filters"') :].split("</form>", 1)[0]
+    assert '<input type="hidden" name="figure" value="protocol">' in filters
+    for download in ("permalink", "download-csv", "download-json"):
+        link = re.search(rf'href="([^"]*)" id="{download}"', protocol)[1]
+        assert "figure=protocol" in link and "kind=agent" in link and "chip=nvidia-h200" in link, download
+    # The other boards show both speedups side by side: the tabs do not carry the figure to them.
+    tabs = protocol[protocol.index('class="tabs"') :].split("</nav>", 1)[0]
+    assert "figure=" not in tabs
+
+
+@pytest.mark.parametrize(
+    "figure",
+    ["", "PROTOCOL", "device", "speedup", "protocol_speedup", "%00", "x" * 5000, "protocol%20", "<script>"],
+)
+def test_an_unknown_figure_is_the_device_time_one(world, client, figure):
+    for download in ("", "&format=csv", "&format=json"):
+        response = matched_page(client, f"&figure={figure}{download}")
+        if download:
+            assert "kgb-matched-device-time-kgb-ms-nvidia-h200" in response["Content-Disposition"]
+        else:
+            assert response.context["speedup_figure"] == "device"
+            assert response.context["common"] == ["aten::cos"]
+            assert "<script>" not in response.content.decode().split('id="figure-switch"', 1)[1]
+    # Given twice, the last one counts (as Django reads a query string), still never an error.
+    assert matched_page(client, "&figure=nope&figure=protocol").context["speedup_figure"] == "protocol"
+
+
+def test_matched_downloads_name_the_figure(slow_passes_add_without_protocol, client):
+    response = matched_page(client, "&figure=protocol&format=csv")
+    assert 'filename="kgb-matched-protocol-kgb-ms-nvidia-h200.csv"' in response["Content-Disposition"]
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert list(rows[0]) == [
+        "method_id",
+        "method",
+        "kind",
+        "matched_protocol_speedup",
+        "covered",
+        "ci95_low",
+        "ci95_high",
+        "own_protocol_speedup",
+        "own_covered",
+        "accuracy_pct",
+    ]
+    by_method = {row["method"]: row for row in rows}
+    assert (
+        by_method["Fast Agent + Opus-4.6"]["matched_protocol_speedup"],
+        by_method["Fast Agent + Opus-4.6"]["covered"],
+    ) == ("1.6", "1")
+    assert float(by_method["Fast Agent + Opus-4.6"]["own_protocol_speedup"]) == round(FAST_PROTOCOL, 2)
+    assert by_method["Pass@1 + GLM-5.0"]["matched_protocol_speedup"] == "1.2"
+
+    document = matched_page(client, "&figure=protocol&format=json").json()
+    assert document["view"]["figure"] == "protocol"
+    assert "PROTOCOL 6" in document["view"]["figure_meaning"]
+    assert document["view"]["common_operators"] == ["aten::cos"]
+    assert "protocol_speedup" in document["view"]["speedup_columns"]
+    assert {row["method"]: row["matched_protocol_speedup"] for row in document["rows"]} == {
+        "Fast Agent + Opus-4.6": 1.6,
+        "Pass@1 + GLM-5.0": 1.2,
+    }
+
+    device = matched_page(client, "&format=json")
+    assert 'filename="kgb-matched-device-time-kgb-ms-nvidia-h200.json"' in device["Content-Disposition"]
+    document = device.json()
+    assert document["view"]["figure"] == "device" and "device-time" in document["view"]["figure_meaning"]
+    assert document["view"]["common_operators"] == ["aten::add", "aten::cos"]
+    assert "matched_speedup" in document["columns"] and "matched_protocol_speedup" not in document["columns"]
+    assert {row["method"]: row["matched_speedup"] for row in document["rows"]} == {
+        "Pass@1 + GLM-5.0": round(math.sqrt(4.5), 2),
+        "Fast Agent + Opus-4.6": 1.0,
+    }
