@@ -11,7 +11,7 @@ from typing import Any
 from evaluation.models import Chip
 from leaderboard.metrics import pareto_front
 from leaderboard.models import Method, OperatorSet, RooflinePoint
-from leaderboard.selectors import ChipRow, LeaderboardRow
+from leaderboard.selectors import DEVICE_FIGURE, PROTOCOL_FIGURE, ChipRow, LeaderboardRow
 
 SOURCE_LABELS = {"overall": "Overall", "aten": "ATen", "vllm": "vLLM", "cublas": "cuBLAS"}
 # An explicit height: a responsive plot in a container without one collapsed to a sliver (seen in screenshots).
@@ -94,7 +94,20 @@ def accuracy_vs_tokens(rows: list[LeaderboardRow], chip: Chip) -> dict[str, Any]
     }
 
 
-def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> list[dict[str, Any]]:
+# Each speedup figure's name in titles and hover text (PROTOCOL 6: two speedups, never mixed).
+SPEEDUP_LABELS = {
+    DEVICE_FIGURE: "device-time speedup",
+    PROTOCOL_FIGURE: "protocol speedup (PROTOCOL 6)",
+}
+
+
+def _capitalised(label: str) -> str:
+    return label[:1].upper() + label[1:]
+
+
+def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> dict[str, dict[str, Any]]:
+    """By element id: accuracy per method and chip, then each speedup's geomean over passed operators, the
+    device-time one and the protocol's (a cell without that figure is left empty, never drawn as a number)."""
     names = [str(row.method) for row in rows]
     labels = [chip.label for chip in chips]
 
@@ -102,10 +115,9 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> list[dict[str, Any]
         return [[pick(row.per_chip.get(chip.pk)) for chip in chips] for row in rows]
 
     accuracy = grid(lambda s: round(s.accuracy_pct, 1) if s else None)
-    speedup = grid(lambda s: round(s.speedup_geomean, 3) if s and s.speedup_geomean else None)
     height = max(320, 60 + 28 * len(rows))
-    return [
-        {
+    figures = {
+        "accuracy-heatmap": {
             "data": [
                 {
                     "type": "heatmap",
@@ -125,8 +137,18 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> list[dict[str, Any]
                 xaxis={"title": {"text": "Chip"}},
                 yaxis={"title": {"text": "Method"}, "automargin": True},
             ),
-        },
-        {
+        }
+    }
+    for element_id, figure, geomean_of in (
+        ("speedup-heatmap", DEVICE_FIGURE, lambda s: s.speedup_geomean),
+        ("protocol-speedup-heatmap", PROTOCOL_FIGURE, lambda s: s.protocol_speedup_geomean),
+    ):
+        speedup = grid(lambda s, geomean_of=geomean_of: round(geomean_of(s), 3) if s and geomean_of(s) else None)
+        label = SPEEDUP_LABELS[figure]
+        known = any(value is not None for line in speedup for value in line)
+        figures[element_id] = {
+            # With no cell known (the protocol stage is off by default) the page says "no data yet", not an
+            # empty frame.
             "data": [
                 {
                     "type": "heatmap",
@@ -135,24 +157,29 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> list[dict[str, Any]
                     "y": names,
                     "colorscale": "RdBu",
                     "zmid": 1.0,
+                    "hoverongaps": False,
                     "colorbar": {"title": {"text": "x"}},
-                    "hovertemplate": "%{y} on %{x}<br>device-time speedup %{z:.2f}x (passed geomean)<extra></extra>",
+                    "hovertemplate": f"%{{y}} on %{{x}}<br>{label} %{{z:.2f}}x (passed geomean)<extra></extra>",
                 }
-            ],
+            ]
+            if known
+            else [],
             "layout": _layout(
-                "Device-time speedup per method and chip (geometric mean over passed operators)",
+                f"{_capitalised(label)} per method and chip (geometric mean over passed operators)",
                 height=height,
                 xaxis={"title": {"text": "Chip"}},
                 yaxis={"title": {"text": "Method"}, "automargin": True},
             ),
-        },
-    ]
+        }
+    return figures
 
 
 def speedup_distribution(
-    rows: list[LeaderboardRow], speedups: dict[int, dict[str, float]], chip: Chip
+    rows: list[LeaderboardRow], speedups: dict[int, dict[str, float]], chip: Chip, figure: str = DEVICE_FIGURE
 ) -> dict[str, Any]:
-    """A box per method of its clean passes' speedups (``selectors.clean_speedups``), in the rows' order."""
+    """A box per method of its clean passes' ``figure`` speedups (``selectors.clean_speedups`` of that figure),
+    in the rows' order; a method with none has no box."""
+    label = SPEEDUP_LABELS[figure]
     traces = []
     for row in rows:
         passed = [(operator_id, speedup) for operator_id, speedup in speedups.get(row.method.pk, {}).items() if speedup]
@@ -164,15 +191,15 @@ def speedup_distribution(
                     "y": [speedup for _, speedup in passed],
                     "boxpoints": "outliers",
                     "text": [operator_id for operator_id, _ in passed],
-                    "hovertemplate": "%{text}: %{y:.2f}x<extra>%{fullData.name}</extra>",
+                    "hovertemplate": f"%{{text}}: {label} %{{y:.2f}}x<extra>%{{fullData.name}}</extra>",
                 }
             )
     return {
         "data": traces,
         "layout": _layout(
-            f"Per-operator device-time speedup of passed operators on {chip.label}",
+            f"Per-operator {label} of passed operators on {chip.label}",
             showlegend=False,
-            yaxis={"title": {"text": "Speedup over the reference (x, log scale)"}, "type": "log"},
+            yaxis={"title": {"text": f"{_capitalised(label)} over the reference (x, log scale)"}, "type": "log"},
             xaxis={"title": {"text": "Method"}},
         ),
     }

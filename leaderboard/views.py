@@ -161,11 +161,7 @@ def multi_chip_board(request: HttpRequest) -> HttpResponse:
                 {"method": m, "model": mo, "cells": [f.get(("aten", p), (None, None)) for p in platforms]}
                 for (m, mo), f in sorted(paper.items())
             ],
-            "figures": dict(
-                zip(("accuracy-heatmap", "speedup-heatmap"), plots.chip_heatmaps(rows, query.picked_chips), strict=True)
-            )
-            if rows
-            else {},
+            "figures": plots.chip_heatmaps(rows, query.picked_chips) if rows else {},
         },
     )
 
@@ -311,19 +307,25 @@ def plots_page(request: HttpRequest) -> HttpResponse:
         rows = selectors.leaderboard_rows(
             chip=query.chip, operator_set=query.operator_set, method_filter=query.method_filter
         )
-        speedups = selectors.clean_speedups(
-            chip=query.chip, operator_set=query.operator_set, method_ids=[row.method.pk for row in rows]
+        speedups = selectors.clean_speedups_by_figure(
+            chip=query.chip,
+            operator_set=query.operator_set,
+            method_ids=[row.method.pk for row in rows],
+            figures=tuple(selectors.SPEEDUP_FIGURES),
         )
         chip_rows = selectors.multi_chip_rows(
             chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter
         )
-        heatmaps = plots.chip_heatmaps(chip_rows, query.picked_chips)
         figures = {
             "accuracy-by-source": plots.accuracy_by_source(rows, query.chip),
             "accuracy-vs-tokens": plots.accuracy_vs_tokens(rows, query.chip),
-            "accuracy-heatmap": heatmaps[0],
-            "speedup-heatmap": heatmaps[1],
-            "speedup-distribution": plots.speedup_distribution(rows, speedups, query.chip),
+            **plots.chip_heatmaps(chip_rows, query.picked_chips),
+            "speedup-distribution": plots.speedup_distribution(
+                rows, speedups[selectors.DEVICE_FIGURE], query.chip, selectors.DEVICE_FIGURE
+            ),
+            "protocol-speedup-distribution": plots.speedup_distribution(
+                rows, speedups[selectors.PROTOCOL_FIGURE], query.chip, selectors.PROTOCOL_FIGURE
+            ),
             "speedup-vs-roofline": plots.roofline_fraction(chip=query.chip, operator_set=query.operator_set),
         }
     return render(request, "leaderboard/plots.html", {**query.context(), "figures": figures, "board": "plots"})

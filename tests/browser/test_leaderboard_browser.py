@@ -103,6 +103,10 @@ def test_every_board_and_plot_page_draws(world, live_server, page):
         page.wait_for_selector(f"#{plot}[data-plotted='1'] .gtitle")
     titles = page.locator(".gtitle").all_text_contents()
     assert titles[0] == "Accuracy by operator source on NVIDIA H200"
+    # This world's runs were judged without the protocol stage: its figures say so, drawn as nothing.
+    for plot in ("protocol-speedup-heatmap", "protocol-speedup-distribution"):
+        assert page.locator(f"#{plot}.plot-empty").inner_text().endswith(": no data yet."), plot
+    assert page.locator("#protocol-speedup-heatmap").inner_text().startswith("Protocol speedup (PROTOCOL 6) per method")
     from leaderboard.catalog_loader import paper_results_load
 
     assert paper_results_load() > 0

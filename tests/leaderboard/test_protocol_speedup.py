@@ -1,7 +1,7 @@
 """The protocol's speedup (PROTOCOL 6, the paper's headline) beside the device-time one, everywhere a speedup is
 shown: stored from the judge's result, on the run page and its per-case download (under the run page's access
-rules), in the boards' summary, on the boards (the matched board by either figure), their downloads and the API,
-and never mixed with the other."""
+rules), in the boards' summary, on the boards (the matched board by either figure), their downloads, the API and
+the plots, and never mixed with the other."""
 
 from __future__ import annotations
 
@@ -658,3 +658,82 @@ def test_matched_downloads_name_the_figure(slow_passes_add_without_protocol, cli
         "Pass@1 + GLM-5.0": round(math.sqrt(4.5), 2),
         "Fast Agent + Opus-4.6": 1.0,
     }
+
+
+def plot_figures(client, query: str = "") -> dict:
+    selectors.clear_board_memo()
+    response = client.get(f"/plots/?chip=nvidia-h200&set=kgb-ms{query}")
+    assert response.status_code == 200
+    html = response.content.decode()
+    return json.loads(re.search(r'<script id="plots-data" type="application/json">(.*?)</script>', html, re.S)[1])
+
+
+def test_the_plots_draw_the_protocol_speedup_beside_the_device_time_one(world, client):
+    figures = plot_figures(client)
+    device, protocol = figures["speedup-heatmap"], figures["protocol-speedup-heatmap"]
+    assert device["layout"]["title"]["text"].startswith("Device-time speedup per method and chip")
+    assert protocol["layout"]["title"]["text"].startswith("Protocol speedup (PROTOCOL 6) per method and chip")
+    assert "protocol speedup (PROTOCOL 6)" in protocol["data"][0]["hovertemplate"]
+    assert "device-time speedup" in device["data"][0]["hovertemplate"]
+    (trace,) = protocol["data"]
+    cells = {
+        (method, chip): value
+        for method, line in zip(trace["y"], trace["z"], strict=True)
+        for chip, value in zip(trace["x"], line, strict=True)
+    }
+    # Fast Agent: cos and add on the H200 (saxpy has none), its Ascend cos on Platform A. Pass@1 has none:
+    # its cells are empty, never 0.
+    assert cells[("Fast Agent + Opus-4.6", "NVIDIA H200")] == round(FAST_PROTOCOL, 3)
+    assert cells[("Fast Agent + Opus-4.6", "Platform A")] == 1.1
+    assert cells[("Pass@1 + GLM-5.0", "NVIDIA H200")] is None and cells[("Pass@1 + GLM-5.0", "Platform A")] is None
+    assert device["data"][0]["z"][trace["y"].index("Pass@1 + GLM-5.0")][trace["x"].index("NVIDIA H200")] == 1.5
+
+    boxes = figures["protocol-speedup-distribution"]
+    assert (
+        boxes["layout"]["title"]["text"]
+        == "Per-operator protocol speedup (PROTOCOL 6) of passed operators on NVIDIA H200"
+    )
+    # A box for Fast Agent's two protocol figures only: no box for Pass@1, no point for the saxpy without one.
+    assert {box["name"]: sorted(zip(box["text"], box["y"], strict=True)) for box in boxes["data"]} == {
+        "Fast Agent + Opus-4.6": [("aten::add", 0.4), ("aten::cos", 1.6)]
+    }
+    assert "protocol speedup (PROTOCOL 6)" in boxes["data"][0]["hovertemplate"]
+    device_boxes = figures["speedup-distribution"]
+    assert (
+        device_boxes["layout"]["title"]["text"] == "Per-operator device-time speedup of passed operators on NVIDIA H200"
+    )
+    assert {box["name"]: sorted(zip(box["text"], box["y"], strict=True)) for box in device_boxes["data"]} == {
+        "Fast Agent + Opus-4.6": [("aten::add", 0.5), ("aten::cos", 2.0), ("cublas::cublasSaxpy_v2", 1.0)],
+        "Pass@1 + GLM-5.0": [("aten::cos", 1.5)],
+    }
+    # The roofline plot stays a device-time figure.
+    assert figures["speedup-vs-roofline"]["layout"]["title"]["text"].startswith("Device-time speedup")
+
+
+def test_with_no_protocol_speedup_anywhere_the_plots_say_so(world, client):
+    Run.objects.update(protocol_speedup=None)
+    best_verdicts.runs_changed(run_ids=list(Run.objects.values_list("pk", flat=True)))
+    figures = plot_figures(client)
+    assert figures["protocol-speedup-heatmap"]["data"] == []  # "no data yet", not a grid of zeros
+    assert figures["protocol-speedup-distribution"]["data"] == []
+    assert figures["speedup-heatmap"]["data"] and figures["speedup-distribution"]["data"]
+    multi = client.get("/boards/multi-chip/?set=kgb-ms").content.decode()
+    assert 'id="protocol-speedup-heatmap"' in multi
+
+
+def test_method_names_stay_escaped_on_the_protocol_figures(world, client):
+    """A method's name is its owner's text: escaped in the matched board's cells and in the plots' data."""
+    hostile = "</script><script>alert(1)</script>&"
+    Method = type(world.methods["fast"])
+    Method.objects.filter(pk=world.methods["fast"].pk).update(scaffold=hostile)
+    html = matched_page(client, "&figure=protocol").content.decode()
+    assert (
+        "<script>alert(1)" not in html
+        and "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;&amp; + Opus-4.6" in html
+    )
+    selectors.clear_board_memo()
+    plots_html = client.get("/plots/?chip=nvidia-h200&set=kgb-ms").content.decode()
+    assert "<script>alert(1)" not in plots_html and hostile not in plots_html
+    figures = plot_figures(client)
+    assert f"{hostile} + Opus-4.6" in figures["protocol-speedup-heatmap"]["data"][0]["y"]
+    assert figures["protocol-speedup-distribution"]["data"][0]["name"] == f"{hostile} + Opus-4.6"

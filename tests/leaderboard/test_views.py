@@ -212,7 +212,7 @@ def test_curated_set_is_a_view(world, as_role, role):
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_plots_page_embeds_six_figures_as_escaped_json(world, as_role, role):
+def test_plots_page_embeds_eight_figures_as_escaped_json(world, as_role, role):
     response = as_role(role).get("/plots/?chip=nvidia-h200")
     assert response.status_code == 200
     html = response.content.decode()
@@ -221,6 +221,8 @@ def test_plots_page_embeds_six_figures_as_escaped_json(world, as_role, role):
         "accuracy-by-source",
         "accuracy-heatmap",
         "accuracy-vs-tokens",
+        "protocol-speedup-distribution",
+        "protocol-speedup-heatmap",
         "speedup-distribution",
         "speedup-heatmap",
         "speedup-vs-roofline",
