@@ -847,6 +847,59 @@ def test_the_agreement_split_keeps_cases_where_do_bench_disagreed_with_itself_ap
     assert (steady_total, steady_within) == (3, 2)
 
 
+def test_protocol_repeatability_compares_each_figure_by_the_operators_launch_bound_share(tmp_path):
+    """scripts/gpu/protocol_repeatability.py: between two runs, each operator's device-time and protocol
+    speedups' relative change, the protocol's grouped by class (cuBLAS; mostly launch-bound; the rest) read
+    from the run with launch-bound marks; a repeat judged in the same run counts once, a failed kernel not."""
+    import gzip
+    import json
+
+    repeat = _script("protocol_repeatability")
+
+    def kernel(name, device, protocol, marks=None, status="passed"):
+        cases = [{"protocol_timing": {"launch_bound": mark} if mark is not None else {}} for mark in marks or [None]]
+        return {
+            "file": name,
+            "result": {"status": status, "speedup": device, "protocol_speedup": protocol, "case_results": cases},
+        }
+
+    old = [
+        kernel("aten__cos.py", 1.0, 0.2),
+        kernel("aten__mm.py", 0.5, 0.5),
+        kernel("cublas__cublasSaxpy_v2.py", 0.8, 0.8),
+        kernel("aten__sum.py", 2.0, 1.0, status="failed_correctness"),
+    ]
+    new = [
+        kernel("aten__cos.py", 1.01, 0.4, marks=[True] * 9 + [False]),  # 90 % launch-bound, doubled
+        kernel("aten__cos.py", 5.0, 5.0, marks=[False]),  # its repeat: not counted
+        kernel("aten__mm.py", 0.5, 0.56, marks=[True, False]),  # half launch-bound: "other"
+        kernel("cublas__cublasSaxpy_v2.py", 0.8, 0.84, marks=[False]),
+        kernel("aten__sum.py", 2.0, 1.0, marks=[False]),
+    ]
+    paths = []
+    for index, results in enumerate((old, new)):
+        path = tmp_path / f"run{index}.json.gz"
+        path.write_bytes(gzip.compress(json.dumps({"results": results}).encode()))
+        paths.append(path)
+    runs = [repeat.load(path) for path in paths]
+    assert runs[0]["aten__cos.py"]["launch_bound"] is None and runs[1]["aten__cos.py"]["launch_bound"] == 9
+    kinds = repeat.classes(runs)
+    assert kinds == {
+        "aten__cos.py": "launch-bound",
+        "aten__mm.py": "other",
+        "cublas__cublasSaxpy_v2.py": "cublas",
+        "aten__sum.py": "other",
+    }
+    found = {label: repeat.summary(changes) for label, changes in repeat.moves(runs[0], runs[1], kinds).items()}
+    assert found["protocol launch-bound"] == (1, pytest.approx(1.0), 0)
+    assert found["protocol other"] == (1, pytest.approx(0.12), 0)
+    assert found["protocol cublas"] == (1, pytest.approx(0.05), 1)
+    operators, median, within = found["device"]
+    assert (operators, within) == (3, 3) and median == pytest.approx(0.0)
+    with pytest.raises(SystemExit):
+        repeat.classes(runs[:1])  # no marks anywhere: nothing to classify by
+
+
 def test_the_agreement_split_compares_only_cases_whose_every_reading_outlasts_a_flush():
     """scripts/gpu/agreement_split.py's second split: a case is past the launch race where both timers read
     both sides at least one L2 flush long; per operator the ratio of the two speedups over those cases."""
