@@ -698,6 +698,7 @@ def test_the_plots_draw_the_protocol_speedup_beside_the_device_time_one(world, c
         "Fast Agent + Opus-4.6": [("aten::add", 0.4), ("aten::cos", 1.6)]
     }
     assert "protocol speedup (PROTOCOL 6)" in boxes["data"][0]["hovertemplate"]
+    assert boxes["layout"]["yaxis"]["title"]["text"] == "Protocol speedup (x, log scale)"
     device_boxes = figures["speedup-distribution"]
     assert (
         device_boxes["layout"]["title"]["text"] == "Per-operator device-time speedup of passed operators on NVIDIA H200"
