@@ -170,6 +170,15 @@ class Run(models.Model):
     )
     protocol_speedup_ci_low = models.FloatField(null=True, blank=True)
     protocol_speedup_ci_high = models.FloatField(null=True, blank=True)
+    # How much of the protocol speedup is the launch race (timing_protocol.launch_bound): on the H200 most ATen
+    # and vLLM cases are, and there the figure moves 51-93 % between machines where the device-time one moves
+    # 0.4 % (docs/measurements/h200-2026-12-03-evening-head/). Kept beside the figure so boards can say so.
+    protocol_launch_bound_share = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Share of the protocol-timed cases with a side under one L2 flush (the launch race decides their "
+        "figure); null where the protocol speedup is unknown or its judge did not mark such cases",
+    )
     flagged = models.BooleanField(default=False, help_text="Faster than the roofline floor: not ranked")
     environment = models.JSONField(default=dict, blank=True)
     stage_seconds = models.JSONField(default=dict, blank=True)

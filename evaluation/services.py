@@ -393,6 +393,7 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
     side; on a chip whose timings mean nothing both are unknown."""
     speedup, speedup_ci = _stored_speedup(run, result.speedup, result.speedup_ci95)
     protocol, protocol_ci = _stored_speedup(run, result.protocol_speedup, result.protocol_speedup_ci95)
+    case_results = [case.__dict__ if hasattr(case, "__dict__") else case for case in result.case_results]
     try:
         run_transition(
             run=run,
@@ -402,7 +403,7 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
             cases_total=result.cases_total,
             cases_passed=result.cases_passed,
             failed_case=result.failed_case,
-            case_results=[case.__dict__ if hasattr(case, "__dict__") else case for case in result.case_results],
+            case_results=case_results,
             checks=[check.__dict__ if hasattr(check, "__dict__") else check for check in result.checks],
             speedup=speedup,
             speedup_ci_low=speedup_ci[0],
@@ -410,6 +411,7 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
             protocol_speedup=protocol,
             protocol_speedup_ci_low=protocol_ci[0],
             protocol_speedup_ci_high=protocol_ci[1],
+            protocol_launch_bound_share=launch_bound_share(case_results) if protocol is not None else None,
             flagged=result.flagged,
             environment=result.environment,
             stage_seconds=result.stage_seconds,
@@ -419,6 +421,22 @@ def run_record_result(*, run: Run, lease: str, result: JudgeResult) -> bool:
         logger.warning("result for run %s not recorded: %s", run.pk, exc)
         return False
     return True
+
+
+def launch_bound_share(case_results: list[Any]) -> float | None:
+    """The share of a run's protocol-timed cases that its judge marked launch-bound (a side under one L2 flush:
+    the figure is the race between the host's launch path and the flush, timing_protocol.launch_bound). None
+    when no case carries a mark: none was protocol-timed, its judge came before the marks, or its loop has no
+    flush to race (cuBLAS's back-to-back calls, the interpreter's host clock). A results bundle is JSON from
+    another host: only a bool counts as a mark."""
+    marks = [
+        case["protocol_timing"]["launch_bound"]
+        for case in case_results
+        if isinstance(case, dict)
+        and isinstance(case.get("protocol_timing"), dict)
+        and isinstance(case["protocol_timing"].get("launch_bound"), bool)
+    ]
+    return sum(marks) / len(marks) if marks else None
 
 
 def _finite_positive(value: Any) -> float | None:
