@@ -56,6 +56,7 @@ ROW_FIELDS = (
     "log_speedup",
     "protocol_speedup",
     "log_protocol_speedup",
+    "protocol_launch_bound_share",
     "flagged",
     "operator_version",
     "judge_version",
@@ -85,6 +86,7 @@ class RunVerdict(NamedTuple):
     tokens: int | None
     solve_seconds: float | None
     protocol_speedup: float | None = None  # the protocol's (PROTOCOL 6), shown beside it
+    protocol_launch_bound_share: float | None = None  # how much of it is the launch race (0-1)
 
     @property
     def native(self) -> bool:
@@ -141,6 +143,8 @@ def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
             standing = run
     speedup = best.speedup if best is not None else None
     protocol_speedup = best.protocol_speedup if best is not None else None
+    # The same run's share of launch-bound cases: it says how much of that protocol figure is the launch race.
+    protocol_launch_bound_share = best.protocol_launch_bound_share if best is not None else None
     return {
         "attempts": len(latest),
         "tokens": tokens,
@@ -150,6 +154,7 @@ def group_fields(runs: Sequence[RunVerdict]) -> dict[str, Any]:
         "log_speedup": _log(speedup),
         "protocol_speedup": protocol_speedup,
         "log_protocol_speedup": _log(protocol_speedup),
+        "protocol_launch_bound_share": protocol_launch_bound_share,
         "flagged": best.flagged if best is not None else False,
         "operator_version": best.operator_version if best is not None else None,
         "judge_version": best.judge_version if best is not None else None,
@@ -209,7 +214,18 @@ def counted_verdicts(
     verdicts = []
     for start in range(0, len(ids), KERNELS_PER_QUERY):
         runs = models.Run.objects.filter(kernel_id__in=ids[start : start + KERNELS_PER_QUERY]).order_by()
-        for run_id, kernel_id, chip_id, status, speedup, flagged, version, judge_version, protocol in runs.values_list(
+        for (
+            run_id,
+            kernel_id,
+            chip_id,
+            status,
+            speedup,
+            flagged,
+            version,
+            judge_version,
+            protocol,
+            launch_bound_share,
+        ) in runs.values_list(
             "id",
             "kernel_id",
             "chip_id",
@@ -219,6 +235,7 @@ def counted_verdicts(
             "operator_version",
             "judge_version",
             "protocol_speedup",
+            "protocol_launch_bound_share",
         ):
             if status not in FINISHED or (wanted_chips is not None and chip_id not in wanted_chips):
                 continue
@@ -239,6 +256,7 @@ def counted_verdicts(
                     tokens,
                     seconds,
                     protocol,
+                    launch_bound_share,
                 )
             )
     verdicts.sort(key=lambda verdict: verdict.run_id)
@@ -324,6 +342,8 @@ TOTAL_FIELDS = (
     "protocol_faster_than_0_8",
     "protocol_faster_than_1",
     "protocol_faster_than_1_5",
+    "protocol_launch_bound_covered",
+    "protocol_launch_bound_sum",
     "tokens",
     "solve_seconds",
     "stale_by_operator",
@@ -350,6 +370,7 @@ class _Row(NamedTuple):
     judge_version: int | None
     protocol_speedup: float | None
     log_protocol_speedup: float | None
+    protocol_launch_bound_share: float | None
 
 
 def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators: dict[int, tuple[str, int]]) -> list:
@@ -368,7 +389,13 @@ def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators:
             total = totals.get(key)
             if total is None:
                 total = totals[key] = dict.fromkeys(TOTAL_FIELDS, 0)
-                total.update(log_sum=0.0, protocol_log_sum=0.0, solve_seconds=0.0, solved_by_judge={})
+                total.update(
+                    log_sum=0.0,
+                    protocol_log_sum=0.0,
+                    protocol_launch_bound_sum=0.0,
+                    solve_seconds=0.0,
+                    solved_by_judge={},
+                )
             total["outcomes"] += 1
             total["tokens"] += row.tokens
             total["solve_seconds"] += row.solve_seconds
@@ -386,6 +413,10 @@ def set_totals(rows: Iterable[_Row], *, members: dict[int, set[int]], operators:
                     total["protocol_covered"] += 1
                     for name, threshold in PROTOCOL_FAST_FIELDS:
                         total[name] += row.protocol_speedup > threshold
+                    # How much of each figure is the launch race, summed for a mean over operators.
+                    if row.protocol_launch_bound_share is not None:
+                        total["protocol_launch_bound_covered"] += 1
+                        total["protocol_launch_bound_sum"] += row.protocol_launch_bound_share
                 if row.log_protocol_speedup is not None:
                     total["protocol_logged"] += 1
                     total["protocol_log_sum"] += row.log_protocol_speedup

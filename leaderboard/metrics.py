@@ -108,6 +108,10 @@ class OperatorOutcome:
     # The protocol's speedup (PROTOCOL 6, the paper's) of the same deciding kernel; None when unknown
     # (the CPU, a verdict of a judge that did not time that way)
     protocol_speedup: float | None = None
+    # The share of that kernel's protocol-timed cases that are launch-bound (0-1): how much of the figure is the
+    # race between the host's launch path and the L2 flush. None when unknown (no flush to race: cuBLAS's
+    # loop; a judge before the marks; no protocol speedup)
+    protocol_launch_bound_share: float | None = None
 
 
 @dataclass
@@ -131,6 +135,10 @@ class Summary:
     # fast_p by the protocol's speedup: passed operators whose protocol speedup exceeds p, over ALL operators
     # of the group, as fast_p (an operator passed without a protocol speedup is in the denominator only).
     protocol_fast_p: dict[str, float] = field(default_factory=dict)
+    # The mean launch-bound share over the passed operators with a protocol speedup and a known share (each
+    # operator weighs the same, as in the geomean), and how many that is; None when none has one.
+    protocol_launch_bound_share: float | None = None
+    protocol_launch_bound_covered: int = 0
 
 
 @dataclass
@@ -150,6 +158,8 @@ class OutcomeTotals:
     protocol_logged: int = 0  # of those, positive: the protocol geomean's
     protocol_log_sum: float = 0.0
     protocol_fast: tuple[int, ...] = (0,) * len(FAST_P_THRESHOLDS)  # clean protocol speedups above each
+    protocol_launch_bound_covered: int = 0  # of the clean protocol speedups, those with a known launch-bound share
+    protocol_launch_bound_sum: float = 0.0  # their shares, summed
 
     def __add__(self, other: OutcomeTotals) -> OutcomeTotals:
         return OutcomeTotals(
@@ -166,6 +176,8 @@ class OutcomeTotals:
             protocol_logged=self.protocol_logged + other.protocol_logged,
             protocol_log_sum=self.protocol_log_sum + other.protocol_log_sum,
             protocol_fast=tuple(a + b for a, b in zip(self.protocol_fast, other.protocol_fast, strict=True)),
+            protocol_launch_bound_covered=self.protocol_launch_bound_covered + other.protocol_launch_bound_covered,
+            protocol_launch_bound_sum=self.protocol_launch_bound_sum + other.protocol_launch_bound_sum,
         )
 
 
@@ -175,6 +187,11 @@ def outcome_totals(outcomes: Sequence[OperatorOutcome]) -> OutcomeTotals:
     logs = [math.log(value) for value in speedups if value > 0]
     protocol = [outcome.protocol_speedup for outcome in solved if outcome.protocol_speedup is not None]
     protocol_logs = [math.log(value) for value in protocol if value > 0]
+    shares = [
+        outcome.protocol_launch_bound_share
+        for outcome in solved
+        if outcome.protocol_speedup is not None and outcome.protocol_launch_bound_share is not None
+    ]
     return OutcomeTotals(
         outcomes=len(outcomes),
         solved=len(solved),
@@ -189,6 +206,8 @@ def outcome_totals(outcomes: Sequence[OperatorOutcome]) -> OutcomeTotals:
         protocol_logged=len(protocol_logs),
         protocol_log_sum=sum(protocol_logs),
         protocol_fast=tuple(sum(1 for s in protocol if s > threshold) for threshold in FAST_P_THRESHOLDS),
+        protocol_launch_bound_covered=len(shares),
+        protocol_launch_bound_sum=sum(shares),
     )
 
 
@@ -216,6 +235,12 @@ def summarize_totals(totals: OutcomeTotals, operators_total: int) -> Summary:
             f"{threshold:g}": (count / operators_total if operators_total else 0.0)
             for threshold, count in zip(FAST_P_THRESHOLDS, totals.protocol_fast, strict=True)
         },
+        protocol_launch_bound_share=(
+            totals.protocol_launch_bound_sum / totals.protocol_launch_bound_covered
+            if totals.protocol_launch_bound_covered
+            else None
+        ),
+        protocol_launch_bound_covered=totals.protocol_launch_bound_covered,
     )
 
 

@@ -238,6 +238,12 @@ class BestVerdict(models.Model):
     # device-time speedup above, so both figures of an operator are one kernel's.
     protocol_speedup = models.FloatField(null=True, help_text="The deciding kernel's protocol speedup; null = unknown")
     log_protocol_speedup = models.FloatField(null=True, help_text="ln(protocol_speedup) where positive")
+    # How much of that figure is the launch race (evaluation.Run.protocol_launch_bound_share): boards show it
+    # beside the protocol speedup, which moves 51-93 % between machines where nearly every case is launch-bound.
+    protocol_launch_bound_share = models.FloatField(
+        null=True,
+        help_text="The deciding kernel's share of protocol-timed cases that are launch-bound (0-1); null = unknown",
+    )
     flagged = models.BooleanField()
     operator_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
     judge_version = models.PositiveIntegerField(null=True, help_text="The deciding run's")
@@ -343,6 +349,11 @@ class BoardTotal(models.Model):
     protocol_faster_than_0_8 = models.PositiveIntegerField(default=0, help_text="Clean protocol speedups over 0.8")
     protocol_faster_than_1 = models.PositiveIntegerField(default=0, help_text="Clean protocol speedups over 1")
     protocol_faster_than_1_5 = models.PositiveIntegerField(default=0, help_text="Clean protocol speedups over 1.5")
+    # The launch-bound share of those protocol speedups, summed: a board's share is their mean over operators.
+    protocol_launch_bound_covered = models.PositiveIntegerField(
+        default=0, help_text="Clean passes with a known protocol speedup and a known launch-bound share"
+    )
+    protocol_launch_bound_sum = models.FloatField(default=0.0, help_text="Their launch-bound shares, summed")
     tokens = models.BigIntegerField()
     solve_seconds = models.FloatField()
     stale_by_operator = models.PositiveIntegerField()

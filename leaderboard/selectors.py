@@ -110,6 +110,7 @@ class BoardVerdict(NamedTuple):
     operator_version: int | None  # the deciding run's
     judge_version: int | None
     protocol_speedup: float | None  # the deciding run's protocol speedup (PROTOCOL 6)
+    protocol_launch_bound_share: float | None  # how much of it is the launch race (0-1)
 
 
 BOARD_VERDICT_FIELDS = (
@@ -126,6 +127,7 @@ BOARD_VERDICT_FIELDS = (
     "operator_version",
     "judge_version",
     "protocol_speedup",
+    "protocol_launch_bound_share",
 )
 
 
@@ -154,6 +156,7 @@ def verdict_outcome(verdict: BoardVerdict, operator: SetOperator) -> OperatorOut
         ),
         flagged=verdict.flagged,
         protocol_speedup=verdict.protocol_speedup,
+        protocol_launch_bound_share=verdict.protocol_launch_bound_share,
     )
 
 
@@ -234,6 +237,8 @@ class TotalRow(NamedTuple):
     protocol_faster_than_0_8: int
     protocol_faster_than_1: int
     protocol_faster_than_1_5: int
+    protocol_launch_bound_covered: int
+    protocol_launch_bound_sum: float
 
 
 def _read_totals(
@@ -262,6 +267,8 @@ def _read_totals(
             protocol_logged=row.protocol_logged,
             protocol_log_sum=row.protocol_log_sum,
             protocol_fast=(row.protocol_faster_than_0_8, row.protocol_faster_than_1, row.protocol_faster_than_1_5),
+            protocol_launch_bound_covered=row.protocol_launch_bound_covered,
+            protocol_launch_bound_sum=row.protocol_launch_bound_sum,
         )
     return dict(totals)
 
@@ -344,6 +351,7 @@ def _read_outcomes(
         version,
         judged,
         protocol,
+        launch_bound_share,
     ) in rows.values_list(
         "method_id",
         "operator_id",
@@ -356,6 +364,7 @@ def _read_outcomes(
         "operator_version",
         "judge_version",
         "protocol_speedup",
+        "protocol_launch_bound_share",
     ):
         operator = operators[operator_pk]
         by_method[method_id][operator.operator_id] = OperatorOutcome(  # positional: OperatorOutcome's order
@@ -369,6 +378,7 @@ def _read_outcomes(
             solved and (version < operator.version or (judged is not None and judged < JUDGE_VERSION)),
             flagged,
             protocol,
+            launch_bound_share,
         )
     return dict(by_method)
 
@@ -414,6 +424,7 @@ ROW_FIGURES = (
     "protocol_fast_0.8",
     "protocol_fast_1",
     "protocol_fast_1.5",
+    "protocol_launch_bound_share",
     "tokens",
     "tokens_per_success",
     "hours",
@@ -431,6 +442,7 @@ def summary_figure(summary: Summary | None, figure: str) -> float | None:
         "accuracy": summary.accuracy_pct,
         "speedup": summary.speedup_geomean,
         "protocol_speedup": summary.protocol_speedup_geomean,
+        "protocol_launch_bound_share": summary.protocol_launch_bound_share,
         "tokens": summary.tokens_total,
         "tokens_per_success": summary.tokens_per_success,
         "hours": summary.solve_hours,
