@@ -77,6 +77,7 @@ STANDING_RUN_FIELDS = (
     "protocol_speedup",
     "protocol_speedup_ci_low",
     "protocol_speedup_ci_high",
+    "protocol_launch_bound_share",
     "operator_version",
 )
 

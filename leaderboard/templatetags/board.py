@@ -189,10 +189,34 @@ def protocol_unknown_title(summary: Any) -> str:
     return PROTOCOL_UNKNOWN_NONE
 
 
+# What a launch-bound share means, and why one is unknown (the about page's #launch-bound says more).
+LAUNCH_BOUND_MEANING = (
+    "share of the protocol-timed cases with a side under one L2 flush: their figure is the race between the "
+    "host's launch path and the flush, which moves between machines"
+)
+LAUNCH_BOUND_UNKNOWN = (
+    "launch-bound share unknown: no L2 flush to race (cuBLAS's back-to-back loop), or its judge did not mark "
+    "launch-bound cases"
+)
+LAUNCH_BOUND_UNMARKED_RUN = "launch-bound share unknown: its judge did not mark launch-bound cases"
+LAUNCH_BOUND_CUBLAS = "no launch-bound share: cuBLAS's loop calls back to back with no L2 flush to race"
+
+
+def launch_bound_share_note(summary: Any) -> str:
+    """The small line under a summary's protocol speedup: the mean launch-bound share over its operators that
+    have one (each operator weighs the same, as in the geomean), or "— launch-bound" saying why it is unknown."""
+    share = summary.protocol_launch_bound_share
+    if share is None:
+        return f'<small class="launch-bound unknown" title="{html_escape(LAUNCH_BOUND_UNKNOWN)}">— launch-bound</small>'
+    covered, of = summary.protocol_launch_bound_covered, summary.protocol_speedup_covered
+    over = f"mean over {covered} of the {of} operators" if covered < of else f"mean over its {covered} operators"
+    return f'<small class="launch-bound" title="{over}: {LAUNCH_BOUND_MEANING}">{percent(share)} launch-bound</small>'
+
+
 @register.simple_tag
 def protocol_speedup_cell(summary: Any) -> SafeString:
-    """A summary's protocol speedup (the paper's) with the passed operators it covers, or an em dash saying why
-    there is none."""
+    """A summary's protocol speedup (the paper's) with the passed operators it covers and, below it, how much of
+    it is the launch race; or an em dash saying why there is none."""
     if summary is not None and summary.protocol_speedup_geomean:
         covered = summary.protocol_speedup_covered
         note = ""
@@ -201,8 +225,24 @@ def protocol_speedup_cell(summary: Any) -> SafeString:
                 f' title="over {covered} of the {summary.speedup_covered} passed operators with a device-time '
                 "speedup: the others' judge did not time every case the protocol's way\""
             )
-        return mark_safe(f"<span{note}>{num(summary.protocol_speedup_geomean, 2)}×<small> ({covered})</small></span>")
+        figure = f"<span{note}>{num(summary.protocol_speedup_geomean, 2)}×<small> ({covered})</small></span>"
+        return mark_safe(f"{figure}<br>{launch_bound_share_note(summary)}")
     return mark_safe(f'<span class="unknown" title="{html_escape(protocol_unknown_title(summary))}">—</span>')
+
+
+@register.simple_tag
+def run_launch_bound_share(run: Any, source: str = "") -> SafeString:
+    """A run's launch-bound share, the cell beside its protocol speedup, or an em dash saying why it is unknown
+    (``source``: its operator's; cuBLAS's loop has no flush to race)."""
+    if run.protocol_speedup and run.protocol_launch_bound_share is not None:
+        return mark_safe(
+            f'<span title="{html_escape(LAUNCH_BOUND_MEANING)}">{percent(run.protocol_launch_bound_share)}</span>'
+        )
+    if not run.protocol_speedup:
+        why = "unknown: no protocol speedup"
+    else:
+        why = LAUNCH_BOUND_CUBLAS if source == "cublas" else LAUNCH_BOUND_UNMARKED_RUN
+    return mark_safe(f'<span class="unknown" title="{html_escape(why)}">—</span>')
 
 
 @register.simple_tag
