@@ -5,8 +5,9 @@ JSON null, never 0. CSV goes through the API's writer, so both downloads share i
 
 Two speedups, never mixed (PROTOCOL 6): ``*_protocol_speedup`` is the protocol's (the paper's: every timed
 case, call latency as the paper's harness times it), ``*_speedup`` the device-time one (large cases, launch
-cost hidden); each with the count of passed operators it averages over. ``SPEEDUP_COLUMNS`` says so in every
-JSON download.
+cost hidden); each with the count of passed operators it averages over. Beside the protocol's,
+``*_protocol_launch_bound_share``: how much of it is the launch race (0-1, rounded as the page's percent).
+``SPEEDUP_COLUMNS`` says so in every JSON download.
 """
 
 from __future__ import annotations
@@ -22,8 +23,19 @@ from leaderboard.selectors import DEVICE_FIGURE, PROTOCOL_FIGURE
 SPEEDUP_COLUMNS = {
     "protocol_speedup": "the protocol's (the paper's) speedup: every timed case, call latency as the paper's "
     "harness times it; geometric mean over passed operators with one",
+    "protocol_launch_bound_share": "the share (0-1) of protocol-timed cases that are launch-bound (a side under "
+    "one L2 flush: the figure is the race between the host's launch path and the flush), mean over the operators "
+    "of the protocol speedup that have one; null where none has (cuBLAS's loop has no flush; older judges no marks)",
     "speedup": "the device-time speedup: large cases, launch cost hidden; geometric mean over passed operators",
 }
+
+
+def _launch_bound_share(summary: Any) -> float | None:
+    """A summary's launch-bound share as the page shows it (a whole percent), None where unknown or where the
+    protocol speedup itself is."""
+    if summary is None or summary.protocol_speedup_geomean is None:
+        return None
+    return _round(summary.protocol_launch_bound_share, 2)
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -51,6 +63,7 @@ def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[di
             f"{view}_total",
             f"{view}_protocol_speedup",
             f"{view}_protocol_speedup_covered",
+            f"{view}_protocol_launch_bound_share",
             f"{view}_speedup",
             f"{view}_speedup_covered",
         ]
@@ -67,6 +80,7 @@ def multi_source_table(rows: list, views: list[str]) -> tuple[list[str], list[di
             protocol_known = summary is not None and summary.protocol_speedup_geomean is not None
             line[f"{view}_protocol_speedup"] = _round(summary.protocol_speedup_geomean, 2) if protocol_known else None
             line[f"{view}_protocol_speedup_covered"] = summary.protocol_speedup_covered if protocol_known else None
+            line[f"{view}_protocol_launch_bound_share"] = _launch_bound_share(summary)
             known = summary is not None and summary.speedup_geomean is not None
             line[f"{view}_speedup"] = _round(summary.speedup_geomean, 2) if known else None
             line[f"{view}_speedup_covered"] = summary.speedup_covered if known else None
@@ -91,6 +105,7 @@ def multi_chip_table(rows: list, chips: list) -> tuple[list[str], list[dict]]:
             f"{chip.slug}_solved",
             f"{chip.slug}_total",
             f"{chip.slug}_protocol_speedup",
+            f"{chip.slug}_protocol_launch_bound_share",
             f"{chip.slug}_speedup",
         ]
     table = []
@@ -103,6 +118,7 @@ def multi_chip_table(rows: list, chips: list) -> tuple[list[str], list[dict]]:
             line[f"{chip.slug}_solved"] = summary.solved if summary else None
             line[f"{chip.slug}_total"] = summary.operators_total if summary else None
             line[f"{chip.slug}_protocol_speedup"] = _round(summary.protocol_speedup_geomean, 2) if summary else None
+            line[f"{chip.slug}_protocol_launch_bound_share"] = _launch_bound_share(summary)
             line[f"{chip.slug}_speedup"] = _round(summary.speedup_geomean, 2) if summary else None
         table.append(line)
     return columns, table

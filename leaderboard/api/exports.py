@@ -31,6 +31,8 @@ SUMMARY_COLUMNS: tuple[str, ...] = (
     # the paper's (PROTOCOL 6): every timed case, call latency as the paper's harness times it
     "protocol_speedup_geomean",
     "protocol_speedup_covered",
+    # how much of it is the launch race: mean share (0-1) of launch-bound cases over its operators with one
+    "protocol_launch_bound_share",
     "speedup_geomean",  # device-time: large cases, launch cost hidden
     "speedup_covered",
     "tokens_total",
@@ -51,6 +53,7 @@ RUN_COLUMNS: tuple[str, ...] = (
     "protocol_speedup",  # the paper's (PROTOCOL 6); null where its judge did not time that way
     "protocol_speedup_ci_low",
     "protocol_speedup_ci_high",
+    "protocol_launch_bound_share",  # share (0-1) of its protocol-timed cases that are launch-bound; null unknown
     "speedup",  # device-time
     "speedup_ci_low",
     "speedup_ci_high",
@@ -220,6 +223,7 @@ def run_rows(runs: QuerySet[Run]) -> Iterator[dict[str, Any]]:
         "protocol_speedup",
         "protocol_speedup_ci_low",
         "protocol_speedup_ci_high",
+        "protocol_launch_bound_share",
         "speedup",
         "speedup_ci_low",
         "speedup_ci_high",
@@ -244,6 +248,7 @@ def run_rows(runs: QuerySet[Run]) -> Iterator[dict[str, Any]]:
         protocol_speedup,
         protocol_ci_low,
         protocol_ci_high,
+        launch_bound_share,
         speedup,
         ci_low,
         ci_high,
@@ -268,6 +273,7 @@ def run_rows(runs: QuerySet[Run]) -> Iterator[dict[str, Any]]:
             "protocol_speedup": protocol_speedup,
             "protocol_speedup_ci_low": protocol_ci_low,
             "protocol_speedup_ci_high": protocol_ci_high,
+            "protocol_launch_bound_share": launch_bound_share,
             "speedup": speedup,
             "speedup_ci_low": ci_low,
             "speedup_ci_high": ci_high,
@@ -325,6 +331,7 @@ def dataset_lines() -> Iterator[str]:
                 "cases_total": run.cases_total,
                 "cases_passed": run.cases_passed,
                 "protocol_speedup": run.protocol_speedup,
+                "protocol_launch_bound_share": run.protocol_launch_bound_share,
                 "speedup": run.speedup,
                 "flagged": run.flagged,
                 "operator_version": run.operator_version,

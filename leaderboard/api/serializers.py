@@ -386,6 +386,12 @@ class SummarySerializer(serializers.Serializer):
         "mean over passed operators with one; null where none was timed that way",
     )
     protocol_speedup_covered = serializers.IntegerField(help_text="Passed operators the protocol speedup covers")
+    protocol_launch_bound_share = serializers.FloatField(
+        allow_null=True,
+        help_text="How much of the protocol speedup is the launch race: the share (0-1) of protocol-timed cases "
+        "with a side under one L2 flush, mean over the operators of the protocol speedup that have one (each "
+        "operator weighs the same); null where none has (cuBLAS's loop has no flush; judges before the marks)",
+    )
     speedup_geomean = serializers.FloatField(
         allow_null=True, help_text="The device-time speedup: large cases, launch cost hidden"
     )
@@ -415,6 +421,11 @@ class OutcomeSerializer(serializers.Serializer):
     flagged = serializers.BooleanField()
     protocol_speedup = serializers.FloatField(
         allow_null=True, help_text="The protocol's (the paper's) speedup of the same kernel; null when unknown"
+    )
+    protocol_launch_bound_share = serializers.FloatField(
+        allow_null=True,
+        help_text="The share (0-1) of that kernel's protocol-timed cases with a side under one L2 flush (the "
+        "launch race decides their figure); null when unknown (no flush: cuBLAS; a judge before the marks)",
     )
 
 
