@@ -68,3 +68,28 @@ def other_user(django_user_model):
 @pytest.fixture
 def staff_user(django_user_model):
     return django_user_model.objects.create_user("carol", password="carol-pass-123", is_staff=True)
+
+
+@pytest.fixture
+def queue_h200_cos(catalog, user, django_capture_on_commit_callbacks):
+    """A function that uploads an aten::cos kernel for the H200 (a chip whose timings mean something) and
+    returns its queued run, the task left unsent: for tests of what a recorded GPU verdict keeps."""
+    from evaluation import services
+    from evaluation.models import Run
+    from leaderboard.services import KernelUpload, method_get_or_create, submission_create
+
+    source = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
+
+    def queue():
+        chip = services.chip_ensure(slug="nvidia-h200")
+        method = method_get_or_create(owner=user, scaffold="Agent", model="M")
+        with django_capture_on_commit_callbacks(execute=False):
+            submission = submission_create(
+                owner=user,
+                method=method,
+                chips=[chip],
+                uploads=[KernelUpload(operator_id="aten::cos", source_code=source)],
+            )
+        return Run.objects.get(kernel__submission=submission)
+
+    return queue

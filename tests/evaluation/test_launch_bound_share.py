@@ -12,24 +12,6 @@ import pytest
 from evaluation import services
 from evaluation.judge.job import CaseResult, JudgeResult
 from evaluation.models import Run
-from leaderboard.services import KernelUpload, method_get_or_create, submission_create
-
-COS = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
-
-
-@pytest.fixture
-def user(django_user_model):
-    return django_user_model.objects.create_user("alice", password=None)
-
-
-def h200_run(user, django_capture_on_commit_callbacks) -> Run:
-    chip = services.chip_ensure(slug="nvidia-h200")
-    method = method_get_or_create(owner=user, scaffold="Agent", model="M")
-    with django_capture_on_commit_callbacks(execute=False):
-        submission = submission_create(
-            owner=user, method=method, chips=[chip], uploads=[KernelUpload(operator_id="aten::cos", source_code=COS)]
-        )
-    return Run.objects.get(kernel__submission=submission)
 
 
 def case(index: int, launch_bound=None, timed: bool = True) -> CaseResult:
@@ -59,10 +41,8 @@ def record(run: Run, cases: list[CaseResult], protocol_speedup: float | None = 0
     return Run.objects.get(pk=run.pk)
 
 
-def test_a_recorded_run_keeps_the_share_of_its_protocol_cases_that_raced_the_flush(
-    catalog, user, django_capture_on_commit_callbacks
-):
-    run = h200_run(user, django_capture_on_commit_callbacks)
+def test_a_recorded_run_keeps_the_share_of_its_protocol_cases_that_raced_the_flush(queue_h200_cos):
+    run = queue_h200_cos()
     # Three marked cases, two of them launch-bound; a case the stage did not time counts for nothing.
     recorded = record(run, [case(0, True), case(1, True), case(2, False), case(3, timed=False)])
     assert recorded.protocol_launch_bound_share == pytest.approx(2 / 3)
@@ -77,10 +57,8 @@ def test_a_recorded_run_keeps_the_share_of_its_protocol_cases_that_raced_the_flu
     ],
     ids=["unmarked", "no-protocol-speedup", "not-bools"],
 )
-def test_the_share_is_unknown_where_no_mark_stands_beside_a_protocol_speedup(
-    catalog, user, django_capture_on_commit_callbacks, cases, protocol_speedup
-):
-    run = h200_run(user, django_capture_on_commit_callbacks)
+def test_the_share_is_unknown_where_no_mark_stands_beside_a_protocol_speedup(queue_h200_cos, cases, protocol_speedup):
+    run = queue_h200_cos()
     assert record(run, cases, protocol_speedup).protocol_launch_bound_share is None
 
 
@@ -97,16 +75,14 @@ def test_the_share_is_read_from_stored_cases_as_they_are_kept():
     assert services.launch_bound_share([]) is None
 
 
-def test_the_migration_fills_the_share_of_runs_recorded_before_the_field(
-    catalog, user, django_capture_on_commit_callbacks
-):
+def test_the_migration_fills_the_share_of_runs_recorded_before_the_field(queue_h200_cos):
     import importlib
 
     from django.apps import apps
 
     migration = importlib.import_module("evaluation.migrations.0010_run_protocol_launch_bound_share")
-    marked = record(h200_run(user, django_capture_on_commit_callbacks), [case(0, True), case(1, False)])
-    unmarked = record(h200_run(user, django_capture_on_commit_callbacks), [case(0)])
+    marked = record(queue_h200_cos(), [case(0, True), case(1, False)])
+    unmarked = record(queue_h200_cos(), [case(0)])
     Run.objects.update(protocol_launch_bound_share=None)  # as they stood before the field
     migration.fill_shares(apps, None)
     assert Run.objects.get(pk=marked.pk).protocol_launch_bound_share == 0.5

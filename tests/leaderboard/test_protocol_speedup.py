@@ -97,14 +97,8 @@ FAST_PROTOCOL = math.sqrt(1.6 * 0.4)
 
 
 @pytest.fixture
-def h200_run(catalog, user, django_capture_on_commit_callbacks):
-    chip = services.chip_ensure(slug="nvidia-h200")
-    method = method_get_or_create(owner=user, scaffold="Agent", model="M")
-    with django_capture_on_commit_callbacks(execute=False):
-        submission = submission_create(
-            owner=user, method=method, chips=[chip], uploads=[KernelUpload(operator_id="aten::cos", source_code=COS)]
-        )
-    return Run.objects.get(kernel__submission=submission)
+def h200_run(queue_h200_cos):
+    return queue_h200_cos()
 
 
 def judged_result(**fields) -> JudgeResult:
