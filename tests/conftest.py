@@ -70,26 +70,43 @@ def staff_user(django_user_model):
     return django_user_model.objects.create_user("carol", password="carol-pass-123", is_staff=True)
 
 
+# A correct aten::cos kernel file (the function and its out= overload), the uploads' default.
+COS = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
+
+
 @pytest.fixture
-def queue_h200_cos(catalog, user, django_capture_on_commit_callbacks):
+def upload(catalog, cpu_chip, django_capture_on_commit_callbacks):
+    """``upload(owner, count=1, chip=None)``: that many one-kernel aten::cos submissions of ``owner`` on
+    ``chip`` (the CPU interpreter by default), each leaving one queued run (its message not sent); returns the
+    runs' ids, oldest first."""
+    from evaluation.models import Run
+    from leaderboard.services import KernelUpload, method_get_or_create, submission_create
+
+    def upload(owner, count: int = 1, chip=None) -> list[int]:
+        method = method_get_or_create(owner=owner, scaffold="Agent", model="M")
+        ids = []
+        for _ in range(count):
+            with django_capture_on_commit_callbacks(execute=False):
+                submission = submission_create(
+                    owner=owner,
+                    method=method,
+                    chips=[chip or cpu_chip],
+                    uploads=[KernelUpload(operator_id="aten::cos", source_code=COS)],
+                )
+            ids.append(Run.objects.get(kernel__submission=submission).pk)
+        return ids
+
+    return upload
+
+
+@pytest.fixture
+def queue_h200_cos(upload, user):
     """A function that uploads an aten::cos kernel for the H200 (a chip whose timings mean something) and
     returns its queued run, the task left unsent: for tests of what a recorded GPU verdict keeps."""
     from evaluation import services
     from evaluation.models import Run
-    from leaderboard.services import KernelUpload, method_get_or_create, submission_create
-
-    source = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
 
     def queue():
-        chip = services.chip_ensure(slug="nvidia-h200")
-        method = method_get_or_create(owner=user, scaffold="Agent", model="M")
-        with django_capture_on_commit_callbacks(execute=False):
-            submission = submission_create(
-                owner=user,
-                method=method,
-                chips=[chip],
-                uploads=[KernelUpload(operator_id="aten::cos", source_code=source)],
-            )
-        return Run.objects.get(kernel__submission=submission)
+        return Run.objects.get(pk=upload(user, chip=services.chip_ensure(slug="nvidia-h200"))[0])
 
     return queue

@@ -14,8 +14,7 @@ import pytest
 from evaluation.models import Run
 from leaderboard import best_verdicts, selectors
 from leaderboard.templatetags.board import LAUNCH_BOUND_CUBLAS, LAUNCH_BOUND_UNKNOWN
-from tests.leaderboard.board_data import make_world
-from tests.leaderboard.test_protocol_speedup import give_protocol
+from tests.leaderboard.board_data import give_protocol, make_world
 
 FAST = "Fast Agent + Opus-4.6"
 SLOW = "Pass@1 + GLM-5.0"

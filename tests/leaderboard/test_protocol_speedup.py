@@ -18,11 +18,9 @@ from evaluation.judge.job import CaseResult, JudgeResult
 from evaluation.models import Run, RunStatus
 from kgbweb.cli.main import print_runs
 from leaderboard import best_verdicts, selectors
-from leaderboard.services import KernelUpload, method_get_or_create, submission_create
 from leaderboard.templatetags.board import PROTOCOL_UNKNOWN_NONE, PROTOCOL_UNKNOWN_OLD
-from tests.leaderboard.board_data import make_world
+from tests.leaderboard.board_data import give_protocol, make_world, protocol_timing
 
-COS = "def cos(self):\n    return self\n\ndef cos_out(self, *, out):\n    return out\n"
 EM_DASH = "—"
 
 
@@ -44,31 +42,6 @@ def other_user(django_user_model):
 @pytest.fixture
 def staff_user(django_user_model):
     return django_user_model.objects.create_user("carol", password=None, is_staff=True)
-
-
-def protocol_timing(reference_ms: float, candidate_ms: float, iterations: int = 400) -> dict:
-    return {
-        "reference_ms": reference_ms,
-        "candidate_ms": candidate_ms,
-        "speedup": reference_ms / candidate_ms,
-        "iterations": iterations,
-        "stop_reason": "rse_below_target",
-        "candidate_rse": 0.004,
-        "reference_rse": 0.006,
-    }
-
-
-def give_protocol(run: Run, speedup: float, *, interval: tuple[float, float] | None = None) -> None:
-    """The run as a judge timing the protocol's way would have left it: its protocol speedup and each case's
-    protocol timing (written past the services, as board_data writes its runs; the summary is refreshed)."""
-    cases = [
-        {**case, "protocol_timing": protocol_timing(2.0 * speedup, 2.0, iterations=300 + index)}
-        for index, case in enumerate(run.case_results)
-    ]
-    low, high = interval or (None, None)
-    Run.objects.filter(pk=run.pk).update(
-        protocol_speedup=speedup, protocol_speedup_ci_low=low, protocol_speedup_ci_high=high, case_results=cases
-    )
 
 
 @pytest.fixture
@@ -157,16 +130,8 @@ def test_a_verdict_without_a_protocol_timing_stores_it_as_unknown(h200_run):
     assert JudgeResult.from_json({"status": "passed", "reason": "old"}).protocol_speedup is None
 
 
-def test_the_cpu_interpreter_stores_neither_speedup(catalog, cpu_chip, user, django_capture_on_commit_callbacks):
-    method = method_get_or_create(owner=user, scaffold="Agent", model="M")
-    with django_capture_on_commit_callbacks(execute=False):
-        submission = submission_create(
-            owner=user,
-            method=method,
-            chips=[cpu_chip],
-            uploads=[KernelUpload(operator_id="aten::cos", source_code=COS)],
-        )
-    queued = Run.objects.get(kernel__submission=submission)
+def test_the_cpu_interpreter_stores_neither_speedup(upload, user):
+    queued = Run.objects.get(pk=upload(user)[0])
     claimed, lease = services.run_claim(run_id=queued.pk, worker="w1")
     services.run_record_result(run=claimed, lease=lease, result=judged_result())
     run = Run.objects.get(pk=queued.pk)
