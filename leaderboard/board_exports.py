@@ -18,7 +18,7 @@ from typing import Any
 from django.http import HttpResponse
 
 from leaderboard.api.exports import rows_to_csv
-from leaderboard.selectors import DEVICE_FIGURE, PROTOCOL_FIGURE
+from leaderboard.selectors import DEVICE_FIGURE, PROTOCOL_FIGURE, SPEEDUP_FIGURES
 
 SPEEDUP_COLUMNS = {
     "protocol_speedup": "the protocol's (the paper's) speedup: every timed case, call latency as the paper's "
@@ -167,7 +167,7 @@ MATCHED_FIGURES = {
 def matched_table(rows: list, figure: str) -> tuple[list[str], list[dict]]:
     """The matched board by the ``figure`` speedup ("device" or "protocol"): its speedup columns are named as
     every download names them (``*_protocol_speedup`` the protocol's, ``*_speedup`` the device-time one)."""
-    speedup = "protocol_speedup" if figure == PROTOCOL_FIGURE else "speedup"
+    speedup = SPEEDUP_FIGURES[figure]  # the figure's column name, as every download names it
     columns = [
         "method_id",
         "method",
