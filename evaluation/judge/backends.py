@@ -140,6 +140,16 @@ class Backend:
         module = self.module()
         return getattr(module, "current_stream", None) if module is not None else None
 
+    def set_host_wait(self, mode: str) -> str:
+        """How this process's host thread waits for the device from now on (HOST_WAITS); returns what
+        applied, in words, for the evidence. Only CUDA has the choice (its context's scheduling flags);
+        other families say so and change nothing."""
+        if mode not in HOST_WAITS:
+            raise ValueError(f"unknown host wait {mode!r}; known: {', '.join(HOST_WAITS)}")
+        if self.family != "cuda":
+            return f"not applicable to {self.family}"
+        return cuda_set_host_wait(HOST_WAITS[mode], mode)
+
     def set_memory_fraction(self, fraction: float, device: Any) -> bool:
         """Cap this process's share of device memory; False where the family has no such cap."""
         module = self.module()
@@ -174,6 +184,60 @@ class Backend:
     def state(self) -> dict[str, Any]:
         """Clocks, temperature, power and throttle reasons where the vendor tool exists; else empty."""
         return nvidia_smi_state() if self.state_tool == "nvidia-smi" else {}
+
+
+# How a host thread waits for its device: CUDA's context scheduling flags. CUDA's own choice ("auto") spins
+# a core through every wait whenever a process has fewer contexts than the host has cores, which on a judge
+# host is always: 16 judges on the H200's 16 cores, each a trusted process and a sandbox, spun through every
+# wait for a device the others were also using, on the cores Triton's compilers were queued for (host CPU
+# busy 98 % at the 90th percentile through a 110-kernel submission). "block" sleeps in the driver until the
+# device is done (tens of microseconds later than a spin notices): judges block, and a sandbox spins only
+# inside its timed loops (untrusted/harness_timing.py), where how soon the host goes on sets how long the
+# GPU is held alone.
+HOST_WAITS: dict[str, int] = {"auto": 0, "spin": 1, "yield": 2, "block": 4}
+_SCHEDULING_BITS = 0x07  # CU_CTX_SCHED_MASK: the other bits (CU_CTX_MAP_HOST, ...) are the runtime's, kept
+
+
+def cuda_set_host_wait(flag: int, mode: str) -> str:
+    """Set the scheduling bits of every visible device's primary context (the one torch uses), keeping its
+    other flags, through the driver (libcuda, loaded by torch already where CUDA is in use). The driver takes
+    them on a context that is already active (CUDA 12), as a prewarmed sandbox's is, for the waits that
+    follow. Returns ``mode`` or why it could not be set."""
+    import ctypes
+
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        return f"unchanged: no CUDA driver ({error})"
+    if driver.cuInit(0) != 0:
+        return "unchanged: cuInit failed"
+    devices = ctypes.c_int(0)
+    driver.cuDeviceGetCount(ctypes.byref(devices))
+    for ordinal in range(devices.value):
+        device, flags, active = ctypes.c_int(0), ctypes.c_uint(0), ctypes.c_int(0)
+        if driver.cuDeviceGet(ctypes.byref(device), ordinal) != 0:
+            return f"unchanged: device {ordinal} not found"
+        if driver.cuDevicePrimaryCtxGetState(device, ctypes.byref(flags), ctypes.byref(active)) != 0:
+            return f"unchanged: device {ordinal}'s context state unreadable"
+        wanted = (flags.value & ~_SCHEDULING_BITS) | flag
+        if flags.value != wanted:
+            status = driver.cuDevicePrimaryCtxSetFlags_v2(device, ctypes.c_uint(wanted))
+            if status != 0:
+                return f"unchanged: cuDevicePrimaryCtxSetFlags returned {status} on device {ordinal}"
+    # The calling thread's current context too, where it has one (cuCtxSetFlags, CUDA 12.1 on): the one
+    # whose waits are meant, whichever way this driver applies a primary context's new flags.
+    current, flags = ctypes.c_void_p(0), ctypes.c_uint(0)
+    if (
+        hasattr(driver, "cuCtxSetFlags")
+        and driver.cuCtxGetCurrent(ctypes.byref(current)) == 0
+        and current.value
+        and driver.cuCtxGetFlags(ctypes.byref(flags)) == 0
+        and flags.value & _SCHEDULING_BITS != flag
+    ):
+        status = driver.cuCtxSetFlags(ctypes.c_uint((flags.value & ~_SCHEDULING_BITS) | flag))
+        if status != 0:
+            return f"unchanged: cuCtxSetFlags returned {status}"
+    return mode
 
 
 BACKENDS: dict[str, Backend] = {

@@ -155,6 +155,10 @@ class JudgeOptions:
     # None: not measured. Off unless asked for (runner.judge: KGB_PROTOCOL_TIMING=on) until its figures
     # hold still on a GPU (docs/judge.md, "The protocol's speedup").
     protocol_timing: TimingOptions | None = None
+    # How the judge's processes wait for a GPU (backends.HOST_WAITS): "block" sleeps in the driver, except
+    # inside the sandbox's timed loops; "auto" is CUDA's own choice, a spin on every judge host
+    # (runner.judge: KGB_HOST_WAIT).
+    host_wait: str = "block"
     sandbox_factory: Callable[[str], Sandbox] | None = None  # e.g. a SandboxPool's acquire
     # Without a factory: "forkserver" forks each sandbox from this process's zygote (milliseconds);
     # "popen" starts a fresh interpreter per job (seconds; the naive baseline of scripts/bench_judge.py).

@@ -55,8 +55,11 @@ def judge(job: JudgeJob) -> JudgeResult:
     private deployment, that containment and the run-time checks hold on their own (they must).
     ``KGB_PROTOCOL_TIMING=on`` also measures the protocol's speedup (timing_protocol.py): off by default
     until its figures hold still on a GPU (docs/judge.md); a worker that measures it judges by version
-    PROTOCOL_STAGE_VERSION."""
+    PROTOCOL_STAGE_VERSION. ``KGB_HOST_WAIT=auto`` leaves CUDA's own way of waiting for the device (a
+    spin) instead of blocking outside timed loops (JudgeOptions.host_wait)."""
     options = JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
+    if os.environ.get("KGB_HOST_WAIT", "block").lower() == "auto":
+        options.host_wait = "auto"
     if os.environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":
         # KGB_PROTOCOL_WINDOW: one loop for every source instead of each source's own, for comparing them
         # (context.PROTOCOL_WINDOWS, docs/judge.md).
@@ -82,6 +85,7 @@ def run(judgement: JudgementContext) -> JudgeResult:
     judgement.spec_is_registered = judgement.options.spec is None or is_registered(judgement.options.spec)
     if job.device_type != "cpu" and judgement.backend.is_available():
         judgement.reference_device = torch.device(job.device_type)
+        judgement.environment["host_wait"] = judgement.backend.set_host_wait(judgement.options.host_wait)
     judgement.environment["reference_device"] = str(judgement.reference_device)
     judgement.trusted_cache_bytes, judgement.sandbox_keep_alive_bytes = device_memory_budget(
         judgement.backend.total_memory() if judgement.reference_device.type != "cpu" else None,
@@ -226,6 +230,7 @@ def start_sandbox(judgement: JudgementContext) -> None:
             memory_fraction=job.device_memory_fraction,
             keep_alive_bytes=judgement.sandbox_keep_alive_bytes,
             timing=job.measure_timing,
+            host_wait=judgement.options.host_wait,
         ),
         [],
         None,

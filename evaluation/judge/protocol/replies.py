@@ -82,11 +82,13 @@ class Started(Reply):
     native_threads_before: int
     device_memory_cap: str
     device_name: str | None = None  # GPUs only
+    host_wait: str | None = None  # GPUs only: what backends.Backend.set_host_wait said
 
     @classmethod
     def decode(cls, header: Any) -> Started:
         read = cls.fields_of(header)
         return cls(
+            host_wait=read.text("host_wait", None, limit=NAME_CHARS),
             python=read.text("python", limit=NAME_CHARS),
             torch=read.text("torch", limit=NAME_CHARS),
             triton=read.text("triton", limit=NAME_CHARS),
@@ -104,6 +106,8 @@ class Started(Reply):
         }
         if self.device_name is not None:
             found["device_name"] = self.device_name
+        if self.host_wait is not None:
+            found["sandbox_host_wait"] = self.host_wait
         found["device_memory_cap"] = self.device_memory_cap
         return found
 

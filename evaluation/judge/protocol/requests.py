@@ -48,16 +48,26 @@ class Start(Request):
     memory_fraction: float
     keep_alive_bytes: int
     timing: bool
+    # How the sandbox's host thread waits for the device outside its timed loops (backends.HOST_WAITS):
+    # "block" frees the core while the device works; "auto" leaves CUDA's own choice (a spin here). Inside
+    # a TimeCase it spins either way.
+    host_wait: str = "auto"
+
+    HOST_WAITS: ClassVar[tuple[str, ...]] = ("auto", "block")
 
     @classmethod
     def decode(cls, header: Any) -> Start:
         read = Fields(header, "start request")
+        host_wait = read.text("host_wait", "auto", limit=NAME_CHARS)
+        if host_wait not in cls.HOST_WAITS:
+            raise read.fail("host_wait", f"is not one of {', '.join(cls.HOST_WAITS)}")
         return cls(
             token=read.text("token", limit=NAME_CHARS),
             device=read.text("device", limit=NAME_CHARS),
             memory_fraction=read.number("memory_fraction", 0.0, 1.0),
             keep_alive_bytes=read.count("keep_alive_bytes"),
             timing=read.flag("timing"),
+            host_wait=host_wait,
         )
 
 

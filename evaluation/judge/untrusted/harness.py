@@ -41,6 +41,8 @@ class Harness(TimingRequests):
         self.flush_buffer: torch.Tensor | None = None
         self.backend = backend_for("cpu")  # replaced at start by the device's family
         self.memory_cap = "address-space rlimit (host memory)"
+        self.host_wait = "auto"  # Start.host_wait: how the host waits for the device outside timed loops
+        self.host_wait_applied = ""
         self.keep_alive_bytes = KEEP_ALIVE_BYTES
         self.compile_windows = CompileWindows(self)
         self.gate = GpuGate(self)
@@ -112,6 +114,10 @@ class Harness(TimingRequests):
             capped = self.backend.set_memory_fraction(fraction, self.device)
             self.memory_cap = f"{fraction:g} of device memory" if capped else "none: the family has no such cap"
             torch.empty(1, device=self.device).zero_()
+            # After the context exists (a prewarmed spare's already does): the driver takes the new flags for
+            # the waits that follow. Timed loops spin regardless (harness_timing.time_case).
+            self.host_wait = request.host_wait
+            self.host_wait_applied = self.backend.set_host_wait(request.host_wait)[:300]
             if request.timing:
                 self.flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=self.device)
         else:
@@ -132,6 +138,7 @@ class Harness(TimingRequests):
                 native_threads_before=guard.native_thread_count(),
                 device_memory_cap=self.memory_cap,
                 device_name=None if self.device.type == "cpu" else self.backend.device_name(self.device.index or 0),
+                host_wait=None if self.device.type == "cpu" else self.host_wait_applied,
             )
         )
 

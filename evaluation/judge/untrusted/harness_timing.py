@@ -27,6 +27,7 @@ class TimingRequests:
     keep_alive: list[Any]
     flush_buffer: Any
     backend: Any
+    host_wait: str
     gate: Any
     timing_sets: dict[str, tuple[list[Any], list[Any]]]
     pending_spots: dict[str, list[Any]]
@@ -63,12 +64,21 @@ class TimingRequests:
         self.answer(protocol.SetsLoaded(ok=True))
 
     def time_case(self, request: protocol.TimeCase) -> None:
-        """Interleaved candidate / reference timing with CUDA events, L2 flush and rotating input sets."""
+        """Interleaved candidate / reference timing with CUDA events, L2 flush and rotating input sets.
+
+        The host spins through the loop's waits whatever Start.host_wait said: each iteration synchronises,
+        and a host that wakes late lengthens the loop, which holds the GPU alone (every other judge waits)."""
+        blocking = self.host_wait != "auto" and self.device.type != "cpu"
         try:
+            if blocking:
+                self.backend.set_host_wait("spin")
             result = self._time_case(request)
         except BaseException:
             self.reply(protocol.Timed(ok=False, error=format_error()))
             return
+        finally:
+            if blocking:
+                self.backend.set_host_wait(self.host_wait)
         self.pending_spots[request.sets_key] = result.pop("_spots")
         self.reply(timed_reply(result, self.integrity.violations()))
 

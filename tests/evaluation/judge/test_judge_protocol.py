@@ -25,7 +25,9 @@ OUTCOME = protocol.CallOutcome(
 )
 
 MESSAGES = [
-    protocol.Start(token="ab12", device="cuda:0", memory_fraction=0.5, keep_alive_bytes=1 << 30, timing=True),
+    protocol.Start(
+        token="ab12", device="cuda:0", memory_fraction=0.5, keep_alive_bytes=1 << 30, timing=True, host_wait="block"
+    ),
     protocol.Load(source="import triton\n", entry_points=("cos", "cos_out")),
     protocol.CallCase(
         entry_point="cos_out",
@@ -64,7 +66,13 @@ MESSAGES = [
     protocol.Exit(),
     protocol.Ready(pid=12, uid=65534, prewarm_s=1.5),
     protocol.Started(
-        python="3.11.7", torch="2.11", triton="3.6", native_threads_before=-1, device_memory_cap="0.5 of device memory"
+        python="3.11.7",
+        torch="2.11",
+        triton="3.6",
+        native_threads_before=-1,
+        device_memory_cap="0.5 of device memory",
+        device_name="NVIDIA H200",
+        host_wait="block",
     ),
     protocol.Loaded(ok=False, error="Traceback...\nSyntaxError: x", missing=("cos",), integrity=("x was replaced",)),
     protocol.Called(
@@ -126,7 +134,9 @@ def test_every_request_has_its_reply():
         "torch": "2.11",
         "triton": "3.6",
         "native_threads_before": -1,
+        "device_name": "NVIDIA H200",
         "device_memory_cap": "0.5 of device memory",
+        "sandbox_host_wait": "block",
     }
     with pytest.raises(wire.WireError, match="expected a 'started' reply, got 'loaded'"):
         protocol.decode_reply(start, MESSAGES[10].to_header())
@@ -147,6 +157,7 @@ def _without(header, name):
         (dict(MESSAGES[0].to_header(), memory_fraction="0.5"), "field 'memory_fraction' is not a number in"),
         (dict(MESSAGES[0].to_header(), keep_alive_bytes=-1), "field 'keep_alive_bytes' is not an integer"),
         (dict(MESSAGES[0].to_header(), timing=1), "field 'timing' is not a boolean"),
+        (dict(MESSAGES[0].to_header(), host_wait="spin"), "field 'host_wait' is not one of auto, block"),
         (dict(MESSAGES[1].to_header(), entry_points="cos"), "field 'entry_points' is not a list"),
         (dict(MESSAGES[1].to_header(), entry_points=["cos", 3]), "holds something other than strings"),
         (dict(MESSAGES[2].to_header(), payload=[]), "field 'payload' is not an object"),
@@ -185,6 +196,8 @@ def test_optional_request_fields_take_their_defaults():
     assert (call.lend_gpu, call.gate_gpu, call.gate_pause_s) == (False, False, 0.0)
     assert protocol.decode_request(_without(MESSAGES[4].to_header(), "clock_warmup_s")).clock_warmup_s is None
     assert protocol.decode_request(_without(MESSAGES[4].to_header(), "window")).window == "device"
+    # A judge that says nothing of how to wait leaves CUDA's own way.
+    assert protocol.decode_request(_without(MESSAGES[0].to_header(), "host_wait")).host_wait == "auto"
 
 
 def _called(**changes):
@@ -555,3 +568,18 @@ def test_sets_the_sandbox_draws_are_the_sets_the_trusted_side_would_send(operato
             assert [storages(mine).index(p) for p in storages(mine)] == [
                 storages(theirs).index(p) for p in storages(theirs)
             ]
+
+
+def test_how_a_host_waits_is_cudas_choice_and_said_for_the_evidence():
+    from evaluation.judge.backends import BACKENDS, HOST_WAITS, cuda_set_host_wait
+
+    assert BACKENDS["cpu"].set_host_wait("block") == "not applicable to cpu"
+    with pytest.raises(ValueError, match="unknown host wait 'busy'"):
+        BACKENDS["cuda"].set_host_wait("busy")
+    said = cuda_set_host_wait(HOST_WAITS["block"], "block")
+    # Here (no driver) it says why nothing changed; on a GPU host scripts/gpu/host_wait_check.py shows the
+    # mode taking effect (the CPU a 100 ms wait costs) both ways.
+    assert said == "block" or said.startswith("unchanged: ")
+    reported = next(message for message in MESSAGES if isinstance(message, protocol.Started))
+    started = protocol.Started.decode(reported.to_header()).environment()
+    assert started["sandbox_host_wait"] == "block"
