@@ -191,9 +191,10 @@ class Backend:
 # host is always: 16 judges on the H200's 16 cores, each a trusted process and a sandbox, spun through every
 # wait for a device the others were also using, on the cores Triton's compilers were queued for (host CPU
 # busy 98 % at the 90th percentile through a 110-kernel submission). "block" sleeps in the driver until the
-# device is done (tens of microseconds later than a spin notices): judges block, and a sandbox spins only
-# inside its timed loops (untrusted/harness_timing.py), where how soon the host goes on sets how long the
-# GPU is held alone.
+# device is done (a launch-and-synchronise round trip took the same 18-19 us both ways on an idle H200);
+# with it a sandbox still spins inside its timed loops (untrusted/harness_timing.py), where how soon the
+# host goes on sets how long the GPU is held alone. Not the judge's default: on a saturated host a woken
+# process waits for a core while it holds the GPU, and the submission ran longer (JudgeOptions.host_wait).
 HOST_WAITS: dict[str, int] = {"auto": 0, "spin": 1, "yield": 2, "block": 4}
 _SCHEDULING_BITS = 0x07  # CU_CTX_SCHED_MASK: the other bits (CU_CTX_MAP_HOST, ...) are the runtime's, kept
 

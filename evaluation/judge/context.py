@@ -155,10 +155,17 @@ class JudgeOptions:
     # None: not measured. Off unless asked for (runner.judge: KGB_PROTOCOL_TIMING=on) until its figures
     # hold still on a GPU (docs/judge.md, "The protocol's speedup").
     protocol_timing: TimingOptions | None = None
-    # How the judge's processes wait for a GPU (backends.HOST_WAITS): "block" sleeps in the driver, except
-    # inside the sandbox's timed loops; "auto" is CUDA's own choice, a spin on every judge host
-    # (runner.judge: KGB_HOST_WAIT).
-    host_wait: str = "block"
+    # How the judge's processes wait for a GPU (backends.HOST_WAITS; runner.judge: KGB_HOST_WAIT): "auto" is
+    # CUDA's own choice, a spin on every judge host; "block" sleeps in the driver, except inside the sandbox's
+    # timed loops. Blocking frees the core (co-running Python work 0.90 of its pace against 0.45 beside
+    # spinning waiters on the H200) but a woken judge waits for a saturated CPU, holding the GPU longer: the
+    # 110-kernel submission took 381.5 s blocking against 364.5 s spinning, released holds in both
+    # (docs/judge.md, "Host waits").
+    host_wait: str = "auto"
+    # The timed loop's stream hold (protocol.Start.stream_hold; runner.judge: KGB_STREAM_HOLD): "spin" or
+    # "released" (untrusted/released_hold.py: the device-time loops 12-18 % shorter on the H200, the same
+    # figures; the submission's wall time not shorter, docs/judge.md, "Host waits").
+    stream_hold: str = "spin"
     sandbox_factory: Callable[[str], Sandbox] | None = None  # e.g. a SandboxPool's acquire
     # Without a factory: "forkserver" forks each sandbox from this process's zygote (milliseconds);
     # "popen" starts a fresh interpreter per job (seconds; the naive baseline of scripts/bench_judge.py).

@@ -17,6 +17,7 @@ import os
 import random
 import time
 import traceback
+from collections.abc import Mapping
 
 import torch
 
@@ -55,17 +56,25 @@ def judge(job: JudgeJob) -> JudgeResult:
     private deployment, that containment and the run-time checks hold on their own (they must).
     ``KGB_PROTOCOL_TIMING=on`` also measures the protocol's speedup (timing_protocol.py): off by default
     until its figures hold still on a GPU (docs/judge.md); a worker that measures it judges by version
-    PROTOCOL_STAGE_VERSION. ``KGB_HOST_WAIT=auto`` leaves CUDA's own way of waiting for the device (a
-    spin) instead of blocking outside timed loops (JudgeOptions.host_wait)."""
-    options = JudgeOptions(static_scan=os.environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
-    if os.environ.get("KGB_HOST_WAIT", "block").lower() == "auto":
-        options.host_wait = "auto"
-    if os.environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":
+    PROTOCOL_STAGE_VERSION. ``KGB_HOST_WAIT=block`` makes the judge's processes sleep while they wait for
+    the GPU outside timed loops, ``KGB_STREAM_HOLD=released`` has the timed loops' stream holds ended by the
+    host (JudgeOptions.host_wait, .stream_hold: off by default, measured in docs/judge.md)."""
+    return judge_with(job, options_from_environment(os.environ))
+
+
+def options_from_environment(environ: Mapping[str, str]) -> JudgeOptions:
+    """The worker's switches (judge's docstring) as JudgeOptions; anything unrecognised means the default."""
+    options = JudgeOptions(static_scan=environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
+    if environ.get("KGB_HOST_WAIT", "auto").lower() == "block":
+        options.host_wait = "block"
+    if environ.get("KGB_STREAM_HOLD", "spin").lower() == "released":
+        options.stream_hold = "released"
+    if environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":
         # KGB_PROTOCOL_WINDOW: one loop for every source instead of each source's own, for comparing them
         # (context.PROTOCOL_WINDOWS, docs/judge.md).
-        window = os.environ.get("KGB_PROTOCOL_WINDOW", "original")
+        window = environ.get("KGB_PROTOCOL_WINDOW", "original")
         options.protocol_timing = protocol_timing_options(window if window in PROTOCOL_WINDOWS else "original")
-    return judge_with(job, options)
+    return options
 
 
 def judge_with(job: JudgeJob, options: JudgeOptions) -> JudgeResult:
@@ -231,6 +240,7 @@ def start_sandbox(judgement: JudgementContext) -> None:
             keep_alive_bytes=judgement.sandbox_keep_alive_bytes,
             timing=job.measure_timing,
             host_wait=judgement.options.host_wait,
+            stream_hold=judgement.options.stream_hold,
         ),
         [],
         None,

@@ -4,9 +4,12 @@ Prints, for each mode set on an already active context (as a prewarmed sandbox's
   - what set_host_wait said;
   - the CPU time the process spent while the device ran a 100 ms spin (spin: ~100 ms; block: ~0);
   - the wall time of a short launch + synchronize round trip (what a timed loop pays per wait);
-then, with ``--contended N``, N processes that each wait for 2 ms device spins in a loop beside N
-processes of pure-Python work on the same cores: the Python work done in a fixed time, per mode, as a
-ratio of the same work done with nothing waiting beside it (the baseline, measured in this run).
+then the timed loop's two stream holds (clock.StreamHolds: a spin sized from recent enqueues, or the released
+hold of untrusted/released_hold.py) on one small and one larger kernel: the loop's wall time per iteration
+and the medians it measured, which must agree between the two; then, with ``--contended N``, N processes
+that each wait for 2 ms device spins in a loop beside N processes of pure-Python work on the same cores:
+the Python work done in a fixed time, per mode, as a ratio of the same work done with nothing waiting beside
+it (the baseline, measured in this run).
 
     python3 scripts/gpu/host_wait_check.py [--contended 16] [--seconds 8]
 """
@@ -76,6 +79,54 @@ def one_process_figures() -> list[dict]:
     return rows
 
 
+def hold_figures() -> list[dict]:
+    import torch
+
+    from evaluation.judge.untrusted.released_hold import build_released_hold
+    from evaluation.judge.untrusted.timing import time_interleaved
+
+    released, said = build_released_hold(torch.cuda.synchronize)
+    print(f"released hold: {said}")
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    rows = []
+    for elements in (4096, 16 * 1024 * 1024):
+        sets = [{"args": [torch.randn(elements, device="cuda")], "kwargs": {}} for _ in range(4)]
+        for name, hold in (("spin", None), ("released", released), ("spin", None), ("released", released)):
+            if name == "released" and hold is None:
+                continue
+            result = time_interleaved(
+                candidate=torch.cos,
+                reference=lambda args, kwargs: torch.sin(*args, **kwargs),
+                candidate_sets=sets,
+                reference_sets=sets,
+                flush_buffer=flush,
+                budget_s=5.0,
+                rse_target=0.0,
+                min_iterations=200,
+                max_iterations=200,
+                spot_checks=0,
+                rng=__import__("random").Random(0),
+                keep_alive=[],
+                min_launches=0,
+                math_isfinite=lambda value: value == value,
+                spin=torch.cuda._sleep,
+                stream_of=torch.cuda.current_stream,
+                released_hold=hold,
+            )
+            rows.append(
+                {
+                    "elements": elements,
+                    "hold": name,
+                    "loop_ms_per_iteration": round(result["loop_s"] * 1000 / (result["iterations"] + 3), 4),
+                    "candidate_ms": round(statistics.median(result["candidate_ms"]), 5),
+                    "reference_ms": round(statistics.median(result["reference_ms"]), 5),
+                    "exposed": [result["holds"]["candidate_exposed_calls"], result["holds"]["reference_exposed_calls"]],
+                }
+            )
+            print(rows[-1])
+    return rows
+
+
 def waiter(mode: str, seconds: float, ready, go) -> None:
     import torch
 
@@ -136,6 +187,7 @@ def main() -> None:
             f"{row['mode']:6s} {row['said'][:24]:24s} {row['cpu_ms_during_100ms_wait']:22.1f} "
             f"{row['round_trip_us_median']:12.1f}/{row['round_trip_us_p90']:.1f}"
         )
+    figures["holds"] = hold_figures()
     if args.contended:
         baseline = contended(args.contended, args.seconds, None)
         figures["contended"] = {"processes": args.contended, "seconds": args.seconds, "baseline_work": baseline}

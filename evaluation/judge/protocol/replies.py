@@ -83,12 +83,14 @@ class Started(Reply):
     device_memory_cap: str
     device_name: str | None = None  # GPUs only
     host_wait: str | None = None  # GPUs only: what backends.Backend.set_host_wait said
+    stream_hold: str | None = None  # timing on GPUs only: which hold the timed loops use, and why
 
     @classmethod
     def decode(cls, header: Any) -> Started:
         read = cls.fields_of(header)
         return cls(
             host_wait=read.text("host_wait", None, limit=NAME_CHARS),
+            stream_hold=read.text("stream_hold", None, limit=NAME_CHARS),
             python=read.text("python", limit=NAME_CHARS),
             torch=read.text("torch", limit=NAME_CHARS),
             triton=read.text("triton", limit=NAME_CHARS),
@@ -108,6 +110,8 @@ class Started(Reply):
             found["device_name"] = self.device_name
         if self.host_wait is not None:
             found["sandbox_host_wait"] = self.host_wait
+        if self.stream_hold is not None:
+            found["stream_hold"] = self.stream_hold
         found["device_memory_cap"] = self.device_memory_cap
         return found
 

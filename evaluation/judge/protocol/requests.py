@@ -52,8 +52,12 @@ class Start(Request):
     # "block" frees the core while the device works; "auto" leaves CUDA's own choice (a spin here). Inside
     # a TimeCase it spins either way.
     host_wait: str = "auto"
+    # The timed loop's stream hold (untrusted/clock.StreamHolds): "spin", a device-side spin sized from recent
+    # enqueues, or "released", a wait the host ends once the call is enqueued (untrusted/released_hold.py).
+    stream_hold: str = "spin"
 
     HOST_WAITS: ClassVar[tuple[str, ...]] = ("auto", "block")
+    STREAM_HOLDS: ClassVar[tuple[str, ...]] = ("spin", "released")
 
     @classmethod
     def decode(cls, header: Any) -> Start:
@@ -61,6 +65,9 @@ class Start(Request):
         host_wait = read.text("host_wait", "auto", limit=NAME_CHARS)
         if host_wait not in cls.HOST_WAITS:
             raise read.fail("host_wait", f"is not one of {', '.join(cls.HOST_WAITS)}")
+        stream_hold = read.text("stream_hold", "spin", limit=NAME_CHARS)
+        if stream_hold not in cls.STREAM_HOLDS:
+            raise read.fail("stream_hold", f"is not one of {', '.join(cls.STREAM_HOLDS)}")
         return cls(
             token=read.text("token", limit=NAME_CHARS),
             device=read.text("device", limit=NAME_CHARS),
@@ -68,6 +75,7 @@ class Start(Request):
             keep_alive_bytes=read.count("keep_alive_bytes"),
             timing=read.flag("timing"),
             host_wait=host_wait,
+            stream_hold=stream_hold,
         )
 
 

@@ -50,10 +50,18 @@ PROBE_LAUNCH_HOLDS = 16
 
 
 class StreamHolds:
-    """Per-side device-side holds, sized from the side's recent host enqueue times."""
+    """Per-side device-side holds, sized from the side's recent host enqueue times; or, with ``released``
+    (released_hold.ReleasedHold), held until the host says the call is enqueued, HOLD_MAX_MS at most."""
 
-    def __init__(self, spin: Callable[[int], None], event_class: Any, synchronize: Callable[[], None]):
+    def __init__(
+        self,
+        spin: Callable[[int], None],
+        event_class: Any,
+        synchronize: Callable[[], None],
+        released: Any = None,
+    ):
         self.spin = spin
+        self.released = released
         self.cycles_per_ms = calibrate_spin(spin, event_class, synchronize)
         self.recent: dict[str, list[float]] = {"candidate": [], "reference": []}
         self.current_ms: dict[str, float] = {"candidate": 0.2, "reference": 0.2}  # until a call is seen
@@ -61,7 +69,10 @@ class StreamHolds:
         self.enqueue_ms: dict[str, list[float]] = {"candidate": [], "reference": []}
 
     def hold(self, side: str) -> None:
-        self.spin(max(1, int(self.current_ms[side] * self.cycles_per_ms)))
+        if self.released is not None:
+            self.released.hold(HOLD_MAX_MS)
+        else:
+            self.spin(max(1, int(self.current_ms[side] * self.cycles_per_ms)))
 
     def hold_whole_call(self, side: str) -> None:
         """A hold long enough that all of one more call of ``side`` is enqueued before it ends (unless the call
@@ -85,8 +96,10 @@ class StreamHolds:
 
     def enqueued(self, side: str, host_ms: float, counted: bool) -> None:
         """The host took ``host_ms`` from recording the start event to recording the end event."""
+        if self.released is not None:
+            self.released.release()  # first: every microsecond until then the device waits
         if counted:
-            self.held_ms[side].append(self.current_ms[side])
+            self.held_ms[side].append(HOLD_MAX_MS if self.released is not None else self.current_ms[side])
             self.enqueue_ms[side].append(host_ms)
         recent = self.recent[side]
         recent.append(host_ms)
@@ -98,6 +111,7 @@ class StreamHolds:
             return statistics.median(values) if values else None
 
         return {
+            "released": int(self.released is not None),
             "cycles_per_ms": round(self.cycles_per_ms),
             **{f"{side}_hold_ms": median(self.held_ms[side]) for side in self.held_ms},
             **{f"{side}_enqueue_ms": median(self.enqueue_ms[side]) for side in self.enqueue_ms},

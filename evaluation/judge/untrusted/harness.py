@@ -43,6 +43,8 @@ class Harness(TimingRequests):
         self.memory_cap = "address-space rlimit (host memory)"
         self.host_wait = "auto"  # Start.host_wait: how the host waits for the device outside timed loops
         self.host_wait_applied = ""
+        self.released_hold: Any = None  # Start.stream_hold "released" on a GPU: untrusted/released_hold.py
+        self.stream_hold = ""
         self.keep_alive_bytes = KEEP_ALIVE_BYTES
         self.compile_windows = CompileWindows(self)
         self.gate = GpuGate(self)
@@ -120,6 +122,12 @@ class Harness(TimingRequests):
             self.host_wait_applied = self.backend.set_host_wait(request.host_wait)[:300]
             if request.timing:
                 self.flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device=self.device)
+                if request.stream_hold == "released":
+                    from evaluation.judge.untrusted.released_hold import build_released_hold
+
+                    self.released_hold, self.stream_hold = build_released_hold(self.backend.synchronize)
+                else:
+                    self.stream_hold = "spin"
         else:
             torch.set_num_threads(1)
             guard.install_interpreter_autotune_shim()
@@ -139,6 +147,7 @@ class Harness(TimingRequests):
                 device_memory_cap=self.memory_cap,
                 device_name=None if self.device.type == "cpu" else self.backend.device_name(self.device.index or 0),
                 host_wait=None if self.device.type == "cpu" else self.host_wait_applied,
+                stream_hold=self.stream_hold or None,
             )
         )
 

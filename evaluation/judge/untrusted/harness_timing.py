@@ -28,6 +28,7 @@ class TimingRequests:
     flush_buffer: Any
     backend: Any
     host_wait: str
+    released_hold: Any
     gate: Any
     timing_sets: dict[str, tuple[list[Any], list[Any]]]
     pending_spots: dict[str, list[Any]]
@@ -144,6 +145,7 @@ class TimingRequests:
             spin=self.backend.stream_spin(),
             stream_of=self.backend.current_stream_reader(),
             window=request.window,
+            released_hold=self.released_hold,
             **spotting,
             **shared,
         )

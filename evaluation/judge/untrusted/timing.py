@@ -86,6 +86,7 @@ def time_interleaved(
     clock_warmup_s: float | None = None,
     stream_of: Callable[[], Any] | None = None,
     window: str = "device",
+    released_hold: Any = None,
 ) -> dict[str, Any]:
     """``window`` (protocol.TimeCase.window): "device" holds the timed stream until the call is enqueued and
     audits the candidate's calls, so the window holds device time alone; "caller" does neither, so it holds
@@ -148,7 +149,11 @@ def time_interleaved(
     if flush_buffer is not None and not host_clock and warmup_s > 0:
         spin_up(flush_buffer, warmup_s, synchronize)
     held = window == "device"
-    holds = StreamHolds(spin, event_class, synchronize) if held and spin is not None and not host_clock else None
+    holds = (
+        StreamHolds(spin, event_class, synchronize, released_hold)
+        if held and spin is not None and not host_clock
+        else None
+    )
     started = time.perf_counter()
     prep_s = started - entered  # set-up under the exclusive hold: copies, clock warm-up, spin calibration
     iteration = 0

@@ -26,7 +26,13 @@ OUTCOME = protocol.CallOutcome(
 
 MESSAGES = [
     protocol.Start(
-        token="ab12", device="cuda:0", memory_fraction=0.5, keep_alive_bytes=1 << 30, timing=True, host_wait="block"
+        token="ab12",
+        device="cuda:0",
+        memory_fraction=0.5,
+        keep_alive_bytes=1 << 30,
+        timing=True,
+        host_wait="block",
+        stream_hold="released",
     ),
     protocol.Load(source="import triton\n", entry_points=("cos", "cos_out")),
     protocol.CallCase(
@@ -73,6 +79,7 @@ MESSAGES = [
         device_memory_cap="0.5 of device memory",
         device_name="NVIDIA H200",
         host_wait="block",
+        stream_hold="released (first released in 900.0 ms, unreleased 2.01 ms)",
     ),
     protocol.Loaded(ok=False, error="Traceback...\nSyntaxError: x", missing=("cos",), integrity=("x was replaced",)),
     protocol.Called(
@@ -137,6 +144,7 @@ def test_every_request_has_its_reply():
         "device_name": "NVIDIA H200",
         "device_memory_cap": "0.5 of device memory",
         "sandbox_host_wait": "block",
+        "stream_hold": "released (first released in 900.0 ms, unreleased 2.01 ms)",
     }
     with pytest.raises(wire.WireError, match="expected a 'started' reply, got 'loaded'"):
         protocol.decode_reply(start, MESSAGES[10].to_header())
@@ -158,6 +166,7 @@ def _without(header, name):
         (dict(MESSAGES[0].to_header(), keep_alive_bytes=-1), "field 'keep_alive_bytes' is not an integer"),
         (dict(MESSAGES[0].to_header(), timing=1), "field 'timing' is not a boolean"),
         (dict(MESSAGES[0].to_header(), host_wait="spin"), "field 'host_wait' is not one of auto, block"),
+        (dict(MESSAGES[0].to_header(), stream_hold="none"), "field 'stream_hold' is not one of spin, released"),
         (dict(MESSAGES[1].to_header(), entry_points="cos"), "field 'entry_points' is not a list"),
         (dict(MESSAGES[1].to_header(), entry_points=["cos", 3]), "holds something other than strings"),
         (dict(MESSAGES[2].to_header(), payload=[]), "field 'payload' is not an object"),
@@ -198,6 +207,7 @@ def test_optional_request_fields_take_their_defaults():
     assert protocol.decode_request(_without(MESSAGES[4].to_header(), "window")).window == "device"
     # A judge that says nothing of how to wait leaves CUDA's own way.
     assert protocol.decode_request(_without(MESSAGES[0].to_header(), "host_wait")).host_wait == "auto"
+    assert protocol.decode_request(_without(MESSAGES[0].to_header(), "stream_hold")).stream_hold == "spin"
 
 
 def _called(**changes):
@@ -583,3 +593,31 @@ def test_how_a_host_waits_is_cudas_choice_and_said_for_the_evidence():
     reported = next(message for message in MESSAGES if isinstance(message, protocol.Started))
     started = protocol.Started.decode(reported.to_header()).environment()
     assert started["sandbox_host_wait"] == "block"
+
+
+def test_a_workers_switches_become_the_judges_options_and_anything_else_means_the_default():
+    from evaluation.judge.runner import options_from_environment
+
+    default = options_from_environment({})
+    assert (default.host_wait, default.stream_hold, default.static_scan, default.protocol_timing) == (
+        "auto",
+        "spin",
+        True,
+        None,
+    )
+    chosen = options_from_environment(
+        {"KGB_HOST_WAIT": "block", "KGB_STREAM_HOLD": "Released", "KGB_STATIC_SCAN": "off", "KGB_PROTOCOL_TIMING": "on"}
+    )
+    assert (chosen.host_wait, chosen.stream_hold, chosen.static_scan) == ("block", "released", False)
+    assert chosen.protocol_timing is not None
+    odd = options_from_environment({"KGB_HOST_WAIT": "sometimes", "KGB_STREAM_HOLD": "tight"})
+    assert (odd.host_wait, odd.stream_hold) == ("auto", "spin")
+
+
+def test_without_a_gpu_the_released_hold_says_why_and_the_loop_spins():
+    from evaluation.judge.untrusted.released_hold import build_released_hold
+
+    hold, said = build_released_hold(lambda: None)
+    # Pinned host memory needs a CUDA driver: here there is none, so no hold, and the reason for the evidence.
+    assert hold is None
+    assert said.startswith("spin (no released hold: ")
