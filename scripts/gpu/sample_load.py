@@ -1,8 +1,9 @@
 """Sample the host's CPU use and the GPU's utilisation and SM clock once a second, until killed or a
 ``--seconds`` limit: how busy a many-judge run keeps the machine (is it the CPUs or the GPU that set the pace?).
 
-CPU use is also split by role, in cores: trusted judges (the pool's spawned processes), sandboxes (user
-nobody, forked from a zygote), the compilers sandboxes ran (ptxas and the like: their children's time, counted
+CPU use is also split by role, in cores: trusted judges (the pool's spawned processes), sandboxes (a slot uid
+of the host's sandbox range, or user nobody forked from a zygote where containment is unavailable), the
+compilers sandboxes ran (ptxas and the like: their children's time, counted
 when reaped) and the rest. A process's last second before it exits is not seen.
 
     python3 scripts/gpu/sample_load.py OUT.csv [--seconds N] &      # ... then: --summary OUT.csv
@@ -15,6 +16,7 @@ import os
 import pwd
 import statistics
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +24,13 @@ try:
     NOBODY = pwd.getpwnam("nobody").pw_uid
 except KeyError:
     NOBODY = -1
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from evaluation.judge.isolation import slot_count, uid_base  # noqa: E402  (light: no torch)
+
+# Contained sandboxes run as a slot uid each (isolation.SlotLease); without this range they read as "other",
+# and a submission's sandboxes and their compilers went uncounted (2026-12-03: "sandbox 0, compilers 0").
+SANDBOX_UIDS = range(uid_base(), uid_base() + slot_count())
 
 
 def cpu_times() -> tuple[int, int]:
@@ -75,7 +84,9 @@ def process_ticks() -> dict[int, tuple[str, int, int]]:
         if comm != "ptxas":  # a compiler is counted through its parent's children's time when reaped
             rows.append((pid, uid, cmdline, own, children))
     for pid, uid, cmdline, own, children in rows:
-        if uid == NOBODY and owners.get(parents[pid]) == NOBODY:
+        if uid in SANDBOX_UIDS:
+            role = "sandbox"
+        elif uid == NOBODY and owners.get(parents[pid]) == NOBODY:
             role = "sandbox"  # forked by a zygote that runs as nobody too
         elif uid == NOBODY:
             role = "other"  # the zygote: its children's time is whole dead sandboxes, not compilers

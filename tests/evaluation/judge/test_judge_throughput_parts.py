@@ -4,8 +4,10 @@ cross-process device lock (correctness shares the GPU, timing holds it alone), i
 from __future__ import annotations
 
 import multiprocessing
+import os
 import time
 import types
+from pathlib import Path
 from unittest import mock
 
 import pytest
@@ -242,6 +244,29 @@ def test_the_load_sampler_splits_cpu_time_by_role_and_counts_compilers_when_reap
         "1.0,0.500,20,1980,4.00,2.00,1.00,0.50\n2.0,0.700,30,1980,6.00,3.00,0.00,0.50\n"
     )
     assert sample_load.summary(csv).endswith("core-seconds by role: trusted 10, sandbox 5, compilers 1, other 1")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting a process as a sandbox slot's uid needs root")
+def test_the_load_sampler_counts_a_process_of_a_sandbox_slots_uid_as_a_sandbox():
+    """Contained sandboxes run as slot uids (isolation.SlotLease), not as nobody: their CPU is the sandboxes'."""
+    import subprocess
+
+    from evaluation.judge.isolation import uid_base
+
+    sample_load = _script("sample_load")
+    slot_uid = uid_base() + 250
+    child = subprocess.Popen(["setpriv", f"--reuid={slot_uid}", f"--regid={slot_uid}", "--clear-groups", "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            seen = sample_load.process_ticks().get(child.pid)
+            if seen is not None and Path(f"/proc/{child.pid}").stat().st_uid == slot_uid:
+                break
+            time.sleep(0.05)
+        assert sample_load.process_ticks()[child.pid][0] == "sandbox"
+    finally:
+        child.kill()
+        child.wait()
 
 
 def _compact_row(name: str, status: str, speedups: dict[str, tuple[float, float, float]]) -> dict:
