@@ -168,16 +168,19 @@ def matched_table(rows: list, figure: str) -> tuple[list[str], list[dict]]:
     """The matched board by the ``figure`` speedup ("device" or "protocol"): its speedup columns are named as
     every download names them (``*_protocol_speedup`` the protocol's, ``*_speedup`` the device-time one)."""
     speedup = SPEEDUP_FIGURES[figure]  # the figure's column name, as every download names it
+    shares = figure == PROTOCOL_FIGURE  # beside the protocol's figures, how much of each is the launch race
     columns = [
         "method_id",
         "method",
         "kind",
         f"matched_{speedup}",
         "covered",
+        *(["matched_protocol_launch_bound_share"] if shares else []),
         "ci95_low",
         "ci95_high",
         f"own_{speedup}",
         "own_covered",
+        *(["own_protocol_launch_bound_share"] if shares else []),
         "accuracy_pct",
     ]
     table = []
@@ -185,6 +188,10 @@ def matched_table(rows: list, figure: str) -> tuple[list[str], list[dict]]:
         interval = row.figure.ci95
         table.append(
             {
+                "matched_protocol_launch_bound_share": (
+                    _round(row.launch_bound_share, 2) if row.figure.speedup_geomean is not None else None
+                ),
+                "own_protocol_launch_bound_share": _launch_bound_share(row.summary),
                 "method_id": row.method.pk,
                 "method": str(row.method),
                 "kind": row.method.get_kind_display(),

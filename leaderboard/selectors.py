@@ -325,6 +325,43 @@ def clean_speedups_by_figure(
     }
 
 
+def clean_launch_bound_shares(
+    *, chip: Chip, operator_set: OperatorSet, method_ids: list[int]
+) -> dict[int, dict[str, float]]:
+    """Per method id, operator id -> the launch-bound share of its clean pass with a protocol speedup on
+    ``chip`` (the deciding run's, as the summary carries it), where that run marked its cases; memoised. The
+    matched board's protocol figure shows how much of it is the launch race, over its common operators."""
+    operators = set_operators(operator_set=operator_set)
+    shown = sorted(method_ids)
+    return _memoised(
+        ("clean launch-bound shares", chip.pk, _operators_key(operators), tuple(shown)),
+        lambda: _read_clean_launch_bound_shares(chip=chip, operators=operators, method_ids=shown),
+        stamp=board_data_stamp(),
+    )
+
+
+def _read_clean_launch_bound_shares(
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
+) -> dict[int, dict[str, float]]:
+    by_method: dict[int, dict[str, float]] = defaultdict(dict)
+    for method_id, operator_pk, share in (
+        BestVerdict.objects.filter(
+            chip_id=chip.pk,
+            native=True,
+            method_id__in=method_ids,
+            operator_id__in=list(operators),
+            solved=True,
+            flagged=False,
+            protocol_speedup__isnull=False,
+            protocol_launch_bound_share__isnull=False,
+        )
+        .order_by("operator_id")
+        .values_list("method_id", "operator_id", "protocol_launch_bound_share")
+    ):
+        by_method[method_id][operators[operator_pk].operator_id] = share
+    return dict(by_method)
+
+
 def _operators_key(operators: dict[int, SetOperator]) -> str:
     """The operators and their versions (outcomes' staleness depends on them), as a memo key part."""
     listed = ",".join(f"{op.pk}:{op.version}" for op in sorted(operators.values(), key=lambda op: op.pk))
@@ -567,6 +604,10 @@ class MatchedRow:
     summary: Summary
     own_speedup: float | None = None  # the same figure's usual geomean, over the method's own passed operators
     own_covered: int = 0
+    # By the protocol figure only: the mean launch-bound share over the common operators that have one (each
+    # weighs the same, as in the geomean), and how many have one.
+    launch_bound_share: float | None = None
+    launch_bound_covered: int = 0
 
 
 def own_speedup(summary: Summary, figure: str) -> tuple[float | None, int]:
@@ -596,12 +637,24 @@ def matched_rows(
     shown = sorted(row.method.pk for row in rows)
     found = clean_speedups(chip=chip, operator_set=operator_set, method_ids=shown, figure=figure)
     common, figures = matched_set_speedups({pk: found.get(pk, {}) for pk in shown})
-    result = [
-        MatchedRow(
-            row.method, figures[row.method.pk], row.summaries["overall"], *own_speedup(row.summaries["overall"], figure)
+    shares = (
+        clean_launch_bound_shares(chip=chip, operator_set=operator_set, method_ids=shown)
+        if figure == PROTOCOL_FIGURE
+        else {}
+    )
+    result = []
+    for row in rows:
+        known = [shares[row.method.pk][op] for op in common if op in shares.get(row.method.pk, {})]
+        result.append(
+            MatchedRow(
+                row.method,
+                figures[row.method.pk],
+                row.summaries["overall"],
+                *own_speedup(row.summaries["overall"], figure),
+                launch_bound_share=sum(known) / len(known) if known else None,
+                launch_bound_covered=len(known),
+            )
         )
-        for row in rows
-    ]
     result.sort(key=lambda r: (-(r.figure.speedup_geomean or 0), str(r.method)))
     return common, result
 

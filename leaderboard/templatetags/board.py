@@ -205,12 +205,27 @@ LAUNCH_BOUND_CUBLAS = "no launch-bound share: cuBLAS's loop calls back to back w
 def launch_bound_share_note(summary: Any) -> str:
     """The small line under a summary's protocol speedup: the mean launch-bound share over its operators that
     have one (each operator weighs the same, as in the geomean), or "— launch-bound" saying why it is unknown."""
-    share = summary.protocol_launch_bound_share
+    return launch_bound_line(
+        summary.protocol_launch_bound_share, summary.protocol_launch_bound_covered, summary.protocol_speedup_covered
+    )
+
+
+def launch_bound_line(share: float | None, covered: int, of: int) -> str:
+    """``share``: the mean over ``covered`` of the ``of`` operators a protocol figure averages over."""
     if share is None:
         return f'<small class="launch-bound unknown" title="{html_escape(LAUNCH_BOUND_UNKNOWN)}">— launch-bound</small>'
-    covered, of = summary.protocol_launch_bound_covered, summary.protocol_speedup_covered
-    over = f"mean over {covered} of the {of} operators" if covered < of else f"mean over its {covered} operators"
+    its = f"its {covered} operator" + ("s" if covered != 1 else "")
+    over = f"mean over {covered} of the {of} operators" if covered < of else f"mean over {its}"
     return f'<small class="launch-bound" title="{over}: {LAUNCH_BOUND_MEANING}">{percent(share)} launch-bound</small>'
+
+
+@register.simple_tag
+def matched_launch_bound_note(row: Any) -> SafeString:
+    """Under a matched protocol figure (selectors.MatchedRow): how much of it is the launch race, over the
+    common operators it averages."""
+    if row.figure.speedup_geomean is None:
+        return mark_safe("")
+    return mark_safe("<br>" + launch_bound_line(row.launch_bound_share, row.launch_bound_covered, row.figure.covered))
 
 
 @register.simple_tag

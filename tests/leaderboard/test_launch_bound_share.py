@@ -167,6 +167,34 @@ def test_board_downloads_carry_the_share_next_to_the_protocol_columns(world, cli
     assert [row["method"] for row in sorted_rows.json()["rows"]] == [FAST, SLOW]
 
 
+def test_the_matched_protocol_board_shows_the_share_over_its_common_operators(world, client):
+    """Pass@1's cos gets a protocol speedup from a judge before the marks (no share): the common set by the
+    protocol figure is cos alone, where Fast Agent's share is 100 % (its own-set share, over cos and add, stays
+    75 %) and Pass@1's is unknown, saying why; the download carries both shares, the device figure neither."""
+    give_protocol(world.runs["slow_cos"], 1.2)
+    best_verdicts.runs_changed(run_ids=[world.runs["slow_cos"].pk])
+    selectors.clear_board_memo()
+    response = client.get("/boards/matched/?chip=nvidia-h200&set=kgb-ms&figure=protocol")
+    assert response.status_code == 200 and response.context["common"] == ["aten::cos"]
+    shares = {str(row.method): (row.launch_bound_share, row.launch_bound_covered) for row in response.context["rows"]}
+    assert shares == {FAST: (1.0, 1), SLOW: (None, 0)}
+    html = response.content.decode()
+    fast_row = html[html.index(f">{FAST}<") :].split("</tr>", 1)[0]
+    matched_cell, _, own_cell = fast_row.split('<td class="num">')[1:4]
+    assert "100% launch-bound" in matched_cell and "mean over its 1 operator:" in matched_cell
+    assert "75% launch-bound" in own_cell and "mean over its 2 operators" in own_cell
+    slow_row = html[html.index(f">{SLOW}<") :].split("</tr>", 1)[0]
+    assert slow_row.count("— launch-bound</small>") == 2  # matched and own: judged before the marks
+    document = client.get("/boards/matched/?chip=nvidia-h200&set=kgb-ms&figure=protocol&format=json").json()
+    by_method = {row["method"]: row for row in document["rows"]}
+    fast = by_method[FAST]
+    assert (fast["matched_protocol_launch_bound_share"], fast["own_protocol_launch_bound_share"]) == (1.0, 0.75)
+    assert by_method[SLOW]["matched_protocol_launch_bound_share"] is None
+    device = client.get("/boards/matched/?chip=nvidia-h200&set=kgb-ms&format=csv").content.decode()
+    assert "launch_bound" not in device.splitlines()[0]
+    assert "launch-bound</small>" not in client.get("/boards/matched/?chip=nvidia-h200&set=kgb-ms").content.decode()
+
+
 def test_the_api_carries_the_share_in_summaries_outcomes_runs_and_csv(world, client):
     board = client.get("/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&operators=1").json()
     fast = next(row for row in board["rows"] if row["method"]["label"] == FAST)

@@ -583,10 +583,12 @@ def test_matched_downloads_name_the_figure(slow_passes_add_without_protocol, cli
         "kind",
         "matched_protocol_speedup",
         "covered",
+        "matched_protocol_launch_bound_share",
         "ci95_low",
         "ci95_high",
         "own_protocol_speedup",
         "own_covered",
+        "own_protocol_launch_bound_share",
         "accuracy_pct",
     ]
     by_method = {row["method"]: row for row in rows}
