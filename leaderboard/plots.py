@@ -148,6 +148,12 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> dict[str, dict[str,
         speedup = grid(lambda s, geomean_of=geomean_of: round(geomean_of(s), 3) if s and geomean_of(s) else None)
         label = SPEEDUP_LABELS[figure]
         known = any(value is not None for line in speedup for value in line)
+        hover = f"%{{y}} on %{{x}}<br>{label} %{{z:.2f}}x (passed geomean)"
+        extra: dict[str, Any] = {}
+        if figure == PROTOCOL_FIGURE:
+            # How much of each cell is the launch race, as the boards say it under the figure.
+            extra["customdata"] = grid(_launch_bound_words)
+            hover += "<br>%{customdata}"
         figures[element_id] = {
             # With no cell known (the protocol stage is off by default) the page says "no data yet", not an
             # empty frame.
@@ -161,7 +167,8 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> dict[str, dict[str,
                     "zmid": 1.0,
                     "hoverongaps": False,
                     "colorbar": {"title": {"text": "x"}},
-                    "hovertemplate": f"%{{y}} on %{{x}}<br>{label} %{{z:.2f}}x (passed geomean)<extra></extra>",
+                    "hovertemplate": hover + "<extra></extra>",
+                    **extra,
                 }
             ]
             if known
@@ -174,6 +181,15 @@ def chip_heatmaps(rows: list[ChipRow], chips: list[Chip]) -> dict[str, dict[str,
             ),
         }
     return figures
+
+
+def _launch_bound_words(summary: Any) -> str:
+    """A summary's launch-bound share in the hover's words ("" where there is no protocol speedup)."""
+    if summary is None or not summary.protocol_speedup_geomean:
+        return ""
+    if summary.protocol_launch_bound_share is None:
+        return "launch-bound share unknown"
+    return f"{100 * summary.protocol_launch_bound_share:.0f}% of its timed cases launch-bound"
 
 
 def speedup_distribution(

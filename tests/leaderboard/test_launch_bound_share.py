@@ -195,6 +195,24 @@ def test_the_matched_protocol_board_shows_the_share_over_its_common_operators(wo
     assert "launch-bound</small>" not in client.get("/boards/matched/?chip=nvidia-h200&set=kgb-ms").content.decode()
 
 
+def test_the_protocol_heatmap_says_how_much_of_each_cell_is_the_launch_race(world, client):
+    import json
+
+    html = client.get("/plots/?chip=nvidia-h200&set=kgb-ms").content.decode()
+    figures = json.loads(re.search(r'<script id="plots-data" type="application/json">(.*?)</script>', html, re.S)[1])
+    (trace,) = figures["protocol-speedup-heatmap"]["data"]
+    words = {
+        (method, chip): text
+        for method, line in zip(trace["y"], trace["customdata"], strict=True)
+        for chip, text in zip(trace["x"], line, strict=True)
+    }
+    assert words[(FAST, "NVIDIA H200")] == "75% of its timed cases launch-bound"
+    assert words[(FAST, "Platform A")] == "launch-bound share unknown"  # judged before the marks
+    assert words[(SLOW, "NVIDIA H200")] == ""  # no protocol speedup, nothing to qualify
+    assert trace["hovertemplate"].endswith("<br>%{customdata}<extra></extra>")
+    assert "customdata" not in figures["speedup-heatmap"]["data"][0]
+
+
 def test_the_api_carries_the_share_in_summaries_outcomes_runs_and_csv(world, client):
     board = client.get("/api/leaderboards/?chip=nvidia-h200&set=kgb-ms&operators=1").json()
     fast = next(row for row in board["rows"] if row["method"]["label"] == FAST)
