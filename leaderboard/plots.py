@@ -193,25 +193,41 @@ def _launch_bound_words(summary: Any) -> str:
 
 
 def speedup_distribution(
-    rows: list[LeaderboardRow], speedups: dict[int, dict[str, float]], chip: Chip, figure: str = DEVICE_FIGURE
+    rows: list[LeaderboardRow],
+    speedups: dict[int, dict[str, float]],
+    chip: Chip,
+    figure: str = DEVICE_FIGURE,
+    launch_bound_shares: dict[int, dict[str, float]] | None = None,
 ) -> dict[str, Any]:
     """A box per method of its clean passes' ``figure`` speedups (``selectors.clean_speedups`` of that figure),
-    in the rows' order; a method with none has no box."""
+    in the rows' order; a method with none has no box. ``launch_bound_shares``
+    (``selectors.clean_launch_bound_shares``, for the protocol figure): each point's hover says how much of
+    it is the launch race."""
     label = SPEEDUP_LABELS[figure]
     traces = []
     for row in rows:
         passed = [(operator_id, speedup) for operator_id, speedup in speedups.get(row.method.pk, {}).items() if speedup]
         if passed:
-            traces.append(
-                {
-                    "type": "box",
-                    "name": str(row.method),
-                    "y": [speedup for _, speedup in passed],
-                    "boxpoints": "outliers",
-                    "text": [operator_id for operator_id, _ in passed],
-                    "hovertemplate": f"%{{text}}: {label} %{{y:.2f}}x<extra>%{{fullData.name}}</extra>",
-                }
-            )
+            trace = {
+                "type": "box",
+                "name": str(row.method),
+                "y": [speedup for _, speedup in passed],
+                "boxpoints": "outliers",
+                "text": [operator_id for operator_id, _ in passed],
+                "hovertemplate": f"%{{text}}: {label} %{{y:.2f}}x<extra>%{{fullData.name}}</extra>",
+            }
+            if launch_bound_shares is not None:
+                shares = launch_bound_shares.get(row.method.pk, {})
+                trace["customdata"] = [
+                    f"{100 * shares[operator_id]:.0f}% of its timed cases launch-bound"
+                    if operator_id in shares
+                    else "launch-bound share unknown"
+                    for operator_id, _ in passed
+                ]
+                trace["hovertemplate"] = (
+                    f"%{{text}}: {label} %{{y:.2f}}x<br>%{{customdata}}<extra>%{{fullData.name}}</extra>"
+                )
+            traces.append(trace)
     return {
         "data": traces,
         "layout": _layout(

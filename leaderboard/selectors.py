@@ -307,15 +307,25 @@ def clean_speedups(
     return by_figure[figure]
 
 
+# clean_speedups_by_figure's key for the launch-bound shares of the clean protocol passes, when asked for.
+LAUNCH_BOUND_SHARES = "protocol_launch_bound_share"
+
+
 def clean_speedups_by_figure(
-    *, chip: Chip, operator_set: OperatorSet, method_ids: list[int], figures: tuple[str, ...]
+    *,
+    chip: Chip,
+    operator_set: OperatorSet,
+    method_ids: list[int],
+    figures: tuple[str, ...],
+    with_launch_bound_shares: bool = False,
 ) -> dict[str, dict[int, dict[str, float]]]:
     """``clean_speedups`` of each of ``figures``, by figure: memoised apart, the set and the summary's stamp
-    read once for all (the plots page draws both speedups)."""
+    read once for all (the plots page draws both speedups); with ``with_launch_bound_shares``, also
+    ``clean_launch_bound_shares`` under LAUNCH_BOUND_SHARES."""
     operators = set_operators(operator_set=operator_set)
     shown = sorted(method_ids)
     stamp = board_data_stamp()
-    return {
+    found = {
         figure: _memoised(
             ("clean speedups", figure, chip.pk, _operators_key(operators), tuple(shown)),
             lambda figure=figure: _read_clean_speedups(chip=chip, operators=operators, method_ids=shown, figure=figure),
@@ -323,6 +333,13 @@ def clean_speedups_by_figure(
         )
         for figure in figures
     }
+    if with_launch_bound_shares:
+        found[LAUNCH_BOUND_SHARES] = _memoised(
+            ("clean launch-bound shares", chip.pk, _operators_key(operators), tuple(shown)),
+            lambda: _read_clean_launch_bound_shares(chip=chip, operators=operators, method_ids=shown),
+            stamp=stamp,
+        )
+    return found
 
 
 def clean_launch_bound_shares(
@@ -331,13 +348,9 @@ def clean_launch_bound_shares(
     """Per method id, operator id -> the launch-bound share of its clean pass with a protocol speedup on
     ``chip`` (the deciding run's, as the summary carries it), where that run marked its cases; memoised. The
     matched board's protocol figure shows how much of it is the launch race, over its common operators."""
-    operators = set_operators(operator_set=operator_set)
-    shown = sorted(method_ids)
-    return _memoised(
-        ("clean launch-bound shares", chip.pk, _operators_key(operators), tuple(shown)),
-        lambda: _read_clean_launch_bound_shares(chip=chip, operators=operators, method_ids=shown),
-        stamp=board_data_stamp(),
-    )
+    return clean_speedups_by_figure(
+        chip=chip, operator_set=operator_set, method_ids=method_ids, figures=(), with_launch_bound_shares=True
+    )[LAUNCH_BOUND_SHARES]
 
 
 def _read_clean_launch_bound_shares(

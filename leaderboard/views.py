@@ -312,6 +312,7 @@ def plots_page(request: HttpRequest) -> HttpResponse:
             operator_set=query.operator_set,
             method_ids=[row.method.pk for row in rows],
             figures=tuple(selectors.SPEEDUP_FIGURES),
+            with_launch_bound_shares=True,
         )
         chip_rows = selectors.multi_chip_rows(
             chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter
@@ -324,7 +325,11 @@ def plots_page(request: HttpRequest) -> HttpResponse:
                 rows, speedups[selectors.DEVICE_FIGURE], query.chip, selectors.DEVICE_FIGURE
             ),
             "protocol-speedup-distribution": plots.speedup_distribution(
-                rows, speedups[selectors.PROTOCOL_FIGURE], query.chip, selectors.PROTOCOL_FIGURE
+                rows,
+                speedups[selectors.PROTOCOL_FIGURE],
+                query.chip,
+                selectors.PROTOCOL_FIGURE,
+                launch_bound_shares=speedups[selectors.LAUNCH_BOUND_SHARES],
             ),
             "speedup-vs-roofline": plots.roofline_fraction(chip=query.chip, operator_set=query.operator_set),
         }

@@ -195,7 +195,7 @@ def test_the_matched_protocol_board_shows_the_share_over_its_common_operators(wo
     assert "launch-bound</small>" not in client.get("/boards/matched/?chip=nvidia-h200&set=kgb-ms").content.decode()
 
 
-def test_the_protocol_heatmap_says_how_much_of_each_cell_is_the_launch_race(world, client):
+def test_the_protocol_plots_say_how_much_of_each_figure_is_the_launch_race(world, client):
     import json
 
     html = client.get("/plots/?chip=nvidia-h200&set=kgb-ms").content.decode()
@@ -211,6 +211,13 @@ def test_the_protocol_heatmap_says_how_much_of_each_cell_is_the_launch_race(worl
     assert words[(SLOW, "NVIDIA H200")] == ""  # no protocol speedup, nothing to qualify
     assert trace["hovertemplate"].endswith("<br>%{customdata}<extra></extra>")
     assert "customdata" not in figures["speedup-heatmap"]["data"][0]
+    # Each point of the protocol distribution says its own operator's share.
+    (box,) = figures["protocol-speedup-distribution"]["data"]
+    assert dict(zip(box["text"], box["customdata"], strict=True)) == {
+        "aten::cos": "100% of its timed cases launch-bound",
+        "aten::add": "50% of its timed cases launch-bound",
+    }
+    assert "customdata" not in figures["speedup-distribution"]["data"][0]
 
 
 def test_the_api_carries_the_share_in_summaries_outcomes_runs_and_csv(world, client):
