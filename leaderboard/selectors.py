@@ -356,23 +356,14 @@ def clean_launch_bound_shares(
 def _read_clean_launch_bound_shares(
     *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int]
 ) -> dict[int, dict[str, float]]:
-    by_method: dict[int, dict[str, float]] = defaultdict(dict)
-    for method_id, operator_pk, share in (
-        BestVerdict.objects.filter(
-            chip_id=chip.pk,
-            native=True,
-            method_id__in=method_ids,
-            operator_id__in=list(operators),
-            solved=True,
-            flagged=False,
-            protocol_speedup__isnull=False,
-            protocol_launch_bound_share__isnull=False,
-        )
-        .order_by("operator_id")
-        .values_list("method_id", "operator_id", "protocol_launch_bound_share")
-    ):
-        by_method[method_id][operators[operator_pk].operator_id] = share
-    return dict(by_method)
+    """The clean protocol passes' launch-bound shares, where their runs marked them."""
+    return _read_clean_column(
+        chip=chip,
+        operators=operators,
+        method_ids=method_ids,
+        column="protocol_launch_bound_share",
+        beside=SPEEDUP_FIGURES[PROTOCOL_FIGURE],
+    )
 
 
 def _operators_key(operators: dict[int, SetOperator]) -> str:
@@ -439,9 +430,17 @@ def _read_clean_speedups(
     """Per method, operator id -> the ``figure`` speedup of its clean passes with a known one on ``chip``
     (kernels written for it): one scan of that figure's covering index, plain tuples (the matched board reads
     thousands)."""
-    column = SPEEDUP_FIGURES[figure]
+    return _read_clean_column(chip=chip, operators=operators, method_ids=method_ids, column=SPEEDUP_FIGURES[figure])
+
+
+def _read_clean_column(
+    *, chip: Chip, operators: dict[int, SetOperator], method_ids: list[int], column: str, beside: str = ""
+) -> dict[int, dict[str, float]]:
+    """Per method, operator id -> ``column`` of its clean passes on ``chip`` (kernels written for it) where it
+    is known, and ``beside`` too where one is named."""
+    known = {f"{name}__isnull": False for name in (column, beside) if name}
     by_method: dict[int, dict[str, float]] = defaultdict(dict)
-    for method_id, operator_pk, speedup in (
+    for method_id, operator_pk, value in (
         BestVerdict.objects.filter(
             chip_id=chip.pk,
             native=True,
@@ -449,12 +448,12 @@ def _read_clean_speedups(
             operator_id__in=list(operators),
             solved=True,
             flagged=False,
-            **{f"{column}__isnull": False},
+            **known,
         )
         .order_by("operator_id")
         .values_list("method_id", "operator_id", column)
     ):
-        by_method[method_id][operators[operator_pk].operator_id] = speedup
+        by_method[method_id][operators[operator_pk].operator_id] = value
     return dict(by_method)
 
 
