@@ -187,9 +187,13 @@ def _launch_bound_words(summary: Any) -> str:
     """A summary's launch-bound share in the hover's words ("" where there is no protocol speedup)."""
     if summary is None or not summary.protocol_speedup_geomean:
         return ""
-    if summary.protocol_launch_bound_share is None:
+    return _share_words(summary.protocol_launch_bound_share)
+
+
+def _share_words(share: float | None) -> str:
+    if share is None:
         return "launch-bound share unknown"
-    return f"{100 * summary.protocol_launch_bound_share:.0f}% of its timed cases launch-bound"
+    return f"{100 * share:.0f}% of its timed cases launch-bound"
 
 
 def speedup_distribution(
@@ -208,26 +212,23 @@ def speedup_distribution(
     for row in rows:
         passed = [(operator_id, speedup) for operator_id, speedup in speedups.get(row.method.pk, {}).items() if speedup]
         if passed:
-            trace = {
-                "type": "box",
-                "name": str(row.method),
-                "y": [speedup for _, speedup in passed],
-                "boxpoints": "outliers",
-                "text": [operator_id for operator_id, _ in passed],
-                "hovertemplate": f"%{{text}}: {label} %{{y:.2f}}x<extra>%{{fullData.name}}</extra>",
-            }
+            hover = f"%{{text}}: {label} %{{y:.2f}}x"
+            extra: dict[str, Any] = {}
             if launch_bound_shares is not None:
                 shares = launch_bound_shares.get(row.method.pk, {})
-                trace["customdata"] = [
-                    f"{100 * shares[operator_id]:.0f}% of its timed cases launch-bound"
-                    if operator_id in shares
-                    else "launch-bound share unknown"
-                    for operator_id, _ in passed
-                ]
-                trace["hovertemplate"] = (
-                    f"%{{text}}: {label} %{{y:.2f}}x<br>%{{customdata}}<extra>%{{fullData.name}}</extra>"
-                )
-            traces.append(trace)
+                extra["customdata"] = [_share_words(shares.get(operator_id)) for operator_id, _ in passed]
+                hover += "<br>%{customdata}"
+            traces.append(
+                {
+                    "type": "box",
+                    "name": str(row.method),
+                    "y": [speedup for _, speedup in passed],
+                    "boxpoints": "outliers",
+                    "text": [operator_id for operator_id, _ in passed],
+                    "hovertemplate": hover + "<extra>%{fullData.name}</extra>",
+                    **extra,
+                }
+            )
     return {
         "data": traces,
         "layout": _layout(
