@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import os
+import random
 import statistics
 import sys
 import time
@@ -105,10 +107,10 @@ def hold_figures() -> list[dict]:
                 min_iterations=200,
                 max_iterations=200,
                 spot_checks=0,
-                rng=__import__("random").Random(0),
+                rng=random.Random(0),
                 keep_alive=[],
                 min_launches=0,
-                math_isfinite=lambda value: value == value,
+                math_isfinite=math.isfinite,
                 spin=torch.cuda._sleep,
                 stream_of=torch.cuda.current_stream,
                 released_hold=hold,
