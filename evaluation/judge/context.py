@@ -156,9 +156,10 @@ class JudgeOptions:
     # hold still on a GPU (docs/judge.md, "The protocol's speedup").
     protocol_timing: TimingOptions | None = None
     # How the judge's processes wait for a GPU (backends.HOST_WAITS; runner.judge: KGB_HOST_WAIT): "auto" is
-    # CUDA's own choice, a spin on every judge host; "block" sleeps in the driver, except inside the sandbox's
-    # timed loops. Blocking frees the core (co-running Python work 0.90 of its pace against 0.45 beside
-    # spinning waiters on the H200) but a woken judge waits for a saturated CPU, holding the GPU longer: the
+    # CUDA's own choice, a spin on every judge host; "yield" spins but offers the core to other runnable
+    # processes on each turn; "block" sleeps in the driver. Neither applies inside the sandbox's timed
+    # loops. Blocking frees the core (co-running Python work 0.90 of its pace against 0.45 beside spinning
+    # waiters on the H200) but a woken judge waits for a saturated CPU, holding the GPU longer: the
     # 110-kernel submission took 381.5 s blocking against 364.5 s spinning, released holds in both
     # (docs/judge.md, "Host waits").
     host_wait: str = "auto"

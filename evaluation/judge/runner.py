@@ -57,16 +57,18 @@ def judge(job: JudgeJob) -> JudgeResult:
     ``KGB_PROTOCOL_TIMING=on`` also measures the protocol's speedup (timing_protocol.py): off by default
     until its figures hold still on a GPU (docs/judge.md); a worker that measures it judges by version
     PROTOCOL_STAGE_VERSION. ``KGB_HOST_WAIT=block`` makes the judge's processes sleep while they wait for
-    the GPU outside timed loops, ``KGB_STREAM_HOLD=released`` has the timed loops' stream holds ended by the
-    host (JudgeOptions.host_wait, .stream_hold: off by default, measured in docs/judge.md)."""
+    the GPU outside timed loops (``yield``: spin, offering the core to others on each turn),
+    ``KGB_STREAM_HOLD=released`` has the timed loops' stream holds ended by the host
+    (JudgeOptions.host_wait, .stream_hold: off by default, measured in docs/judge.md)."""
     return judge_with(job, options_from_environment(os.environ))
 
 
 def options_from_environment(environ: Mapping[str, str]) -> JudgeOptions:
     """The worker's switches (judge's docstring) as JudgeOptions; anything unrecognised means the default."""
     options = JudgeOptions(static_scan=environ.get("KGB_STATIC_SCAN", "on").lower() != "off")
-    if environ.get("KGB_HOST_WAIT", "auto").lower() == "block":
-        options.host_wait = "block"
+    host_wait = environ.get("KGB_HOST_WAIT", "auto").lower()
+    if host_wait in ("yield", "block"):
+        options.host_wait = host_wait
     if environ.get("KGB_STREAM_HOLD", "spin").lower() == "released":
         options.stream_hold = "released"
     if environ.get("KGB_PROTOCOL_TIMING", "off").lower() == "on":

@@ -49,14 +49,15 @@ class Start(Request):
     keep_alive_bytes: int
     timing: bool
     # How the sandbox's host thread waits for the device outside its timed loops (backends.HOST_WAITS):
-    # "block" frees the core while the device works; "auto" leaves CUDA's own choice (a spin here). Inside
-    # a TimeCase it spins either way.
+    # "block" frees the core while the device works; "yield" spins but offers the core to other runnable
+    # processes on each turn; "auto" leaves CUDA's own choice (a spin here). Inside a TimeCase it spins
+    # either way.
     host_wait: str = "auto"
     # The timed loop's stream hold (untrusted/clock.StreamHolds): "spin", a device-side spin sized from recent
     # enqueues, or "released", a wait the host ends once the call is enqueued (untrusted/released_hold.py).
     stream_hold: str = "spin"
 
-    HOST_WAITS: ClassVar[tuple[str, ...]] = ("auto", "block")
+    HOST_WAITS: ClassVar[tuple[str, ...]] = ("auto", "yield", "block")
     STREAM_HOLDS: ClassVar[tuple[str, ...]] = ("spin", "released")
 
     @classmethod

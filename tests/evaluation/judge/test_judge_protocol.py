@@ -165,7 +165,7 @@ def _without(header, name):
         (dict(MESSAGES[0].to_header(), memory_fraction="0.5"), "field 'memory_fraction' is not a number in"),
         (dict(MESSAGES[0].to_header(), keep_alive_bytes=-1), "field 'keep_alive_bytes' is not an integer"),
         (dict(MESSAGES[0].to_header(), timing=1), "field 'timing' is not a boolean"),
-        (dict(MESSAGES[0].to_header(), host_wait="spin"), "field 'host_wait' is not one of auto, block"),
+        (dict(MESSAGES[0].to_header(), host_wait="spin"), "field 'host_wait' is not one of auto, yield, block"),
         (dict(MESSAGES[0].to_header(), stream_hold="none"), "field 'stream_hold' is not one of spin, released"),
         (dict(MESSAGES[1].to_header(), entry_points="cos"), "field 'entry_points' is not a list"),
         (dict(MESSAGES[1].to_header(), entry_points=["cos", 3]), "holds something other than strings"),
@@ -610,6 +610,7 @@ def test_a_workers_switches_become_the_judges_options_and_anything_else_means_th
     )
     assert (chosen.host_wait, chosen.stream_hold, chosen.static_scan) == ("block", "released", False)
     assert chosen.protocol_timing is not None
+    assert options_from_environment({"KGB_HOST_WAIT": "Yield"}).host_wait == "yield"
     odd = options_from_environment({"KGB_HOST_WAIT": "sometimes", "KGB_STREAM_HOLD": "tight"})
     assert (odd.host_wait, odd.stream_hold) == ("auto", "spin")
 
