@@ -284,10 +284,11 @@ class BestVerdict(models.Model):
                 condition=models.Q(native=True, solved=True, flagged=False, speedup__isnull=False),
                 name="best_verdict_clean_speedup",
             ),
-            # The same for the protocol speedup (the matched board's ?figure=protocol, the protocol plots).
+            # The same for the protocol speedup and the launch-bound share beside it (the matched board's
+            # ?figure=protocol, the protocol plots): both read in one scan of this index alone.
             models.Index(
                 fields=["chip", "operator", "method"],
-                include=["protocol_speedup"],
+                include=["protocol_speedup", "protocol_launch_bound_share"],
                 condition=models.Q(native=True, solved=True, flagged=False, protocol_speedup__isnull=False),
                 name="best_verdict_clean_protocol",
             ),

@@ -135,6 +135,7 @@ def multi_chip_board(request: HttpRequest) -> HttpResponse:
             method_filter=query.method_filter,
             sort=query.sort,
             reference_chip=reference,
+            with_ported=False,
         )
         if query.operator_set
         else []
@@ -315,7 +316,10 @@ def plots_page(request: HttpRequest) -> HttpResponse:
             with_launch_bound_shares=True,
         )
         chip_rows = selectors.multi_chip_rows(
-            chips=query.picked_chips, operator_set=query.operator_set, method_filter=query.method_filter
+            chips=query.picked_chips,
+            operator_set=query.operator_set,
+            method_filter=query.method_filter,
+            with_ported=False,
         )
         figures = {
             "accuracy-by-source": plots.accuracy_by_source(rows, query.chip),
@@ -437,7 +441,11 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
     )
     rows = (
         selectors.multi_chip_rows(
-            chips=chips, operator_set=operator_set, reference_chip=reference_chip(chips), method_ids=[method.pk]
+            chips=chips,
+            operator_set=operator_set,
+            reference_chip=reference_chip(chips),
+            method_ids=[method.pk],
+            with_ported=False,
         )
         if operator_set
         else []
