@@ -35,8 +35,10 @@ exactly as the entry points below, with exactly those parameters. Wrappers alloc
 torch.empty_like, torch.empty_strided, torch.zeros...), may reshape with views (.view, .reshape, .contiguous,
 .transpose, .expand...), compute the launch grid and launch the kernels. All arithmetic on tensor data must
 happen inside Triton kernels: calling torch or another library for the work (torch.cos, x.sum(), x @ y,
-torch.nn.functional, torch.ops.aten, ctypes, vllm) is rejected, as is importing anything but torch, triton,
-math and a few harmless standard modules. Every call must launch at least one Triton kernel. In-place entry
+torch.nn.functional, torch.ops.aten, ctypes, vllm) is rejected when it runs, and so is reading more than a few
+dozen values of tensor data back to the host in one call (.item(), .tolist(), .cpu() of one result are
+fine). The code runs in a sandbox with no network and no files but its own. Every call must launch at least
+one Triton kernel. In-place entry
 points mutate the named arguments (and return them where the signature returns a tensor). Outputs must be plain
 dense torch.Tensors of the exact dtype and shape of the reference."""
 
