@@ -583,12 +583,12 @@ def multi_chip_rows(
     sort: str = "",
     reference_chip: Chip | None = None,
     method_ids: list[int] | None = None,
-    with_ported: bool = True,
+    with_ported: bool = False,
 ) -> list[ChipRow]:
     """Per method, its figures on every chip, each from the kernels it wrote for that chip (PROTOCOL 7); ratios
     against ``reference_chip`` and, with ``with_ported``, figures of kernels written for other chips
     (``ChipRow.ported``) feed portability. Every method's row, or only those of ``method_ids`` (a method's
-    own page). Pages that show no ported figure leave them out: half the summary's rows at a million runs."""
+    own page). Only the portability board asks for the ported figures: half the summary's rows at a million runs."""
     operators = set_operators(operator_set=operator_set)
     total = len(operators)
     board = board_totals(

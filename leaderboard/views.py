@@ -135,7 +135,6 @@ def multi_chip_board(request: HttpRequest) -> HttpResponse:
             method_filter=query.method_filter,
             sort=query.sort,
             reference_chip=reference,
-            with_ported=False,
         )
         if query.operator_set
         else []
@@ -260,6 +259,7 @@ def portability_board(request: HttpRequest) -> HttpResponse:
             operator_set=query.operator_set,
             method_filter=query.method_filter,
             reference_chip=reference,
+            with_ported=True,
         )
         if query.operator_set
         else []
@@ -319,7 +319,6 @@ def plots_page(request: HttpRequest) -> HttpResponse:
             chips=query.picked_chips,
             operator_set=query.operator_set,
             method_filter=query.method_filter,
-            with_ported=False,
         )
         figures = {
             "accuracy-by-source": plots.accuracy_by_source(rows, query.chip),
@@ -445,7 +444,6 @@ def method_detail(request: HttpRequest, pk: int) -> HttpResponse:
             operator_set=operator_set,
             reference_chip=reference_chip(chips),
             method_ids=[method.pk],
-            with_ported=False,
         )
         if operator_set
         else []
