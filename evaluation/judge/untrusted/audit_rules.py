@@ -74,6 +74,10 @@ ALLOWED_ATEN = frozenset(
         "is_contiguous",
         "detach_",
         "_has_compatible_shallow_copy_type",
+        # Dtype arithmetic: type promotion reads dtypes (and a 0-dim operand's category), never tensor data.
+        "promote_types",
+        "result_type",
+        "can_cast",
     }
 )
 ALLOCATING_ATEN = frozenset(

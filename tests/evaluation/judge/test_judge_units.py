@@ -298,3 +298,18 @@ def test_a_seed_drawn_from_the_generator_is_not_compute_but_a_large_draw_is():
     with guard.audited():
         torch.randint(0, 10, (100,), generator=generator)
     assert guard.STATE.compute_ops == ["aten::randint.low_generator"]
+
+
+def test_dtype_arithmetic_is_not_compute():
+    """Type promotion is how wrappers choose an output dtype; it reads dtypes, not data."""
+    from evaluation.judge.untrusted import guard
+
+    left, right = torch.ones(3, dtype=torch.float16), torch.ones(3, dtype=torch.float32)
+    guard.STATE.reset(ghost=False)
+    with guard.audited():
+        promoted = torch.promote_types(left.dtype, right.dtype)
+        from_tensors = torch.result_type(left, right)
+        from_scalar = torch.result_type(left, 2.5)
+        castable = torch.can_cast(promoted, torch.int32)
+    assert (promoted, from_tensors, from_scalar, castable) == (torch.float32, torch.float32, torch.float16, False)
+    assert guard.STATE.compute_ops == [] and guard.STATE.host_read_elements == 0
