@@ -282,13 +282,17 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
     if message:
         reason = f"case {case.case_id} failed: {message}"
         if judgement.job.device_type == "cpu":
+            without_bf16 = sum("bfloat16" not in passed for passed in judgement.passed_case_dtypes)
             defect = interpreter_defects.for_mismatch(
                 dtypes=dtypes,
                 outputs=flat_tensors(outputs),
                 expected=flat_tensors(expected),
-                other_dtypes_passed=any("bfloat16" not in passed for passed in judgement.passed_case_dtypes),
+                other_dtypes_passed=without_bf16 > 0,
             )
             reason += _defect_note(judgement, defect)
+            if defect is interpreter_defects.BF16_BITS:
+                # The evidence is that the kernel was right elsewhere: say how much of it there is.
+                reason += f" ({_cases(without_bf16)} without bfloat16 passed before it)"
         raise Verdict("failed_correctness", reason, case=case, tier=tier, message=message)
     if judgement.spec.fp64_relative_bound is not None:
         check_fp64_opinion(judgement, case, tier, before, outputs)
@@ -302,6 +306,10 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
             CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params), passed=True)
         )
     judgement.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
+
+
+def _cases(count: int) -> str:
+    return f"{count} case" if count == 1 else f"{count} cases"
 
 
 def _defect_note(judgement: JudgementContext, defect: interpreter_defects.InterpreterDefect | None) -> str:

@@ -75,8 +75,7 @@ BF16_ROUNDING = InterpreterDefect(
 BF16_BITS = InterpreterDefect(
     name="bf16_bits",
     says="bfloat16 values are held as their 16-bit patterns there, and arithmetic, comparisons, reductions and "
-    "tl.dot on them compute on those integers (upcast with .to(tl.float32) first); cases of other dtypes "
-    "passed",
+    "tl.dot on them compute on those integers (upcast with .to(tl.float32) first)",
     why="_get_np_dtype maps tl.bfloat16 to np.uint16 (numpy has no bfloat16) and binary_op applies numpy's "
     "integer ops to the bits; only conversions to and from float32 decode them",
     needs_dtype="bfloat16",

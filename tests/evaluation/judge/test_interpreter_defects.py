@@ -120,6 +120,7 @@ def test_the_judge_names_bf16_arithmetic_after_other_dtypes_passed(run_judge):
     result = run_judge("interpreter/neg_in_own_dtype.py", spec=_record("aten::neg", "neg", ["float32", "bfloat16"]))
     assert result.status == "failed_correctness" and result.cases_passed == 1
     assert "from the kernel" in result.reason and defects.BF16_BITS.note in result.reason
+    assert "(1 case without bfloat16 passed before it)" in result.reason  # how much evidence, not "other dtypes"
 
 
 def test_a_kernel_wrong_everywhere_gets_no_interpreter_excuse(run_judge):
@@ -130,3 +131,20 @@ def test_a_kernel_wrong_everywhere_gets_no_interpreter_excuse(run_judge):
     first = run_judge("interpreter/neg_in_own_dtype.py", spec=_record("aten::neg", "neg", ["bfloat16", "float32"]))
     assert first.status == "failed_correctness" and defects.PREFIX not in first.reason
     assert "interpreter_defect" not in {check.name for check in first.checks}
+
+
+def test_a_store_past_the_end_fails_on_the_first_case_that_makes_it(run_judge):
+    """On the interpreter a store outside every buffer writes the host's heap: it is caught as it is made
+    (untrusted/interpreter_bounds.py), on the case that makes it, every run, not by a crash cases later."""
+    spec = _record("aten::neg", "neg", ["float32", "float16"])
+    result = run_judge("interpreter/neg_store_past_end.py", spec=spec)
+    assert result.status == "failed_runtime" and result.cases_passed == 0, result.reason
+    assert "out-of-bounds store: the kernel wrote outside its buffers" in result.reason
+    assert "the first byte past the end of argument `out_ptr`" in result.reason
+    assert "kernel `_neg_kernel`" in result.reason
+
+
+def test_a_store_through_a_pointer_table_into_what_the_call_allocated_is_in_bounds(run_judge):
+    spec = _record("aten::neg", "neg", ["float32", "float16"])
+    result = run_judge("interpreter/neg_through_pointer_table.py", spec=spec)
+    assert result.status == "passed", result.reason
