@@ -12,6 +12,9 @@ from __future__ import annotations
 DEVICE_FAULTS: tuple[tuple[str, str], ...] = (
     ("illegal memory access", "illegal memory access: the kernel read or wrote outside its buffers"),
     ("illegal address", "illegal address: the kernel read or wrote outside its buffers"),
+    # The CPU interpreter's bounds check (untrusted/interpreter_bounds.py): the same fault, caught on the host.
+    ("out-of-bounds store", "out-of-bounds store: the kernel wrote outside its buffers"),
+    ("out-of-bounds atomic", "out-of-bounds atomic: the kernel wrote outside its buffers"),
     ("misaligned address", "misaligned address: a load or store at an address its type cannot take"),
     ("device-side assert", "a device-side assertion failed"),
     ("unspecified launch failure", "the launch failed on the device"),

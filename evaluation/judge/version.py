@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 10
+JUDGE_VERSION = 16
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 15
+PROTOCOL_STAGE_VERSION = 17
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -77,4 +77,10 @@ HISTORY: dict[int, str] = {
     15: "Version 13's loop again (version 14's head start withdrawn): in the sandbox on the H200 the head start "
     "read the kernel alone where do_bench read the host's launch path, on all ten operators compared, and "
     "hid the host's gaps between a call's launches, which a caller waits for.",
+    16: "Version 10 with type promotion allowed around launches (torch.promote_types, torch.result_type, "
+    "torch.can_cast: dtype arithmetic, no tensor data), where before the dispatch audit refused it as "
+    "compute outside Triton (an honest stack choosing its output dtype was refused); on the CPU interpreter "
+    "every store and atomic is checked against the memory the call may write, so a store out of bounds is a "
+    "failed_runtime on the case that makes it, where before it crashed a later case or went unseen.",
+    17: "Version 15 on version 16's rules.",
 }

@@ -84,6 +84,9 @@ class GuardState:
         # would really run. Such launches stay audited (the interpreter itself only allocates and copies).
         self.interpreted_launch = 0
         self.auditing = False
+        # Called with every tensor an audited call's ops return (None: nobody asked): the CPU interpreter's
+        # bounds check lets a kernel write what its call allocated (interpreter_bounds).
+        self.on_tensor: Any = None
         self.compute_ops: list[str] = []
         self.host_read_elements = 0
         # Timed calls: the stream the timing loop records its events on, how to read the current one, and
@@ -141,6 +144,8 @@ class AuditMode(TorchDispatchMode):
         if not STATE.auditing:
             return result
         packet = func._overloadpacket.__name__
+        if STATE.on_tensor is not None and isinstance(result, torch.Tensor):
+            STATE.on_tensor(result)
         if STATE.interpreted_launch:
             if packet not in ALLOWED_ATEN:
                 STATE.compute_ops.append(f"{func.name()} (inside a kernel, under the CPU interpreter)")

@@ -7,6 +7,7 @@ observations, never verdicts. The timing requests are in harness_timing.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -17,7 +18,7 @@ import torch
 
 from evaluation.judge import protocol, wire
 from evaluation.judge.backends import backend_for
-from evaluation.judge.untrusted import guard
+from evaluation.judge.untrusted import guard, interpreter_bounds
 from evaluation.judge.untrusted.gpu_gate import COMPILES, LAUNCHER_SECONDS, CompileWindows, GpuGate
 from evaluation.judge.untrusted.harness_timing import TimingRequests, format_error
 from evaluation.judge.untrusted.timing_sets import host_snapshot
@@ -131,6 +132,8 @@ class Harness(TimingRequests):
         else:
             torch.set_num_threads(1)
             guard.install_interpreter_autotune_shim()
+            interpreter_bounds.install()
+            guard.STATE.on_tensor = interpreter_bounds.allocated
         torch.ones(4096).add_(1)  # start the intra-op machinery before the thread baseline
         from triton import knobs
 
@@ -182,6 +185,12 @@ class Harness(TimingRequests):
 
     # ------------------------------------------------------------------ calls
 
+    def _writes(self, args: Any, kwargs: Any) -> Any:
+        """On the CPU interpreter, the memory this call may write (interpreter_bounds); elsewhere nothing."""
+        if self.device.type == "cpu":
+            return interpreter_bounds.call_writes(args, kwargs)
+        return contextlib.nullcontext()
+
     def _sync(self) -> None:
         self.backend.synchronize()
 
@@ -212,7 +221,7 @@ class Harness(TimingRequests):
         guard.STATE.poison_variant = variant
         outcome: dict[str, Any] = {}
         try:
-            with guard.audited():
+            with guard.audited(), self._writes(args, kwargs):
                 returned = function(*args, **kwargs)
             self.compile_windows.take_back()  # a compilation that raised inside a caught exception
             self._sync()
