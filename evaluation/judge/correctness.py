@@ -9,6 +9,8 @@ judgement with a Verdict when they are wrong.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,22 +65,28 @@ def run_correctness(judgement: JudgementContext) -> None:
     and reference share a hold (every hold taken is a chance to queue behind a timer: on the H200 with 24
     judges the 40,658 shared holds of a 110-kernel submission waited 3,233 s in all)."""
     started = time.monotonic()
+    suspect = InterpreterSuspect(judgement)
     previous: CaseInFlight | None = None
     for tier, case in judgement.cases:
         with judgement.session.device_shared("checks+inputs" if previous is not None else "inputs"):
             if previous is not None:
-                judge_outputs(judgement, previous, record=True)
+                with suspect.deferring():
+                    judge_outputs(judgement, previous, record=True)
                 judgement.session.yield_to_timer("inputs")
+            previous = None
+            if suspect.skips(case):
+                continue
             pending = prepare_case(judgement, tier, case, derive_seed(judgement.secret, tier, case.case_id, 0))
-        previous = None
         if judgement.reference_device.type != "cpu":
             # Sixteen judges' allocator caches (up to 9 GiB each seen) ran the H200 out of memory.
             judgement.backend.release_cached_memory_over(judgement.trusted_cache_bytes)
-        call_sandbox(judgement, pending)
-        previous = pending
+        with suspect.deferring():
+            call_sandbox(judgement, pending)
+            previous = pending
     if previous is not None:
-        with judgement.session.device_shared("checks"):
+        with judgement.session.device_shared("checks"), suspect.deferring():
             judge_outputs(judgement, previous, record=True)
+    suspect.stand()
     judgement.stage_seconds["correctness"] = round(time.monotonic() - started, 4)
     for name, detail in (
         ("dispatch_audit", "no compute aten op outside Triton on any call"),
@@ -97,6 +105,57 @@ def run_correctness(judgement: JudgementContext) -> None:
             if judgement.options.ghost_replay
             else "switched off",
         )
+
+
+class InterpreterSuspect:
+    """A failure blamed on a known CPU-interpreter defect of one dtype is a claim: the kernel is right
+    elsewhere. So it does not stop the judgement at once: the cases without that dtype still run, and the
+    first of them to fail is the verdict (the kernel's own bug), while the other cases with the dtype are
+    skipped. Only if all of those pass does the interpreter's failure stand, saying how many did. Off the
+    interpreter no reason names a defect, and the first failure stops the judgement as always."""
+
+    def __init__(self, judgement: JudgementContext) -> None:
+        self.judgement = judgement
+        self.verdict: Verdict | None = None
+        self.skipped = 0
+
+    @contextlib.contextmanager
+    def deferring(self) -> Any:
+        try:
+            yield
+        except Verdict as verdict:
+            if self.verdict is None and verdict.interpreter_dtype:
+                self.verdict = verdict
+                return
+            if self.verdict is not None:  # a real failure elsewhere: the interpreter is not the likely cause
+                if not verdict.interpreter_dtype:
+                    self.judgement.checks.pop("interpreter_defect", None)
+                earlier = self.verdict
+                verdict.message += f"\n(before it, a {earlier.interpreter_dtype} case failed: {earlier.reason})"
+            raise
+
+    def skips(self, case: Case) -> bool:
+        """True for a case holding the suspect dtype, once a failure is deferred (counted as not run)."""
+        if self.verdict is None or self.verdict.interpreter_dtype not in json.dumps(case.params):
+            return False
+        self.skipped += 1
+        return True
+
+    def stand(self) -> None:
+        """At the end of the cases: raise the deferred failure, with the evidence for the interpreter."""
+        judgement, verdict = self.judgement, self.verdict
+        if verdict is None:
+            return
+        dtype = verdict.interpreter_dtype
+        others = sum(dtype not in passed for passed in judgement.passed_case_dtypes)
+        verdict.reason += (
+            f" ({_cases(others)} without {dtype} passed; {_cases(self.skipped)} with {dtype} not run after it)"
+        )
+        raise verdict
+
+
+def _cases(count: int) -> str:
+    return f"{count} case" if count == 1 else f"{count} cases"
 
 
 def check_case(judgement: JudgementContext, tier: str, case: Case, seed: int, record: bool, ghost: bool = True) -> None:
@@ -218,10 +277,19 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             reason = f"case {case.case_id}: {fault} ({faults.last_line(error, 300)})"
         else:
             reason = f"case {case.case_id} {'ran out of memory' if memory else 'raised'}: {faults.last_line(error)}"
+        defect = None
         if judgement.job.device_type == "cpu":
             dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, pending.expected)
-            reason += _defect_note(judgement, interpreter_defects.for_error(error, dtypes=dtypes))
-        raise Verdict("failed_runtime", reason, case=case, tier=tier, message=faults.tail_lines(error))
+            defect = interpreter_defects.for_error(error, dtypes=dtypes)
+            reason += _defect_note(judgement, defect)
+        raise Verdict(
+            "failed_runtime",
+            reason,
+            case=case,
+            tier=tier,
+            message=faults.tail_lines(error),
+            interpreter_dtype=defect.needs_dtype if defect else None,
+        )
     if real.not_plain:
         raise Verdict(
             "rejected",
@@ -281,19 +349,23 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
     dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, expected)
     if message:
         reason = f"case {case.case_id} failed: {message}"
+        defect = None
         if judgement.job.device_type == "cpu":
-            without_bf16 = sum("bfloat16" not in passed for passed in judgement.passed_case_dtypes)
             defect = interpreter_defects.for_mismatch(
                 dtypes=dtypes,
                 outputs=flat_tensors(outputs),
                 expected=flat_tensors(expected),
-                other_dtypes_passed=without_bf16 > 0,
+                other_dtypes_passed=any("bfloat16" not in passed for passed in judgement.passed_case_dtypes),
             )
             reason += _defect_note(judgement, defect)
-            if defect is interpreter_defects.BF16_BITS:
-                # The evidence is that the kernel was right elsewhere: say how much of it there is.
-                reason += f" ({_cases(without_bf16)} without bfloat16 passed before it)"
-        raise Verdict("failed_correctness", reason, case=case, tier=tier, message=message)
+        raise Verdict(
+            "failed_correctness",
+            reason,
+            case=case,
+            tier=tier,
+            message=message,
+            interpreter_dtype=defect.needs_dtype if defect else None,
+        )
     if judgement.spec.fp64_relative_bound is not None:
         check_fp64_opinion(judgement, case, tier, before, outputs)
     if pending.wants_repeat:
@@ -306,10 +378,6 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
             CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params), passed=True)
         )
     judgement.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
-
-
-def _cases(count: int) -> str:
-    return f"{count} case" if count == 1 else f"{count} cases"
 
 
 def _defect_note(judgement: JudgementContext, defect: interpreter_defects.InterpreterDefect | None) -> str:

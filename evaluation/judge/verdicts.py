@@ -22,11 +22,15 @@ class Verdict(Exception):
         tier: str = "",
         message: str = "",
         retryable: bool = False,
+        interpreter_dtype: str | None = None,
     ) -> None:
         super().__init__(reason)
         self.status, self.reason, self.check, self.case, self.tier = status, reason, check, case, tier
         self.message = message or reason
         self.retryable = retryable  # see JudgeResult.retryable
+        # A failure the reason blames on a known CPU-interpreter defect of this dtype ("bfloat16"): the
+        # correctness stage then runs the cases without it before the verdict stands (correctness.py).
+        self.interpreter_dtype = interpreter_dtype
 
 
 def derive_seed(secret: bytes, *parts: object) -> int:

@@ -120,7 +120,30 @@ def test_the_judge_names_bf16_arithmetic_after_other_dtypes_passed(run_judge):
     result = run_judge("interpreter/neg_in_own_dtype.py", spec=_record("aten::neg", "neg", ["float32", "bfloat16"]))
     assert result.status == "failed_correctness" and result.cases_passed == 1
     assert "from the kernel" in result.reason and defects.BF16_BITS.note in result.reason
-    assert "(1 case without bfloat16 passed before it)" in result.reason  # how much evidence, not "other dtypes"
+    assert result.reason.endswith("(1 case without bfloat16 passed; 0 cases with bfloat16 not run after it)")
+
+
+def test_a_bf16_failure_blamed_on_the_interpreter_waits_for_the_other_dtypes_cases(run_judge):
+    """The kernel is wrong past its first block in every dtype; its small bf16 case fails first, on the
+    interpreter's bf16 defect. The cases without bf16 still run, and the first of them to fail is the
+    verdict: the kernel's own bug, with no interpreter excuse."""
+    from evaluation.catalog.registry import get_operator
+
+    cases = [("float32", 5), ("bfloat16", 5), ("bfloat16", 200), ("float32", 200), ("float32", 7)]
+    spec = dataclasses.replace(
+        get_operator("aten::neg"),
+        smoke=tuple(Case("neg", {"shape": [size], "dtype": dtype, "range": [0, 90]}) for dtype, size in cases),
+    )
+    result = run_judge("interpreter/neg_first_block_only.py", spec=spec)
+    assert result.status == "failed_correctness", result.reason
+    assert result.failed_case["case_id"] == spec.smoke[3].case_id and defects.PREFIX not in result.reason
+    assert "interpreter_defect" not in {check.name for check in result.checks}
+    assert "a bfloat16 case failed" in result.failed_case["message"]
+    # Right in every dtype but bf16: the interpreter's failure stands, with the evidence counted.
+    result = run_judge("interpreter/neg_in_own_dtype.py", spec=spec)
+    assert result.status == "failed_correctness" and defects.BF16_BITS.note in result.reason
+    assert result.failed_case["case_id"] == spec.smoke[1].case_id
+    assert result.reason.endswith("(3 cases without bfloat16 passed; 1 case with bfloat16 not run after it)")
 
 
 def test_a_kernel_wrong_everywhere_gets_no_interpreter_excuse(run_judge):
