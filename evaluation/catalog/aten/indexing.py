@@ -309,7 +309,9 @@ GATHER = record(
         for s, i, dim in (([4, 17], [4, 5], 1), ([4, 17], [9, 17], 0), ([2, 3, 5], [2, 3, 2], 2))
         for d in ("float32", "float16")
     )
-    + (case("gather", shape=[4, 17], index_shape=[3, 20], dim=1, dtype="float32", layout="transposed"),),
+    + (case("gather", shape=[4, 17], index_shape=[3, 20], dim=1, dtype="float32", layout="transposed"),)
+    # The public grid gathers along the middle dim of a 3-d input: neither the first nor the last.
+    + (case("gather", shape=[3, 7, 2], index_shape=[3, 4, 2], dim=1, dtype="float32"),),
     public=tuple(
         case("gather", shape=s, index_shape=i, dim=dim, dtype=d)
         for s, i, dim in (
@@ -354,7 +356,9 @@ INDEX_SELECT = record(
         for s, dim, n in (([4, 17], 0, 6), ([4, 17], 1, 5), ([2, 3, 5], 2, 9))
         for d in ("float32", "float16")
     )
-    + (case("index_select", shape=[4, 17], dim=1, count=5, dtype="float32", layout="strided"),),
+    + (case("index_select", shape=[4, 17], dim=1, count=5, dtype="float32", layout="strided"),)
+    # The public grid selects along the middle dim of a 3-d input: neither the first nor the last.
+    + (case("index_select", shape=[3, 7, 2], dim=1, count=4, dtype="float32"),),
     public=tuple(
         case("index_select", shape=s, dim=dim, count=n, dtype=d)
         for s, dim, n in (

@@ -25,8 +25,9 @@ SMOKE_SHAPES = ((), (1,), (33,), (4, 17), (2, 3, 5))
 PUBLIC_SHAPES = ((), (1,), (1024, 1024), (20, 320, 15), (16, 128, 64, 60), (16, 7, 57, 32, 29))
 FLOAT_DTYPES = ("float16", "float32", "bfloat16")
 SCALARS = (0.001, -0.999, 100.001, -111.999)
-# (self, other) shapes: equal shapes, then broadcasting either way.
-SMOKE_PAIRS = (((33,), (33,)), ((4, 17), (4, 17)), ((2, 3, 5), (2, 1, 5)), ((4, 17), (17,)), ((), (2, 3)))
+# (self, other) shapes: equal shapes, then broadcasting either way; last, two 0-d tensors (the public grid's
+# first pair, where a wrapper's shortcut for a 0-d operand lives).
+SMOKE_PAIRS = (((33,), (33,)), ((4, 17), (4, 17)), ((2, 3, 5), (2, 1, 5)), ((4, 17), (17,)), ((), (2, 3)), ((), ()))
 PUBLIC_PAIRS = tuple((shape, shape) for shape in PUBLIC_SHAPES) + (
     ((1024, 1024), (1024,)),
     ((20, 320, 15), (20, 1, 15)),
