@@ -128,8 +128,9 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Entry]:
 
 
 def corpus_files() -> list[str]:
-    """The kernel files on disk, relative to the corpus folder."""
-    return sorted(str(path.relative_to(CORPUS)) for kind in KINDS for path in (CORPUS / kind).glob("*.py"))
+    """The kernel files on disk, relative to the corpus folder (a kind's subfolders hold later rounds whose
+    file names repeat an earlier round's operator)."""
+    return sorted(str(path.relative_to(CORPUS)) for kind in KINDS for path in (CORPUS / kind).rglob("*.py"))
 
 
 def judge_said(defect: str) -> str:

@@ -236,7 +236,7 @@ elif [ "$PART" = verdicts ]; then
   # kernels written in other people's styles, scan on and off, if this checkout has it.
   step fixtures 240 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
   mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
-  [ -f scripts/gpu/corpus_h200.py ] && step corpus 300 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
+  [ -f scripts/gpu/corpus_h200.py ] && step corpus 360 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS"
   echo; echo "== summaries"
   grep -E "^fixtures with" "$OUT/fixtures.log"
   grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
