@@ -135,8 +135,10 @@ def test_held_out_cases_are_drawn_deterministically_per_generator(spec):
 def test_cos_keeps_its_grid():
     spec = BY_ID["aten::cos"]
     assert [entry.name for entry in spec.entry_points] == ["cos", "cos_out"]
-    assert (len(spec.smoke), len(spec.public)) == (18, 21)
+    assert (len(spec.smoke), len(spec.public)) == (20, 21)
     assert spec.smoke[15].params == {"shape": [4, 17], "dtype": "float32", "layout": "transposed", "range": [-2.0, 2.0]}
+    # The public grid's ranks 4 and 5, small and in one dtype, after the layouts.
+    assert [case.params["shape"] for case in spec.smoke[17:19]] == [[2, 3, 2, 4], [2, 1, 3, 2, 3]]
 
 
 def expected_dtype(spec: OperatorSpec, case: Case) -> torch.dtype:

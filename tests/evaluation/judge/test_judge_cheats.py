@@ -571,12 +571,12 @@ def test_special_casing_published_shapes_fails_on_held_out_cases(run_judge):
 
     spec = cos_record()
     public_only = run_judge("cheats/published_shapes.py", spec=spec)
-    assert (public_only.status, public_only.cases_passed) == ("passed", 18)
+    assert (public_only.status, public_only.cases_passed) == ("passed", 20)
 
     result = run_judge("cheats/published_shapes.py", spec=spec, tiers=("smoke", "held_out"))
     assert result.status == "failed_correctness"
     assert result.failed_case["tier"] == "held_out"
-    assert result.cases_passed == 18
+    assert result.cases_passed == 20
 
 
 @pytest.mark.parametrize("launcher", ["forkserver", "popen"])
