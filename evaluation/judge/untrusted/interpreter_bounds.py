@@ -19,11 +19,14 @@ process then crashes or corrupts its outputs as before).
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import torch
+
+KERNEL_FILE = "candidate_kernel.py"  # where the harness writes the candidate's source (harness.load)
 
 
 class OutOfBoundsStore(RuntimeError):
@@ -108,9 +111,20 @@ def check(addresses: np.ndarray, mask: np.ndarray | None, element_bytes: int, wh
         return
     outside = int(addresses[~inside][0])
     raise OutOfBoundsStore(
-        f"out-of-bounds {what} by {WRITABLE.kernel}: {_where(outside, ranges)} "
+        f"out-of-bounds {what} by {WRITABLE.kernel}{_kernel_line()}: {_where(outside, ranges)} "
         f"({int((~inside).sum())} of that {what}'s {addresses.size} addresses are outside every buffer)"
     )
+
+
+def _kernel_line() -> str:
+    """ " at line N of the kernel" for the innermost frame of the candidate's file (the interpreter runs the
+    jit body as Python compiled from that file), so the run page links the store; "" if none is found."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.endswith(KERNEL_FILE):
+            return f" at line {frame.f_lineno} of the kernel"
+        frame = frame.f_back
+    return ""
 
 
 def _where(address: int, ranges: list[tuple[int, int, str]]) -> str:
