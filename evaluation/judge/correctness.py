@@ -299,7 +299,7 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             tier=tier,
             message="; ".join(real.not_plain),
         )
-    if real.launches < 1:
+    if real.launches < 1 and not nothing_to_compute(pending.expected):
         raise Verdict(
             "rejected",
             "no Triton kernel was launched",
@@ -378,6 +378,14 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
             CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params), passed=True)
         )
     judgement.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
+
+
+def nothing_to_compute(expected: tuple[Any, ...]) -> bool:
+    """True when every output the reference gives is a tensor of no elements (a diff of order 2 along a dim
+    of 1): there is no work for a kernel to do, so a call that launches none is not a fallback to torch
+    (an honest kernel returns early there; seen on the H200)."""
+    tensors = flat_tensors(expected)
+    return bool(tensors) and len(tensors) == len(expected) and all(tensor.numel() == 0 for tensor in tensors)
 
 
 def _defect_note(judgement: JudgementContext, defect: interpreter_defects.InterpreterDefect | None) -> str:

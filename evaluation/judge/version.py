@@ -81,6 +81,8 @@ HISTORY: dict[int, str] = {
     "torch.can_cast: dtype arithmetic, no tensor data), where before the dispatch audit refused it as "
     "compute outside Triton (an honest stack choosing its output dtype was refused); on the CPU interpreter "
     "every store and atomic is checked against the memory the call may write, so a store out of bounds is a "
-    "failed_runtime on the case that makes it, where before it crashed a later case or went unseen.",
+    "failed_runtime on the case that makes it, where before it crashed a later case or went unseen; a call "
+    "whose every output is empty may launch no kernel (there is nothing to compute), where before it was "
+    "refused as no Triton launch (an honest diff of order 2 along a dim of 1, on the H200).",
     17: "Version 15 on version 16's rules.",
 }

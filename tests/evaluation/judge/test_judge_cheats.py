@@ -624,3 +624,21 @@ def test_tf32_matmul_fails_the_fp64_second_opinion():  # pragma: no cover - GPU 
         check_outcomes(result).get("fp64_second_opinion") == "failed"
         or "values outside" in result.failed_case["message"]
     )
+
+
+def test_no_launch_is_honest_only_where_there_is_nothing_to_compute(run_judge):
+    """An empty result needs no kernel: a wrapper that returns early there passes; the same wrapper skipping
+    its launch on a non-empty input is still refused (cheats/no_launch.py above)."""
+    import dataclasses
+
+    from conftest import small_cos_record
+
+    from evaluation.catalog.spec import Case
+
+    spec = small_cos_record()
+    spec = dataclasses.replace(
+        spec, smoke=spec.smoke + (Case("cos", {"shape": [3, 0], "dtype": "float32", "range": [-2.0, 2.0]}),)
+    )
+    result = run_judge("good/cos_returns_early_when_empty.py", spec=spec)
+    assert (result.status, result.cases_passed) == ("passed", 4), result.reason
+    assert run_judge("cheats/no_launch.py", spec=spec).status == "rejected"
