@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from evaluation.catalog.aten._build import half_in_float32 as widen_halves
 from evaluation.catalog.inputs import make_tensor
 from evaluation.catalog.spec import Call, Case, EntryPoint, OperatorSpec, dtype_of, grid
 
@@ -286,7 +287,9 @@ def pointwise_record(
     minimum_output: int = 1,
     exact_formula: Callable[[Case, Call], Any] | None = None,
     exact_formula_why: str = "",
+    half_in_float32: bool = False,
 ) -> OperatorSpec:
+    """``half_in_float32``: the reference computes half inputs in float32 and rounds once (_build.half_in_float32)."""
     by_name = {item.entry.name: item for item in overloads}
     inplace = any(0 in item.entry.mutates for item in overloads)
 
@@ -296,6 +299,8 @@ def pointwise_record(
     def reference(case: Case, call: Call) -> Any:
         return by_name[case.entry_point].op(*call.args, **call.kwargs)
 
+    if half_in_float32:
+        reference = widen_halves(reference)
     layouts = ("contiguous", "transposed", "strided") + (() if inplace else ("broadcast",))
     default_held_out = perturbed_held_out(public, layouts, minimum_output=minimum_output)
     return OperatorSpec(
@@ -686,6 +691,7 @@ def logit() -> OperatorSpec:
         public=public,
         prompt_notes="eps=None: no clamping (inputs lie inside (0, 1)); otherwise p is clamped to [eps, 1 - eps] "
         "before log(p / (1 - p)).",
+        half_in_float32=True,  # ATen's CPU logit rounds each step in half
     )
 
 
