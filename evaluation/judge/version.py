@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 16
+JUDGE_VERSION = 18
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 17
+PROTOCOL_STAGE_VERSION = 19
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -85,4 +85,9 @@ HISTORY: dict[int, str] = {
     "whose every output is empty may launch no kernel (there is nothing to compute), where before it was "
     "refused as no Triton launch (an honest diff of order 2 along a dim of 1, on the H200).",
     17: "Version 15 on version 16's rules.",
+    18: "Version 16 with the CPU interpreter's bounds check reading a store's mask by its truth, where before "
+    "a mask of integer 0s and 1s (a block comparison and-ed with a scalar one) was taken as indices and an "
+    "honest paged-cache kernel failed with an IndexError. (The smoke tier's derived twins of the public grid's "
+    "structures change the records, so they bump the operators' versions, not this one.)",
+    19: "Version 15 on version 18's rules.",
 }

@@ -94,7 +94,9 @@ def allocated(tensor: Any) -> None:
 def check(addresses: np.ndarray, mask: np.ndarray | None, element_bytes: int, what: str) -> None:
     """Raise OutOfBoundsStore unless every address the mask enables lies within a writable range."""
     if mask is not None:
-        addresses = addresses[np.broadcast_to(mask, addresses.shape)]
+        # By truth, never as indices: a block comparison and-ed with a scalar one reaches the store as int64
+        # 0s and 1s (an honest paged-cache kernel's padding-token mask crashed here as an IndexError).
+        addresses = addresses[np.broadcast_to(mask, addresses.shape).astype(bool, copy=False)]
     addresses = addresses.reshape(-1)
     if addresses.size == 0:
         return

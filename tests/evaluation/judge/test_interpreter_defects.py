@@ -171,3 +171,11 @@ def test_a_store_through_a_pointer_table_into_what_the_call_allocated_is_in_boun
     spec = _record("aten::neg", "neg", ["float32", "float16"])
     result = run_judge("interpreter/neg_through_pointer_table.py", spec=spec)
     assert result.status == "passed", result.reason
+
+
+def test_a_store_mask_of_integers_is_read_by_its_truth(run_judge):
+    # A block comparison and-ed with a scalar one reaches the store as int64 0s and 1s on the interpreter;
+    # the bounds check once used them as indices and failed an honest kernel with an IndexError.
+    spec = _record("aten::neg", "neg", ["float32", "float16"])
+    result = run_judge("interpreter/neg_mask_and_scalar_flag.py", spec=spec)
+    assert result.status == "passed", result.reason
