@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from functools import cache
 
+from evaluation.catalog import smoke_twins
 from evaluation.catalog.spec import OperatorSpec
 
 # Each module exposes OPERATORS: list[OperatorSpec]. Order is display order.
@@ -42,7 +44,8 @@ RECORD_MODULES: tuple[str, ...] = (
 
 
 @cache
-def all_operators() -> dict[str, OperatorSpec]:
+def records_as_written() -> dict[str, OperatorSpec]:
+    """The records as their modules define them, before the smoke tier's derived twins are appended."""
     operators: dict[str, OperatorSpec] = {}
     for module_name in RECORD_MODULES:
         for spec in importlib.import_module(module_name).OPERATORS:
@@ -50,6 +53,16 @@ def all_operators() -> dict[str, OperatorSpec]:
                 raise ValueError(f"operator {spec.operator_id} is defined twice")
             operators[spec.operator_id] = spec
     return operators
+
+
+@cache
+def all_operators() -> dict[str, OperatorSpec]:
+    """Every record, its smoke tier followed by its derived twins of the public grid's structures."""
+    twins = smoke_twins.load_twins()
+    return {
+        operator_id: replace(spec, smoke=spec.smoke + twins[operator_id]) if operator_id in twins else spec
+        for operator_id, spec in records_as_written().items()
+    }
 
 
 def get_operator(operator_id: str) -> OperatorSpec:

@@ -23,12 +23,15 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from evaluation.catalog.aten import creation, indexing, linalg, losses, random_ops, reductions, views  # noqa: E402
+from evaluation.catalog.registry import all_operators  # noqa: E402
 from evaluation.catalog.spec import Case, OperatorSpec  # noqa: E402
+from evaluation.judge.checks import float64_outputs  # noqa: E402
 
 CPU = torch.device("cpu")
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "evaluation" / "catalog" / "reference_kernels"
 MODULES = (creation, views, reductions, linalg, random_ops, indexing, losses)
-RECORDS = {spec.operator_id: spec for module in MODULES for spec in module.OPERATORS}
+# From the registry: the smoke tier with its derived twins of the public grid's structures.
+RECORDS = {spec.operator_id: all_operators()[spec.operator_id] for module in MODULES for spec in module.OPERATORS}
 KERNEL_FILES = {
     operator_id: KERNEL_DIR / f"aten__{spec.name}.py"
     for operator_id, spec in RECORDS.items()
@@ -104,7 +107,15 @@ def check_case(
     expected = spec.outputs_of(case, reference_call, spec.reference(case, reference_call))
     assert len(actual) == len(expected)
     for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
-        _assert_same(got, want, spec, case, index)
+        try:
+            _assert_same(got, want, spec, case, index)
+        except AssertionError:
+            if len(expected) != 1 or getattr(want, "dtype", None) not in (torch.float16, torch.bfloat16):
+                raise
+            # As the judge does ("Well-posed comparisons"): ATen's CPU kernel may round an intermediate in
+            # half where an fp32-computing kernel does not; the float64 answer rounded once also passes.
+            (exact,) = float64_outputs(spec, case, _built(spec, case, seed, device), device)
+            _assert_same(got, exact.to(want.dtype), spec, case, index)
 
 
 def test_at_least_twenty_operators_have_reference_kernels():

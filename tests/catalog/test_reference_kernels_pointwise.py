@@ -19,10 +19,13 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from evaluation.catalog.aten import copies, pointwise  # noqa: E402
+from evaluation.catalog.registry import all_operators  # noqa: E402
 from evaluation.catalog.spec import Case, OperatorSpec, tolerance_for  # noqa: E402
+from evaluation.judge.checks import float64_outputs  # noqa: E402
 
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "evaluation" / "catalog" / "reference_kernels"
-RECORDS = {spec.operator_id: spec for spec in pointwise.OPERATORS + copies.OPERATORS}
+# From the registry: the smoke tier with its derived twins of the public grid's structures.
+RECORDS = {spec.operator_id: all_operators()[spec.operator_id] for spec in pointwise.OPERATORS + copies.OPERATORS}
 KERNEL_FILES = {
     operator_id: KERNEL_DIR / f"aten__{RECORDS[operator_id].name}.py"
     for operator_id in RECORDS
@@ -65,7 +68,16 @@ def check_case(spec: OperatorSpec, case: Case, module: ModuleType, seed: int = 1
         assert isinstance(got, torch.Tensor)
         assert got.dtype == want.dtype and got.shape == want.shape
         atol, rtol = tolerance_for(want.dtype, case.reduce_dim)
-        torch.testing.assert_close(got, want, atol=atol, rtol=rtol, equal_nan=case.allow_nan)
+        try:
+            torch.testing.assert_close(got, want, atol=atol, rtol=rtol, equal_nan=case.allow_nan)
+        except AssertionError:
+            if len(expected) != 1 or want.dtype not in (torch.float16, torch.bfloat16):
+                raise
+            # As the judge does ("Well-posed comparisons"): ATen's CPU kernel may round an intermediate in
+            # half where an fp32-computing kernel does not; the float64 answer rounded once also passes.
+            fresh_call = spec.make_inputs(case, torch.Generator().manual_seed(seed))
+            (exact,) = float64_outputs(spec, case, fresh_call, torch.device("cpu"))
+            torch.testing.assert_close(got, exact.to(want.dtype), atol=atol, rtol=rtol, equal_nan=case.allow_nan)
 
 
 def test_at_least_twelve_operators_have_reference_kernels():
