@@ -4,6 +4,8 @@
 #
 #     bash scripts/gpu/run_all.sh judge            # fixtures and cheats, do_bench agreement, 5-repeat CV
 #     bash scripts/gpu/run_all.sh verdicts         # every fixture scan on, every cheat scan off, the corpus
+#     bash scripts/gpu/run_all.sh round [ONLY] [S] [F] # the corpus files whose path holds ONLY (a blind round:
+#                                   # round4), scan on and off, in S seconds (260), then every fixture (F, 240)
 #     bash scripts/gpu/run_all.sh catalog [SECONDS] [FILL] # every reference kernel, public + held-out,
 #                                   # timed, $KGB_GPU_JOBS at once (wall time = submission throughput); FILL:
 #                                   # that many kernels in all (typical ones judged twice), e.g. 110
@@ -241,6 +243,16 @@ elif [ "$PART" = verdicts ]; then
   grep -E "^fixtures with" "$OUT/fixtures.log"
   grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
   [ -s "$OUT/corpus.log" ] && grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
+elif [ "$PART" = round ]; then
+  # A blind corpus round on the GPU's tiers (public and held-out), scan on and off, then every fixture: the
+  # verdict figures a closing note gives, in one call.
+  step corpus "${3:-260}" python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --only "${2:-round}"
+  step fixtures "${4:-240}" python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  echo; echo "== summaries"
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
+  grep -E "^fixtures with" "$OUT/fixtures.log"
+  grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
 elif [ "$PART" = batch ]; then
   # Throughput: 10 operators through fork-server sandboxes, N at once, against one fresh process per kernel.
   step batch 300 env KGB_ONLY_OPERATORS=$POINTWISE python3 scripts/gpu/judge_h200.py \
