@@ -16,7 +16,7 @@ import torch
 
 from evaluation.catalog.spec import Call
 from evaluation.judge import protocol, wire
-from evaluation.judge.checks import call_arguments, call_outputs
+from evaluation.judge.checks import call_arguments, call_outputs, unless_well_posed
 from evaluation.judge.compare import bit_identical, compare_outputs, map_tensors
 from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import to_device
@@ -253,6 +253,10 @@ def check_spots(judgement: JudgementContext, case: Any, tier: str, spots: list[S
         )
         outputs = judgement.spec.outputs_of(case, after, returned)
         message = compare_outputs(judgement.spec, case, before, outputs, expected)
+        if message:
+            # The comparison correctness makes, well-posed alternatives included: a timed call of an honest
+            # fp32 huber_loss was refused on the H200 for values equal to the float64 answer rounded once.
+            message = unless_well_posed(judgement, case, before, outputs, expected, message)
         if message:
             raise Verdict(
                 "rejected",

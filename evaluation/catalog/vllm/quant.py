@@ -193,6 +193,26 @@ def int8_quant_reference(case: Case, call: Call):
     return shifted.clamp(-128, 127).to(torch.int8), scales, zero_points
 
 
+def int8_quant_exact(case: Case, call: Call):
+    """The codes before rounding (saturated), the scales and zero points, in float64 (the judge's
+    ``exact_formula``): at a code's .5 tie, fp32 math of the formula lands on either side."""
+    values, scale, azp, symmetric = call.args
+    wide = values.double()
+    if scale is not None:
+        scale64 = scale.double()
+        if symmetric:
+            return (wide / scale64).clamp(-128, 127), scale.double(), None
+        return (wide / scale64 + azp.double()).clamp(-128, 127), scale.double(), azp.double()
+    if symmetric:
+        amax = wide.abs().amax(dim=-1, keepdim=True)
+        codes = torch.where(amax > 0, wide * 127.0 / amax, torch.zeros_like(wide))
+        return codes.clamp(-128, 127), amax / 127.0, None
+    low, high = wide.amin(dim=-1, keepdim=True), wide.amax(dim=-1, keepdim=True)
+    scales = (high - low) / 255.0
+    zero_points = -128.0 - low / scales
+    return (wide / scales + torch.round(zero_points)).clamp(-128, 127), scales, zero_points
+
+
 def int8_quant_timed(params: dict) -> bool:
     rows, cols = params["shape"]
     return rows * cols >= 1024 * 4096
@@ -248,6 +268,12 @@ SCALED_INT8_QUANT = record(
         "zp = rne(-128 - min/s) as int32 [M, 1], q = sat(rne(x * (1/s)) + zp), returns (q, s [M, 1], zp)."
     ),
     judgement_notes="int8 and int32 outputs exact, scales with the fp32 tolerance (the original's rule).",
+    exact_formula=int8_quant_exact,
+    exact_formula_why=(
+        "a code whose value before rounding lies at a .5 tie goes either way under fp32 math of the same "
+        "formula (x * (127 / amax) against x * 127 / amax): either neighbour of the exact value passes there "
+        "(an honest kernel was 1 off on 1 of 35,287 codes on the H200)"
+    ),
     departures=(
         "The original's 15 no-op points (asymmetric with a static scale but no azp: the wrapper returns "
         "immediately) are dropped; static asymmetric cases use a random zero point in [-10, 10] instead of 0."

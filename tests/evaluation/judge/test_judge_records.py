@@ -911,3 +911,51 @@ def compare_outputs_refuses(dtype: str) -> bool:
     x, y = call.args
     once = ((x.float() - y.float()) ** 2).to(x.dtype)
     return compare_outputs(spec, case, call, (once,), (spec.reference(case, call),)) is not None
+
+
+def test_the_float64_alternative_covers_every_half_output_and_skips_an_absent_one():
+    # rotary_embedding writes query and key in fp16 (key may be None): a value the reference's staged half
+    # rounding refuses passes where it equals the float64 answer rounded once, on every output it has.
+    from evaluation.catalog.registry import get_operator
+    from evaluation.judge.compare import exact_alternative_accepts
+
+    spec = get_operator("vllm13::rotary_embedding")
+    case = spec.public[0]
+    exact = torch.tensor([0.30007, -0.00878906, 1.0], dtype=torch.float64)
+    reference = torch.tensor([0.2998, -0.0085983, 1.0], dtype=torch.float16)  # staged rounding: off exact
+    honest = exact.to(torch.float16)
+    wrong = torch.tensor([0.30007, 0.00878906, 1.0], dtype=torch.float16)
+
+    # One value (-0.00879, after cancellation) matches only the exact answer; 0.3 is near both.
+    assert exact_alternative_accepts(spec, case, (honest, None), (reference, None), (exact, None)) == 1
+    assert exact_alternative_accepts(spec, case, (wrong, None), (reference, None), (exact, None)) is None
+    assert exact_alternative_accepts(spec, case, (honest, honest), (reference, reference), (exact, exact)) == 2
+    assert exact_alternative_accepts(spec, case, (honest, None), (reference, reference), (exact, exact)) is None
+
+
+def test_an_integer_code_at_a_tie_may_go_either_way_and_nowhere_else():
+    # scaled_int8_quant's exact formula gives each code before rounding: at a .5 tie fp32 math of the same
+    # formula lands on either side (an honest kernel was 1 off on 1 of 35,287 codes on the H200); a kernel
+    # that truncates is 1 off where the value is nowhere near a tie, and fails.
+    from evaluation.catalog.registry import get_operator
+    from evaluation.judge.compare import exact_alternative_accepts
+
+    spec = get_operator("vllm13::scaled_int8_quant")
+    case = spec.public[0]
+    at_tie = torch.tensor([63.50000001, 10.2], dtype=torch.float64)
+    reference = torch.tensor([64, 10], dtype=torch.int8)
+    scale = torch.tensor([[0.5]])
+
+    def accepts(codes, exact):
+        return exact_alternative_accepts(
+            spec,
+            case,
+            (torch.tensor(codes, dtype=torch.int8), scale, None),
+            (reference, scale, None),
+            (exact, scale.double(), None),
+        )
+
+    assert accepts([63, 10], at_tie) == 1
+    assert accepts([62, 10], at_tie) is None
+    assert accepts([64, 10], torch.tensor([63.7, 10.2], dtype=torch.float64)) == 0
+    assert accepts([63, 10], torch.tensor([63.7, 10.2], dtype=torch.float64)) is None  # truncation
