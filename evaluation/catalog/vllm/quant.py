@@ -195,7 +195,8 @@ def int8_quant_reference(case: Case, call: Call):
 
 def int8_quant_exact(case: Case, call: Call):
     """The codes before rounding (saturated), the scales and zero points, in float64 (the judge's
-    ``exact_formula``): at a code's .5 tie, fp32 math of the formula lands on either side."""
+    ``exact_formula``): at a code's .5 tie, fp32 math of the formula lands on either side; where a zero
+    point is itself at a tie, the codes may carry either of its neighbours (a (lowest, highest) pair)."""
     values, scale, azp, symmetric = call.args
     wide = values.double()
     if scale is not None:
@@ -210,7 +211,13 @@ def int8_quant_exact(case: Case, call: Call):
     low, high = wide.amin(dim=-1, keepdim=True), wide.amax(dim=-1, keepdim=True)
     scales = (high - low) / 255.0
     zero_points = -128.0 - low / scales
-    return (wide / scales + torch.round(zero_points)).clamp(-128, 127), scales, zero_points
+    # The zero point is rounded too: where it sits at a tie either neighbour is right, and each code may
+    # carry either, so the codes' exact values span the two (lowest, highest).
+    near_tie = 8 * 2.0**-24 * (128.0 + (low / scales).abs())
+    lowest_zp, highest_zp = torch.round(zero_points - near_tie), torch.round(zero_points + near_tie)
+    codes = wide / scales
+    bounds = ((codes + lowest_zp).clamp(-128, 127), (codes + highest_zp).clamp(-128, 127))
+    return bounds, scales, zero_points
 
 
 def int8_quant_timed(params: dict) -> bool:

@@ -959,3 +959,30 @@ def test_an_integer_code_at_a_tie_may_go_either_way_and_nowhere_else():
     assert accepts([62, 10], at_tie) is None
     assert accepts([64, 10], torch.tensor([63.7, 10.2], dtype=torch.float64)) == 0
     assert accepts([63, 10], torch.tensor([63.7, 10.2], dtype=torch.float64)) is None  # truncation
+
+
+def test_codes_carrying_a_zero_point_at_a_tie_may_take_either_neighbour():
+    # Dynamic asymmetric int8: q = rne(x / s) + zp with zp = rne(-128 - min / s) rounded too. Where zp sits
+    # at a tie a whole row may carry either neighbour: the exact formula gives the codes' (lowest, highest).
+    from evaluation.catalog.registry import get_operator
+    from evaluation.judge.compare import exact_alternative_accepts
+
+    spec = get_operator("vllm13::scaled_int8_quant")
+    case = spec.public[0]
+    codes = torch.tensor([10.2, -3.9], dtype=torch.float64)
+    bounds = (codes + 4.0, codes + 5.0)  # zero point 4.5: either 4 or 5
+    reference = torch.tensor([14, 0], dtype=torch.int8)
+    scale = torch.tensor([[0.5]])
+
+    def accepts(values):
+        return exact_alternative_accepts(
+            spec,
+            case,
+            (torch.tensor(values, dtype=torch.int8), scale, None),
+            (reference, scale, None),
+            (bounds, scale.double(), None),
+        )
+
+    assert accepts([15, 1]) == 2  # the other zero point, the whole row
+    assert accepts([16, 1]) is None  # two off
+    assert accepts([14, 0]) == 0
