@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 22
+JUDGE_VERSION = 24
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 23
+PROTOCOL_STAGE_VERSION = 25
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -102,4 +102,10 @@ HISTORY: dict[int, str] = {
     "rounded, and where it sits at a tie a whole row may carry either neighbour (an honest kernel had 1.6 % "
     "of bf16 codes 1 off on the H200; it passes now, every case, scan on and off).",
     23: "Version 15 on version 22's rules.",
+    24: "Version 22 with a record's exact formula giving a float output as a (lowest, highest) range where "
+    "the formula's roundings leave the answer open: rotary_embedding after cancellation (x c - y s near 0) "
+    "accepts any value a rotation rounding each product and the result once in the dtype can give, where "
+    "before only the reference's staged half rounding passed (an honest kernel was 0.000244 off it on the "
+    "H200); a kernel pairing the wrong elements is still refused.",
+    25: "Version 15 on version 24's rules.",
 }

@@ -986,3 +986,46 @@ def test_codes_carrying_a_zero_point_at_a_tie_may_take_either_neighbour():
     assert accepts([15, 1]) == 2  # the other zero point, the whole row
     assert accepts([16, 1]) is None  # two off
     assert accepts([14, 0]) == 0
+
+
+def test_a_rotation_in_float32_passes_where_cancellation_makes_the_staged_half_reference_one_answer_of_many():
+    # rotary_embedding's reference rounds each product in half (vLLM's arithmetic); after cancellation a
+    # kernel computing in float32 (or with fused multiply-adds) lands 1-2 product ulps away. Its exact formula
+    # gives the range any once-rounded products can give; a kernel pairing the wrong elements is far outside.
+    from evaluation.catalog.registry import get_operator
+    from evaluation.catalog.spec import Call
+    from evaluation.judge.compare import compare_outputs, exact_alternative_accepts
+
+    spec = get_operator("vllm13::rotary_embedding")
+    case = next(c for c in spec.public if c.params["dtype"] == "float16" and c.params["tokens"] == 1024)
+    call = spec.make_inputs(case, torch.Generator().manual_seed(0))
+    positions, query, key, head_size, cache, is_neox = call.args
+
+    def rotated(in_float32: bool, neox: bool):
+        q, k = query.clone(), key.clone() if key is not None else None
+        if in_float32:
+            rows = cache[positions].float()
+            half = cache.size(1) // 2
+            for tensor in (q, k):
+                if tensor is None:
+                    continue
+                wide = tensor.float()
+                x = wide[..., :half] if neox else wide[..., 0::2]
+                y = wide[..., half:] if neox else wide[..., 1::2]
+                c, s = rows[:, None, :half], rows[:, None, half:]
+                x_new, y_new = x * c - y * s, y * c + x * s
+                (wide[..., :half] if neox else wide[..., 0::2]).copy_(x_new)
+                (wide[..., half:] if neox else wide[..., 1::2]).copy_(y_new)
+                tensor.copy_(wide)
+        else:
+            spec.reference(case, Call(args=[positions, q, k, head_size, cache, neox]))
+        return q, k
+
+    expected = rotated(False, is_neox)
+    exact = spec.exact_formula(case, call)
+    honest = rotated(True, is_neox)
+    swapped = rotated(True, not is_neox)
+
+    assert compare_outputs(spec, case, call, honest, expected) is not None  # refused by the staged reference
+    assert exact_alternative_accepts(spec, case, honest, expected, exact) >= 1
+    assert exact_alternative_accepts(spec, case, swapped, expected, exact) is None
