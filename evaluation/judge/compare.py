@@ -125,9 +125,10 @@ def _tensor_message(
 
 
 def _all_close(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float, allow_nan: bool) -> bool:
-    """Same verdict as ``_float_mismatch`` finding nothing, cheaply: half types widened to float32 (exact),
-    NaN only where allowed and then at the same positions, infinities equal (``isclose`` demands both)."""
-    if out.dtype in (torch.float16, torch.bfloat16):
+    """Same verdict as ``_float_mismatch`` finding nothing, cheaply: half and 8-bit floats widened to float32
+    (exact; torch has no arithmetic on float8 on the CPU), NaN only where allowed and then at the same
+    positions, infinities equal (``isclose`` demands both)."""
+    if out.dtype.is_floating_point and out.dtype.itemsize < 4:
         out, ref = out.float(), ref.float()
     elif out.dtype == torch.complex32:
         out, ref = out.to(torch.complex64), ref.to(torch.complex64)

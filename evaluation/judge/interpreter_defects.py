@@ -80,11 +80,20 @@ BF16_BITS = InterpreterDefect(
     "integer ops to the bits; only conversions to and from float32 decode them",
     needs_dtype="bfloat16",
 )
+FP8_ROUNDING = InterpreterDefect(
+    name="fp8_rounding",
+    says="float32 to float8_e4m3fn conversion rounds wrongly there: a tie goes away from zero instead of to "
+    "even, and a value that rounds up to the next power of two loses its carry and lands a whole binade low "
+    "(-127 becomes -64); GPUs and torch round to nearest even",
+    why="InterpreterBuilder.cast_impl's _convert_float adds the cut-off bit to the truncated mantissa (round "
+    "half up, not to even) and masks the sum to the mantissa's width, dropping the carry into the exponent",
+    needs_dtype="float8_e4m3fn",
+)
 
 # Those decided by the error text, most specific first.
 BY_ERROR: tuple[InterpreterDefect, ...] = (UNSIGNED_INVERT, BF16_CONSTANT, FLOAT_ARGUMENT_METHOD, BF16_ATOMIC)
 # Those decided by wrong values.
-BY_VALUES: tuple[InterpreterDefect, ...] = (BF16_ROUNDING, BF16_BITS)
+BY_VALUES: tuple[InterpreterDefect, ...] = (BF16_ROUNDING, BF16_BITS, FP8_ROUNDING)
 ALL: tuple[InterpreterDefect, ...] = BY_ERROR + BY_VALUES
 
 
@@ -134,6 +143,28 @@ def _one_ulp_toward_zero(output: torch.Tensor, expected: torch.Tensor) -> bool |
     return bool((step == 1).float().mean() >= 0.9)
 
 
+def _fp8_conversion_pattern(output: torch.Tensor, expected: torch.Tensor) -> bool | None:
+    """Where a float8_e4m3fn output differs from the reference: True if every such value is the
+    interpreter's conversion of a right float32 value (one code away, a tie rounded away from zero, or a
+    power of two lost to the binade below: code - 8); None when nothing differs or the pair is not fp8."""
+    if output.dtype != torch.float8_e4m3fn or expected.dtype != torch.float8_e4m3fn:
+        return None
+    if output.shape != expected.shape:
+        return False
+    out_bits = output.detach().cpu().contiguous().view(torch.uint8).to(torch.int32)
+    ref_bits = expected.detach().cpu().contiguous().view(torch.uint8).to(torch.int32)
+    nan_code = 0x7F
+    both_nan = ((out_bits & 0x7F) == nan_code) & ((ref_bits & 0x7F) == nan_code)
+    differ = (out_bits != ref_bits) & ~both_nan
+    if not bool(differ.any()):
+        return None
+    out_sign, ref_sign = out_bits[differ] >> 7, ref_bits[differ] >> 7
+    out_mag, ref_mag = out_bits[differ] & 0x7F, ref_bits[differ] & 0x7F
+    one_code = (ref_mag - out_mag).abs() == 1
+    carry_lost = ((ref_mag & 0x7) == 0) & (ref_mag - out_mag == 8)
+    return bool(((out_sign == ref_sign) & (one_code | carry_lost)).all())
+
+
 def for_mismatch(
     *,
     dtypes: Iterable[str],
@@ -144,6 +175,15 @@ def for_mismatch(
     """The defect that likely made these outputs wrong, or None. ``dtypes``: the failing case's tensors';
     ``other_dtypes_passed``: a case without bfloat16 passed before it (the kernel is right elsewhere)."""
     dtypes = frozenset(dtypes)
+    pairs = [
+        (output, reference)
+        for output, reference in zip(outputs, expected, strict=False)
+        if isinstance(output, torch.Tensor) and isinstance(reference, torch.Tensor)
+    ]
+    if _holds(dtypes, FP8_ROUNDING.needs_dtype):
+        fp8 = [_fp8_conversion_pattern(output, reference) for output, reference in pairs]
+        if any(verdict is True for verdict in fp8) and not any(verdict is False for verdict in fp8):
+            return FP8_ROUNDING
     if not _holds(dtypes, "bfloat16"):
         return None
     pairs = [

@@ -45,6 +45,7 @@ def reproduced() -> dict:
         ("bf16_rounding", "bf16_rounding"),
         ("bf16_bits", "bf16_bits"),
         ("bf16_bits_compare", "bf16_bits"),
+        ("fp8_rounding", "fp8_rounding"),
     ],
 )
 def test_each_known_defect_still_reproduces_on_the_interpreter_and_is_named(seen, named):
@@ -179,3 +180,20 @@ def test_a_store_mask_of_integers_is_read_by_its_truth(run_judge):
     spec = _record("aten::neg", "neg", ["float32", "float16"])
     result = run_judge("interpreter/neg_mask_and_scalar_flag.py", spec=spec)
     assert result.status == "passed", result.reason
+
+
+def test_wrong_fp8_codes_name_the_interpreter_only_when_they_are_its_rounding():
+    right = torch.tensor([-128.0, -96.0, 0.3125, 288.0]).to(torch.float8_e4m3fn)
+    bits = right.view(torch.uint8).clone()
+    bits[0] -= 8  # -128 -> -64: the carry into the exponent lost
+    bits[1] += 1  # -96 -> -104: a tie away from zero
+    interpreted = bits.view(torch.float8_e4m3fn)
+    found = defects.for_mismatch(
+        dtypes={"float8_e4m3fn"}, outputs=[interpreted], expected=[right], other_dtypes_passed=False
+    )
+    assert found is defects.FP8_ROUNDING
+    scrambled = torch.tensor([-8.0, 96.0, 0.3125, 288.0]).to(torch.float8_e4m3fn)  # far off, a sign flipped
+    assert (
+        defects.for_mismatch(dtypes={"float8_e4m3fn"}, outputs=[scrambled], expected=[right], other_dtypes_passed=True)
+        is None
+    )
