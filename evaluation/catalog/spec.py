@@ -22,6 +22,7 @@ import inspect
 import itertools
 import json
 import random
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -80,6 +81,13 @@ class EntryPoint:
     # padding and gaps that must stay untouched): the judge must not poison them before the call.
     # False: they are pure outputs whose old contents do not matter, so poisoning them is fair.
     mutated_are_inputs: bool = False
+
+    @property
+    def returns_view(self) -> bool:
+        """Whether the schema returns an alias of an argument (``-> Tensor(a)``: as_strided, expand, t):
+        the right answer is the argument's own memory, so no launch need compute anything."""
+        returned = self.signature.rpartition("->")[2]
+        return re.search(r"Tensor\([a-z]\)", returned) is not None
 
 
 @dataclass(frozen=True)
