@@ -20,7 +20,9 @@ then of the first public case holding a parameter value (a dtype, a scalar, a ra
 vLLM and cuBLAS. Their sizes carry meaning beyond structure (head sizes, quantisation groups, leading
 dimensions), so nothing is shrunk: the twin is the public case itself, the smallest holding a
 behaviour-selecting value (a string, a flag, a float such as alpha, an integer up to 8 such as an increment)
-no smoke case has, kept where its inputs hold at most MAX_VERBATIM_ELEMENTS values.
+no smoke case has, then per size parameter the smallest public case holding a size past every smoke case's
+(a second tile, a split reduction's second part, a tail: hand-written smoke sizes often stay under one block),
+kept where its inputs hold at most MAX_VERBATIM_ELEMENTS values.
 
 No twin brings bfloat16 (read as float16): the interpreter computes it wrongly (``judge/interpreter_defects``).
 Twins whose inputs cannot be built, whose reference refuses them (sizes that had to divide or sum to each
@@ -289,6 +291,23 @@ def _size_proxy(case: Case) -> int:
     return product
 
 
+def _largest_sizes(cases: Iterable[Case]) -> dict[tuple[str, str], int]:
+    """Per (entry point, parameter), the largest size (an integer past SMALL_INT) any of ``cases`` holds."""
+    largest: dict[tuple[str, str], int] = {}
+    for case in cases:
+        for key, value in case.params.items():
+            sizes = [size for size in _sizes_in(value) if size > SMALL_INT]
+            if sizes:
+                slot = (case.entry_point, key)
+                largest[slot] = max(largest.get(slot, 0), *sizes)
+    return largest
+
+
+def _outgrown(case: Case, smoke_largest: Mapping[tuple[str, str], int]) -> set[tuple[str, str]]:
+    """The (entry point, parameter)s of ``case`` holding a size past every smoke case's."""
+    return {slot for slot, size in _largest_sizes([case]).items() if size > smoke_largest.get(slot, SMALL_INT)}
+
+
 def candidate_twins(spec: OperatorSpec) -> list[tuple[Case, Case]]:
     """(public case, its twin). ATen: first for the first public case of each structure the smoke tier
     lacks, then for the first public case holding a parameter value no smoke case has (a dtype, a scalar
@@ -304,6 +323,18 @@ def candidate_twins(spec: OperatorSpec) -> list[tuple[Case, Case]]:
             if flag_values(case) <= seen:
                 continue
             seen |= flag_values(case)
+            twin = Case(case.entry_point, _interpretable(case.params), case.reduce_dim, False, case.allow_nan)
+            found.append((case, twin))
+        # Then sizes past the smoke tier's: a kernel's second tile, a split reduction's second part and a
+        # tail mask only run once a size outgrows one block, and hand-written smoke sizes often stay under
+        # the smallest block (16-32). Per size parameter, the smallest public case past every smoke value.
+        smoke_largest = _largest_sizes(spec.smoke)
+        outgrown = set().union(*(_outgrown(twin, smoke_largest) for _, twin in found))
+        for case in by_size:
+            beyond = _outgrown(case, smoke_largest) - outgrown
+            if not beyond:
+                continue
+            outgrown |= _outgrown(case, smoke_largest)
             twin = Case(case.entry_point, _interpretable(case.params), case.reduce_dim, False, case.allow_nan)
             found.append((case, twin))
         return found
