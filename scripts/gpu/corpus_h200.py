@@ -55,6 +55,10 @@ class Entry:
     # Buggy files: the case tiers with a case that exposes the bug (empty: every tier). Judged on tiers
     # without one (a GPU runs the original's public and held-out grids), the file passes, as it would there.
     exposed_by: tuple[str, ...] = ()
+    # A known defect of the CPU interpreter (interpreter_defects, by name) that makes this file's right answer
+    # wrong there: on the interpreter's tier it fails, and the reason must name that defect; elsewhere it
+    # is judged as its kind says.
+    interpreter_defect: str = ""
 
     @property
     def kind(self) -> str:
@@ -74,9 +78,16 @@ class Entry:
 
     def expected_on(self, tiers: tuple[str, ...]) -> str:
         """The status the judge must give when it judges ``tiers``."""
+        if self.interpreter_defect and "smoke" in tiers:
+            return "failed_correctness"
         if self.exposed_by and not set(self.exposed_by) & set(tiers):
             return "passed"
         return self.expected_status
+
+    def interpreter_note(self) -> str:
+        from evaluation.judge import interpreter_defects
+
+        return next(defect.note for defect in interpreter_defects.ALL if defect.name == self.interpreter_defect)
 
 
 def _defects(raw: object, where: str) -> dict[str, str]:
@@ -115,6 +126,12 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Entry]:
             raise ValueError(
                 f"{relative}: exposed_by names tiers of a buggy file ({', '.join(TIERS)}), with exposed_why"
             )
+        interpreter_defect = raw.get("interpreter_defect", "")
+        if interpreter_defect:
+            from evaluation.judge import interpreter_defects
+
+            if interpreter_defect not in {defect.name for defect in interpreter_defects.ALL}:
+                raise ValueError(f"{relative}: interpreter_defect {interpreter_defect!r} is no known defect")
         entries[relative] = Entry(
             relative=relative,
             style=raw["style"],
@@ -123,6 +140,7 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Entry]:
             bug=raw.get("bug", ""),
             defects=_defects(raw.get("known_judge_defect"), relative),
             exposed_by=exposed_by,
+            interpreter_defect=interpreter_defect,
         )
     return entries
 
@@ -180,7 +198,10 @@ def problems(
         found.append(f"status {result.status}, expected {expected}")
     if entry.kind == "buggy" and result.status in NEVER_FOR_BUGGY:
         found.append(f"an honest bug judged {result.status}")
-    if entry.kind == "buggy" and check_reason and expected != "passed":
+    if entry.interpreter_defect and "smoke" in tiers:
+        if check_reason and entry.interpreter_note() not in result.reason:
+            found.append(f"reason does not name the interpreter's {entry.interpreter_defect}")
+    elif entry.kind == "buggy" and check_reason and expected != "passed":
         found.extend(f"reason lacks {text!r}" for text in entry.reason_contains if text not in result.reason)
     return found
 
