@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 24
+JUDGE_VERSION = 26
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 25
+PROTOCOL_STAGE_VERSION = 27
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -108,4 +108,14 @@ HISTORY: dict[int, str] = {
     "before only the reference's staged half rounding passed (an honest kernel was 0.000244 off it on the "
     "H200); a kernel pairing the wrong elements is still refused.",
     25: "Version 15 on version 24's rules.",
+    26: "Version 24 with views judged as views: an entry point whose schema returns an alias of an argument "
+    "(-> Tensor(a): as_strided, expand, narrow, select, t, unsqueeze, reshape) is not ghost-replayed, since "
+    "the right answer is the argument's own memory and a replay without launches returns it too (an honest "
+    "as_strided returning a true view was refused); a random operator's draw of one value everywhere "
+    "(bernoulli at p = 0.001 over 289 elements) is no evidence of a seed; float8 outputs compare in float32 "
+    "(the comparison raised on the CPU, an error instead of a verdict); the smoke tier's twins of vLLM and "
+    "cuBLAS records add, per size parameter, the smallest public case past every smoke size (a second K "
+    "tile: a GEMM's tail mask bug passed the CPU before); the interpreter's float8 conversion is named as "
+    "a known defect of it.",
+    27: "Version 15 on version 26's rules.",
 }
