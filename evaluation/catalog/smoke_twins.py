@@ -291,6 +291,11 @@ def _size_proxy(case: Case) -> int:
     return product
 
 
+def _verbatim_twin(case: Case) -> Case:
+    """A vLLM or cuBLAS public case as a smoke case: its sizes as they are, bf16 read as fp16, untimed."""
+    return Case(case.entry_point, _interpretable(case.params), case.reduce_dim, False, case.allow_nan)
+
+
 def _largest_sizes(cases: Iterable[Case]) -> dict[tuple[str, str], int]:
     """Per (entry point, parameter), the largest size (an integer past SMALL_INT) any of ``cases`` holds."""
     largest: dict[tuple[str, str], int] = {}
@@ -323,20 +328,18 @@ def candidate_twins(spec: OperatorSpec) -> list[tuple[Case, Case]]:
             if flag_values(case) <= seen:
                 continue
             seen |= flag_values(case)
-            twin = Case(case.entry_point, _interpretable(case.params), case.reduce_dim, False, case.allow_nan)
-            found.append((case, twin))
+            found.append((case, _verbatim_twin(case)))
         # Then sizes past the smoke tier's: a kernel's second tile, a split reduction's second part and a
         # tail mask only run once a size outgrows one block, and hand-written smoke sizes often stay under
         # the smallest block (16-32). Per size parameter, the smallest public case past every smoke value.
         smoke_largest = _largest_sizes(spec.smoke)
         outgrown = set().union(*(_outgrown(twin, smoke_largest) for _, twin in found))
         for case in by_size:
-            beyond = _outgrown(case, smoke_largest) - outgrown
-            if not beyond:
+            grown = _outgrown(case, smoke_largest)
+            if not grown - outgrown:
                 continue
-            outgrown |= _outgrown(case, smoke_largest)
-            twin = Case(case.entry_point, _interpretable(case.params), case.reduce_dim, False, case.allow_nan)
-            found.append((case, twin))
+            outgrown |= grown
+            found.append((case, _verbatim_twin(case)))
         return found
     covered = {structure(case) for case in spec.smoke}
     seen_values = set().union(*(values(case) for case in spec.smoke))

@@ -186,11 +186,6 @@ def for_mismatch(
             return FP8_ROUNDING
     if not _holds(dtypes, "bfloat16"):
         return None
-    pairs = [
-        (output, reference)
-        for output, reference in zip(outputs, expected, strict=False)
-        if isinstance(output, torch.Tensor) and isinstance(reference, torch.Tensor)
-    ]
     verdicts = [_one_ulp_toward_zero(output, reference) for output, reference in pairs]
     if any(verdict is True for verdict in verdicts) and not any(verdict is False for verdict in verdicts):
         return BF16_ROUNDING

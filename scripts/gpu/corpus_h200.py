@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from evaluation.catalog.spec import TIERS  # noqa: E402
+from evaluation.judge import interpreter_defects  # noqa: E402
 from evaluation.judge.job import VERDICTS, JudgeJob, JudgeResult  # noqa: E402
 from evaluation.judge.runner import JudgeOptions, judge_with  # noqa: E402
 
@@ -85,8 +86,6 @@ class Entry:
         return self.expected_status
 
     def interpreter_note(self) -> str:
-        from evaluation.judge import interpreter_defects
-
         return next(defect.note for defect in interpreter_defects.ALL if defect.name == self.interpreter_defect)
 
 
@@ -127,11 +126,8 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Entry]:
                 f"{relative}: exposed_by names tiers of a buggy file ({', '.join(TIERS)}), with exposed_why"
             )
         interpreter_defect = raw.get("interpreter_defect", "")
-        if interpreter_defect:
-            from evaluation.judge import interpreter_defects
-
-            if interpreter_defect not in {defect.name for defect in interpreter_defects.ALL}:
-                raise ValueError(f"{relative}: interpreter_defect {interpreter_defect!r} is no known defect")
+        if interpreter_defect and interpreter_defect not in {defect.name for defect in interpreter_defects.ALL}:
+            raise ValueError(f"{relative}: interpreter_defect {interpreter_defect!r} is no known defect")
         entries[relative] = Entry(
             relative=relative,
             style=raw["style"],
