@@ -356,8 +356,6 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
         if judgement.job.device_type == "cpu":
             defect = interpreter_defects.for_mismatch(
                 dtypes=dtypes,
-                outputs=flat_tensors(outputs),
-                expected=flat_tensors(expected),
                 other_dtypes_passed=any("bfloat16" not in passed for passed in judgement.passed_case_dtypes),
             )
             reason += _defect_note(judgement, defect)

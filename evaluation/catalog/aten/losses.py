@@ -120,6 +120,7 @@ BINARY_CROSS_ENTROPY_WITH_LOGITS = record(
     ],
     make_inputs=_inputs(_bce_args),
     half_in_float32=True,  # ATen's CPU kernel rounds its intermediates in half
+    composite_in_aten=True,  # Loss.cpp: log_sigmoid, mul_, sub_, each rounded in half on CUDA too
     smoke=_reduced_cases("binary_cross_entropy_with_logits", SMOKE_SHAPES[1:], ("float32", "float16"))
     + (case("binary_cross_entropy_with_logits", shape=[4, 17], dtype="float32", reduction=0, weighted=True),),
     public=_reduced_cases("binary_cross_entropy_with_logits", PUBLIC_SHAPES, FLOAT_DTYPES)
@@ -168,6 +169,7 @@ MARGIN_RANKING_LOSS = record(
         lambda p, g: [tensor(p, g), tensor(p, g, layout="contiguous"), _pm_one(p, g), p["margin"], p["reduction"]]
     ),
     half_in_float32=True,  # ATen's CPU kernel rounds its intermediates in half
+    composite_in_aten=True,  # Loss.cpp: (-target * (input1 - input2) + margin).clamp_min_(0), op by op
     smoke=_reduced_cases("margin_ranking_loss", SMOKE_SHAPES[:2], ("float32", "float16"), margin=0.5),
     public=_reduced_cases("margin_ranking_loss", PUBLIC_SHAPES, FLOAT_DTYPES, margin=0.5)
     + _reduced_cases("margin_ranking_loss", PUBLIC_SHAPES[:1], ("float32",), margin=0.0),

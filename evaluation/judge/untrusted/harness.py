@@ -18,7 +18,7 @@ import torch
 
 from evaluation.judge import protocol, wire
 from evaluation.judge.backends import backend_for
-from evaluation.judge.untrusted import guard, interpreter_bounds
+from evaluation.judge.untrusted import guard, interpreter_bounds, interpreter_mends
 from evaluation.judge.untrusted.gpu_gate import COMPILES, LAUNCHER_SECONDS, CompileWindows, GpuGate
 from evaluation.judge.untrusted.harness_timing import TimingRequests, format_error
 from evaluation.judge.untrusted.timing_sets import host_snapshot
@@ -133,6 +133,7 @@ class Harness(TimingRequests):
             torch.set_num_threads(1)
             guard.install_interpreter_autotune_shim()
             interpreter_bounds.install()
+            interpreter_mends.install()
             guard.STATE.on_tensor = interpreter_bounds.allocated
         torch.ones(4096).add_(1)  # start the intra-op machinery before the thread baseline
         from triton import knobs

@@ -65,6 +65,14 @@ def narrow(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def narrow_by(x_ptr, out_ptr, n, ROUNDING: tl.constexpr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x.to(tl.bfloat16, fp_downcast_rounding=ROUNDING), mask=mask)
+
+
+@triton.jit
 def to_fp8(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.arange(0, BLOCK)
     mask = offsets < n
@@ -109,9 +117,7 @@ def by_values(launch, outputs, expected, dtypes, other_dtypes_passed: bool) -> d
     if error:
         return {"reproduced": False, "named": None, "seen": error[-300:]}
     wrong = sum(int((output != reference).sum()) for output, reference in zip(outputs, expected, strict=True))
-    named = defects.for_mismatch(
-        dtypes=dtypes, outputs=outputs, expected=expected, other_dtypes_passed=other_dtypes_passed
-    )
+    named = defects.for_mismatch(dtypes=dtypes, other_dtypes_passed=other_dtypes_passed)
     return {"reproduced": wrong > 0, "named": named.name if named else None, "seen": f"{wrong} wrong values"}
 
 
@@ -163,7 +169,7 @@ def main() -> None:
         [narrowed],
         [wide.to(torch.bfloat16)],
         {"float32", "bfloat16"},
-        other_dtypes_passed=False,  # the rounding pattern alone names it
+        other_dtypes_passed=False,
     )
 
     # -127 rounds up to -128 (the carry is lost: -64), -100 is a tie between -96 and -104 (even: -96).
@@ -174,7 +180,7 @@ def main() -> None:
         [fp8],
         [to_narrow.to(torch.float8_e4m3fn)],
         {"float32", "float8_e4m3fn"},
-        other_dtypes_passed=False,  # the conversion pattern alone names it
+        other_dtypes_passed=False,
     )
 
     negated = torch.empty_like(xb)
@@ -192,7 +198,51 @@ def main() -> None:
     found["bf16_bits_compare"] = by_values(
         lambda: less[(1,)](xb, yb, compared, N, BLOCK=N), [compared], [xb < yb], {"bfloat16", "bool"}, True
     )
+    # The sandbox's mends, installed last: they change the interpreter for the rest of the process.
+    from evaluation.judge.untrusted import interpreter_mends
+
+    interpreter_mends.install()
+    found["bf16_rounding"]["mended_right"] = bf16_rounding_mended(wide, narrowed)
+    found["fp8_rounding"]["mended_right"] = fp8_rounding_mended()
     print(json.dumps(found))
+
+
+def bf16_rounding_mended(wide: torch.Tensor, narrowed: torch.Tensor) -> bool:
+    """Every float32 -> bfloat16 conversion rounds to nearest even as torch does, ties, NaN and overflow
+    included, and an explicit round toward zero still truncates."""
+    tie = 1.0 + 2.0**-8  # halfway between two bfloat16 neighbours: even is 1.0
+    special = torch.tensor([tie, -tie, 1.0 + 3 * 2.0**-8, 3.4028235e38, float("inf"), float("nan"), -0.0, 1e-40])
+    values = torch.cat([wide, special])
+    out = torch.empty(values.shape, dtype=torch.bfloat16)
+    narrow[(1,)](values, out, values.numel(), BLOCK=512)
+    right = torch.equal(out[:-3], values[:-3].to(torch.bfloat16)) and bool(torch.isnan(out[-3]))
+    right = right and torch.equal(out[-2:].view(torch.int16), values[-2:].to(torch.bfloat16).view(torch.int16))
+    narrow_by[(1,)](wide, narrowed, N, ROUNDING="rtne", BLOCK=N)
+    right = right and torch.equal(narrowed, wide.to(torch.bfloat16))
+    narrow_by[(1,)](wide, narrowed, N, ROUNDING="rtz", BLOCK=N)
+    toward_zero = (wide.view(torch.int32) >> 16).to(torch.int16).view(torch.bfloat16)
+    return right and torch.equal(narrowed, toward_zero)
+
+
+def fp8_rounding_mended() -> bool:
+    """float32, float16 and bfloat16 -> float8_e4m3fn round to nearest even as torch does, saturating past
+    448 as a Hopper GPU's cvt.rn.satfinite does (torch gives NaN there: compared after clamping)."""
+    torch.manual_seed(1)
+    values = torch.cat(
+        [
+            torch.tensor([-127.0, -100.0, 0.3, 1.1, 300.0, -448.0, 470.0, -1e4, 2.0**-10, 3 * 2.0**-10, -0.0]),
+            torch.randn(300) * 40,
+            torch.randn(300) * 0.01,
+        ]
+    )
+    right = True
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        source = values.to(dtype)
+        out = torch.empty(source.shape, dtype=torch.float8_e4m3fn)
+        to_fp8[(1,)](source, out, source.numel(), BLOCK=1024)
+        expected = source.float().clamp(-448, 448).to(torch.float8_e4m3fn)
+        right = right and torch.equal(out.view(torch.uint8), expected.view(torch.uint8))
+    return right
 
 
 if __name__ == "__main__":
