@@ -111,6 +111,19 @@ def test_a_bug_no_case_of_the_judged_tiers_exposes_is_expected_to_pass_there(tmp
         corpus.load_manifest(bad)
 
 
+def test_an_interpreter_defect_in_the_manifest_must_be_one_the_judge_names(tmp_path):
+    # A file whose right answer the CPU interpreter computes wrongly must fail there naming the defect; a
+    # defect the sandbox mends (bf16 and float8 rounding) can no longer be the reason, so naming it is refused.
+    manifest = tmp_path / "corpus.toml"
+    manifest.write_text('[files."honest/aten__cos.py"]\nstyle = "s"\ninterpreter_defect = "bf16_bits"\n')
+    entry = corpus.load_manifest(manifest)["honest/aten__cos.py"]
+    assert entry.expected_on(("smoke",)) == "failed_correctness" and entry.expected_on(("public",)) == "passed"
+    for name in ("fp8_rounding", "bf16_rounding", "no_such_defect"):
+        manifest.write_text(f'[files."honest/aten__cos.py"]\nstyle = "s"\ninterpreter_defect = "{name}"\n')
+        with pytest.raises(ValueError, match="no known defect"):
+            corpus.load_manifest(manifest)
+
+
 def test_known_defects_quote_the_judge():
     for entry in MANIFEST.values():
         for defect in entry.defects.values():
