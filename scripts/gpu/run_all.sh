@@ -4,8 +4,10 @@
 #
 #     bash scripts/gpu/run_all.sh judge            # fixtures and cheats, do_bench agreement, 5-repeat CV
 #     bash scripts/gpu/run_all.sh verdicts         # every fixture scan on, every cheat scan off, the corpus
-#     bash scripts/gpu/run_all.sh round [ONLY] [S] [F] # the corpus files whose path holds ONLY (a blind round:
-#                                   # round4), scan on and off, in S seconds (260), then every fixture (F, 240)
+#     bash scripts/gpu/run_all.sh round [ONLY] [S] [F] # the composite losses' CUDA eager against CPU eager
+#                                   # (composite_half_check.py, 60 s), the corpus files whose path holds ONLY
+#                                   # (a blind round: round4), scan on and off, in S seconds (260), then every
+#                                   # fixture (F, 240)
 #     bash scripts/gpu/run_all.sh catalog [SECONDS] [FILL] # every reference kernel, public + held-out,
 #                                   # timed, $KGB_GPU_JOBS at once (wall time = submission throughput); FILL:
 #                                   # that many kernels in all (typical ones judged twice), e.g. 110
@@ -245,11 +247,14 @@ elif [ "$PART" = verdicts ]; then
   [ -s "$OUT/corpus.log" ] && grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
 elif [ "$PART" = round ]; then
   # A blind corpus round on the GPU's tiers (public and held-out), scan on and off, then every fixture: the
-  # verdict figures a closing note gives, in one call.
+  # verdict figures a closing note gives, in one call. First (a minute at most): does CUDA eager round the
+  # composite losses in half as CPU eager does (the claim behind their eager_alternative)?
+  step composite 60 python3 scripts/gpu/composite_half_check.py --draws 2
   step corpus "${3:-260}" python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --only "${2:-round}"
   step fixtures "${4:-240}" python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
   mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
   echo; echo "== summaries"
+  tail -1 "$OUT/composite.log"
   grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
   grep -E "^fixtures with" "$OUT/fixtures.log"
   grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220

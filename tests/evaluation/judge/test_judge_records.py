@@ -1050,3 +1050,22 @@ def test_a_composite_aten_loss_accepts_eagers_own_half_rounding_beside_the_float
 
     with pytest.raises(ValueError, match="composite_in_aten"):
         record("cos", "d", [], make_inputs=None, smoke=(), public=(), held_out=None, composite_in_aten=True)
+
+
+def test_the_gpu_check_of_the_composite_claim_runs_and_checks_itself_on_the_cpu():
+    # scripts/gpu/composite_half_check.py settles the claim above on a GPU (CUDA eager against CPU eager);
+    # on the CPU both sides are one computation, so it must find them bit-equal and refute nothing.
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[3] / "scripts" / "gpu" / "composite_half_check.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--draws", "1", "--max-cases", "1", "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "2 half cases of 2 composite records on cpu; 0 refute the claim", lines
+    assert all("cpu eager vs cpu eager: worst 0 ulp, 0/1 draws outside tolerance" in line for line in lines[:-1])
