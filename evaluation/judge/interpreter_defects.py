@@ -1,8 +1,8 @@
 """Known defects of the Triton CPU interpreter (``TRITON_INTERPRET=1``, Triton 3.6), named in a verdict's
 reason when they are the likely cause of a failure on the interpreter chip. The verdict stays what it is:
-the kernel did fail there; the reason says that on a GPU it may well not. Two are mended in the sandbox
-instead (``MENDED``: rounding to bfloat16 and to float8, ``untrusted/interpreter_mends.py``), so they are
-never a failure's likely cause there and never named.
+the kernel did fail there; the reason says that on a GPU it may well not. Three are mended in the sandbox
+instead (``MENDED``: rounding to bfloat16 and to float8, float arguments; ``untrusted/interpreter_mends.py``),
+so they are never a failure's likely cause there and never named.
 
 "Likely" is decided from what the judge saw, never from the kernel's source: the chip, the dtypes of the
 failing case's tensors, the error the interpreter raised, and whether cases of other dtypes passed. Each
@@ -55,7 +55,8 @@ FLOAT_ARGUMENT_METHOD = InterpreterDefect(
     says="a float kernel argument stays a Python float there, so tensor methods on it (s.to(...)) raise; "
     "compiled, it is a float32 scalar",
     why="the interpreter passes float scalar arguments through as Python floats instead of wrapping them as "
-    "fp32 tensors (integer arguments are wrapped)",
+    "fp32 tensors (integer arguments are wrapped); mended in the sandbox (untrusted/interpreter_mends.py), "
+    "which also makes a float16 tensor times a float argument compute in float32 there, as on a GPU",
     error=re.compile(r"InterpreterError.*'float' object has no attribute", re.S),
 )
 BF16_ATOMIC = InterpreterDefect(
@@ -96,13 +97,13 @@ FP8_ROUNDING = InterpreterDefect(
 )
 
 # Those decided by the error text, most specific first.
-BY_ERROR: tuple[InterpreterDefect, ...] = (UNSIGNED_INVERT, BF16_CONSTANT, FLOAT_ARGUMENT_METHOD, BF16_ATOMIC)
+BY_ERROR: tuple[InterpreterDefect, ...] = (UNSIGNED_INVERT, BF16_CONSTANT, BF16_ATOMIC)
 # Those decided by wrong values.
 BY_VALUES: tuple[InterpreterDefect, ...] = (BF16_BITS,)
 # Those a reason may name.
 ALL: tuple[InterpreterDefect, ...] = BY_ERROR + BY_VALUES
 # Those the sandbox mends on the interpreter chip: wrong values there are the kernel's own, never named.
-MENDED: tuple[InterpreterDefect, ...] = (BF16_ROUNDING, FP8_ROUNDING)
+MENDED: tuple[InterpreterDefect, ...] = (BF16_ROUNDING, FP8_ROUNDING, FLOAT_ARGUMENT_METHOD)
 
 
 def tensor_dtypes(*trees: object) -> frozenset[str]:

@@ -1,4 +1,4 @@
-"""Float conversions the CPU interpreter gets wrong, done under it as a GPU does them.
+"""Float conversions and float arguments the CPU interpreter gets wrong, done under it as a GPU does them.
 
 Triton 3.6's interpreter converts float32 to bfloat16 by dropping the low 16 bits (``InterpreterBuilder.
 cast_impl`` calls ``_convert_float`` with no rounding mode), where a GPU's ``cvt.rn.bf16.f32`` and torch
@@ -15,6 +15,11 @@ conversion here would run under the dispatch audit, inside the kernel's launch, 
 computing outside Triton. bfloat16 as torch's ``round_to_nearest_even`` (c10/util/BFloat16.h): add 0x7FFF
 plus the lowest kept bit, keep the high half, a NaN stays a quiet NaN. float8 (e4m3fn, e5m2) by the nearest
 of the format's finite values, ties to the even code, after saturating to the largest.
+
+A Python float argument of a launch stays a Python float in the interpreter (only ints are wrapped), where
+a GPU receives a float32 scalar (``mangle_type`` says "fp32"): methods on it (``s.to(tl.float16)``) raise
+there, and ``x * s`` with ``x`` in float16 computes in float16 instead of float32. The sandbox wraps it as
+a float32 scalar tensor, as the interpreter wraps an int.
 
 The mended conversions are the round-to-nearest-even ones, whose right answer is the same on every GPU; a
 kernel asking for round-toward-zero (``fp_downcast_rounding="rtz"``) gets the interpreter's own. Its other
@@ -78,7 +83,8 @@ def float32_to_float8_bits(values: np.ndarray, form: str) -> np.ndarray:
 
 def install() -> None:
     """Route the interpreter's round-to-nearest-even conversions to bfloat16 (from float32) and to float8
-    (from float32, float16, bfloat16) through the functions above; every other conversion as before."""
+    (from float32, float16, bfloat16) through the functions above, every other conversion as before; pass
+    float launch arguments as float32 scalars."""
     import triton.language as tl
     from triton._C.libtriton import ir
     from triton.runtime import interpreter
@@ -120,3 +126,14 @@ def install() -> None:
     builder.cast_impl = mended_cast
     # The interpreter binds its other casts to cast_impl by lambdas that look it up on self, so they follow.
     builder.create_fp_to_fp = mended_fp_to_fp
+
+    implicit_cvt = interpreter._implicit_cvt
+
+    def float_arguments_as_float32(argument: Any) -> Any:
+        if isinstance(argument, float):
+            handle = interpreter.TensorHandle(np.array([argument], dtype=np.float32), tl.float32)
+            return tl.tensor(handle, tl.float32)
+        return implicit_cvt(argument)
+
+    # Looked up as a module global at each launch (and for a tuple's items), so the launch path follows.
+    interpreter._implicit_cvt = float_arguments_as_float32

@@ -51,6 +51,13 @@ def scale_by(x_ptr, out_ptr, n, scale, WORKAROUND: tl.constexpr, BLOCK: tl.const
 
 
 @triton.jit
+def scale_into_float32(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * scale, mask=mask)
+
+
+@triton.jit
 def accumulate(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offsets = tl.arange(0, BLOCK)
     mask = offsets < n
@@ -204,6 +211,7 @@ def main() -> None:
     interpreter_mends.install()
     found["bf16_rounding"]["mended_right"] = bf16_rounding_mended(wide, narrowed)
     found["fp8_rounding"]["mended_right"] = fp8_rounding_mended()
+    found["float_argument_method"]["mended_right"] = float_argument_mended(xf, outf)
     print(json.dumps(found))
 
 
@@ -243,6 +251,17 @@ def fp8_rounding_mended() -> bool:
         expected = source.float().clamp(-448, 448).to(torch.float8_e4m3fn)
         right = right and torch.equal(out.view(torch.uint8), expected.view(torch.uint8))
     return right
+
+
+def float_argument_mended(xf: torch.Tensor, outf: torch.Tensor) -> bool:
+    """A float argument is a float32 scalar: its methods work, and a float16 tensor times it computes in
+    float32 (stored to a float32 output: the float16 product rounded would differ)."""
+    scale_by[(1,)](xf, outf, N, 0.5, WORKAROUND=False, BLOCK=N)
+    right = torch.equal(outf, xf * 0.5)
+    halves = torch.randn(N).to(torch.float16)
+    product = torch.empty(N)
+    scale_into_float32[(1,)](halves, product, N, 1 / 3, BLOCK=N)
+    return right and torch.equal(product, halves.float() * torch.tensor(1 / 3, dtype=torch.float32))
 
 
 if __name__ == "__main__":
