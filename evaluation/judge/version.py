@@ -124,8 +124,9 @@ HISTORY: dict[int, str] = {
     "pairwise_distance rounding its differences to bf16 as eager does failed on one draw in forty, 3 ulps "
     "off, blamed on bf16 arithmetic; honest fp8 quantisers failed on most draws), and a float launch argument "
     "is a float32 scalar there as on a GPU (it stayed a Python float: its methods raised, and a float16 "
-    "tensor times it computed in float16); none of the three is named as the interpreter's any more. Composite ATen losses (binary_cross_entropy_with_logits, margin_ranking_loss) "
-    "accept eager's staged half answer beside the float32 one: CUDA eager, the original's reference, rounds "
-    "each of their ops in half too (two honest kernels imitating it were refused).",
+    "tensor times it computed in float16); none of the three is named as the interpreter's any more. "
+    "Composite ATen losses (binary_cross_entropy_with_logits, margin_ranking_loss) accept eager's staged half "
+    "answer beside the float32 one: CUDA eager, the original's reference, rounds each of their ops in half "
+    "too (two honest kernels imitating it were refused).",
     29: "Version 15 on version 28's rules.",
 }
