@@ -120,7 +120,8 @@ HISTORY: dict[int, str] = {
     27: "Version 15 on version 26's rules.",
     28: "Version 26 with the CPU interpreter's float conversions mended in the sandbox: float32 to bfloat16 "
     "rounds to nearest even and float32/float16/bfloat16 to float8 as Hopper's cvt.rn.satfinite does, where "
-    "Triton 3.6's interpreter truncates bf16 and rounds fp8 ties away losing a carry (an honest "
+    "Triton 3.6's interpreter truncates bf16 (and converts a bool, an integer or float64 to bf16 as bit "
+    "patterns) and rounds fp8 ties away losing a carry (an honest "
     "pairwise_distance rounding its differences to bf16 as eager does failed on one draw in forty, 3 ulps "
     "off, blamed on bf16 arithmetic; honest fp8 quantisers failed on most draws), and a float launch argument "
     "is a float32 scalar there as on a GPU (it stayed a Python float: its methods raised, and a float16 "

@@ -16,6 +16,10 @@ computing outside Triton. bfloat16 as torch's ``round_to_nearest_even`` (c10/uti
 plus the lowest kept bit, keep the high half, a NaN stays a quiet NaN. float8 (e4m3fn, e5m2) by the nearest
 of the format's finite values, ties to the even code, after saturating to the largest.
 
+It converts bfloat16 to and from anything but float32 (an integer, a bool, float16) as if the 16-bit
+pattern were an integer value (a bool True becomes the smallest subnormal): the sandbox goes through
+float32.
+
 A Python float argument of a launch stays a Python float in the interpreter (only ints are wrapped), where
 a GPU receives a float32 scalar (``mangle_type`` says "fp32"): methods on it (``s.to(tl.float16)``) raise
 there, and ``x * s`` with ``x`` in float16 computes in float16 instead of float32. The sandbox wraps it as
@@ -117,7 +121,18 @@ def install() -> None:
 
     def mended_cast(self: Any, src: Any, dst_type: Any) -> Any:
         done = mended(src, dst_type)
-        return done if done is not None else cast_impl(self, src, dst_type)
+        if done is not None:
+            return done
+        source, target = src.dtype.scalar, dst_type.scalar
+        # The interpreter converts bfloat16 only to and from float32: to or from anything else (an integer,
+        # a bool, float16, float64) it converts the 16-bit patterns as integers. Go through float32, as
+        # compiled Triton does for float16; from float64 or an integer past 2**24 that can round twice.
+        if source == tl.bfloat16 and target != tl.float32:
+            return cast_impl(self, cast_impl(self, src, tl.float32), dst_type)
+        if target == tl.bfloat16 and source != tl.float32:
+            widened = cast_impl(self, src, tl.float32)
+            return interpreter.TensorHandle(float32_to_bfloat16_bits(widened.data), target)
+        return cast_impl(self, src, dst_type)
 
     def mended_fp_to_fp(self: Any, src: Any, dst_type: Any, rounding_mode: Any) -> Any:
         done = None if rounding_mode == ir.ROUNDING_MODE.RTZ else mended(src, dst_type)

@@ -229,7 +229,13 @@ def bf16_rounding_mended(wide: torch.Tensor, narrowed: torch.Tensor) -> bool:
     right = right and torch.equal(narrowed, wide.to(torch.bfloat16))
     narrow_by[(1,)](wide, narrowed, N, ROUNDING="rtz", BLOCK=N)
     toward_zero = (wide.view(torch.int32) >> 16).to(torch.int16).view(torch.bfloat16)
-    return right and torch.equal(narrowed, toward_zero)
+    right = right and torch.equal(narrowed, toward_zero)
+    # From a bool, an integer or float64 the interpreter converted the bit patterns as integers.
+    for source in (torch.tensor([True, False]), torch.tensor([-3, 7, 300, 100000]), torch.tensor([1.5, -2.7, 1e30])):
+        out = torch.empty(source.shape, dtype=torch.bfloat16)
+        narrow[(1,)](source, out, source.numel(), BLOCK=8)
+        right = right and torch.equal(out, source.to(torch.bfloat16))
+    return right
 
 
 def fp8_rounding_mended() -> bool:
