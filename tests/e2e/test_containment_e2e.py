@@ -139,7 +139,10 @@ def test_hostile_kernels_through_the_real_worker_leak_nothing_and_leave_nothing(
         assert not re.search(r"LEAK (/|connected)", page), name  # what a kernel prints when it got through
     # The scan only notes names: on or off, every attack ran, was contained, and its honest cos passed.
     assert statuses["sleeper"]["status"] == "timeout"
-    assert "did not return within 5 s" in statuses["sleeper"]["reason"]
+    # The limit is max(floor 5 s, 1000 x the reference's time): on a loaded machine a 0-dim cos has taken
+    # over 5 ms, so the limit can sit a little above the floor.
+    limit = re.search(r"did not return within ([0-9.]+) s", statuses["sleeper"]["reason"])
+    assert limit and float(limit.group(1)) >= 5, statuses["sleeper"]["reason"]
     assert {name: run["status"] for name, run in statuses.items() if name != "sleeper"} == {
         name: "passed" for name in uploads if name != "sleeper"
     }
