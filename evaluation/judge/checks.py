@@ -304,10 +304,11 @@ def unless_well_posed(
     record's ATen op is composite (``eager_alternative``), half outputs matching ATen's own staged answer
     pass too: that is the original's reference, rounding every step in half on CUDA as on the CPU."""
     spec = judgement.spec
-    if spec.eager_alternative is not None and half_precision_outputs(expected):
+    half = half_precision_outputs(expected)
+    dtype = next((str(t.dtype).removeprefix("torch.") for t in expected if isinstance(t, torch.Tensor)), "")
+    if spec.eager_alternative is not None and half:
         eager = eager_outputs(spec, case, before, judgement.reference_device)
         if compare_outputs(spec, case, before, outputs, eager, explain=False) is None:
-            dtype = next(str(t.dtype).removeprefix("torch.") for t in expected if isinstance(t, torch.Tensor))
             judgement.check(
                 "exact_rounding",
                 "passed",
@@ -318,12 +319,11 @@ def unless_well_posed(
     if spec.exact_formula is not None:
         exact = spec.exact_formula(case, to_device(before, judgement.reference_device))
         why = f"the correctly rounded float64 result, not the reference's ({spec.exact_formula_why})"
-    elif half_precision_outputs(expected):
+    elif half:
         try:
             exact = tuple(float64_outputs(spec, case, before, judgement.reference_device))
         except Exception:  # a reference without a float64 path: the reference's comparison stands
             return message
-        dtype = next(str(t.dtype).removeprefix("torch.") for t in expected if isinstance(t, torch.Tensor))
         why = (
             f"the float64 result rounded once to {dtype}, not the reference's "
             f"(which rounds its intermediates in {dtype})"

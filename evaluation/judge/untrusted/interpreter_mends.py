@@ -86,9 +86,9 @@ def float32_to_float8_bits(values: np.ndarray, form: str) -> np.ndarray:
 
 
 def install() -> None:
-    """Route the interpreter's round-to-nearest-even conversions to bfloat16 (from float32) and to float8
-    (from float32, float16, bfloat16) through the functions above, every other conversion as before; pass
-    float launch arguments as float32 scalars."""
+    """Route the interpreter's round-to-nearest-even conversions to bfloat16 and to float8 (from float32,
+    float16, bfloat16) through the functions above, and bfloat16 to or from any other dtype through float32;
+    every other conversion as before. Pass float launch arguments as float32 scalars."""
     import triton.language as tl
     from triton._C.libtriton import ir
     from triton.runtime import interpreter
