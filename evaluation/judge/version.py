@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 28
+JUDGE_VERSION = 30
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 29
+PROTOCOL_STAGE_VERSION = 31
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -130,4 +130,11 @@ HISTORY: dict[int, str] = {
     "answer beside the float32 one: CUDA eager, the original's reference, rounds each of their ops in half "
     "too (two honest kernels imitating it were refused).",
     29: "Version 15 on version 28's rules.",
+    30: "Version 28 with a half or float8 output's exact value within a few fp32 roundings of the midpoint "
+    "between two values of its format taking either neighbour (as integer codes at a .5 tie since version "
+    "20): an honest fp8 quantiser dividing exactly was a step from the reference, whose scale is rounded, "
+    "at exact midpoints on the H200. (Exact formulas added to records, binary_cross_entropy_with_logits's "
+    "staged range, reflection_pad1d_backward's half sums in any order, the fp8 quantisers' codes before "
+    "rounding, change those operators' versions, not this one.)",
+    31: "Version 15 on version 30's rules.",
 }

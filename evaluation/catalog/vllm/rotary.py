@@ -6,6 +6,7 @@ import random
 
 import torch
 
+from evaluation.catalog.rounding import unit_roundoff
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import FLOAT16_DTYPES, FLOAT_DTYPES, cases, product, randint, randn, record
 
@@ -60,9 +61,6 @@ def rotary_reference(case: Case, call: Call) -> None:
             rotate_staged(view, cos, sin, rot_dim, is_neox)
 
 
-UNIT_ROUNDOFF = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32: 2.0**-24}
-
-
 def rotary_exact(case: Case, call: Call):
     """Per rotated tensor, the (lowest, highest) values a rotation rounding each product and each sum once in
     the dtype can give (the judge's ``exact_formula``): the float64 rotation, widened by a unit roundoff of
@@ -77,7 +75,7 @@ def rotary_exact(case: Case, call: Call):
         if tensor is None:
             bounds.append(None)
             continue
-        unit = UNIT_ROUNDOFF.get(tensor.dtype, 0.0)
+        unit = unit_roundoff(tensor.dtype)
         wide = tensor.double().reshape(tensor.size(0), -1, head_size)
         low, high = wide.clone(), wide.clone()
         half = rot_dim // 2
