@@ -23,6 +23,22 @@ UNIT_ROUNDOFF = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32
 FP32_STEP = 1.0 + 2.0**-10
 
 
+# How far fp32 math of an algebraic step (a GPU's rsqrt.approx, another order of a float32 reduction) may be
+# from its exact value, relative: a few fp32 units, with room.
+FP32_ALGEBRAIC = 2.0**-18
+
+
+def rounded_range(low: torch.Tensor, high: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``dtype`` values (as float64) that rounding to nearest gives for fp32 math of an algebraic step
+    whose exact value lies in [low, high]: the nearest value of each end, or its other neighbour where the
+    end sits within ``FP32_ALGEBRAIC`` of a midpoint. Tighter than ``Staged`` (whose bound admits any value
+    within a unit roundoff) for steps without transcendentals, whose fp32 error is a few units."""
+    return (
+        (low - FP32_ALGEBRAIC * low.abs()).to(dtype).to(torch.float64),
+        (high + FP32_ALGEBRAIC * high.abs()).to(dtype).to(torch.float64),
+    )
+
+
 def unit_roundoff(dtype: torch.dtype) -> float:
     """Half a unit in the last place, relative: how far rounding to nearest in ``dtype`` can move a value
     (0 for float64, the judge's exact arithmetic)."""

@@ -10,6 +10,7 @@ import random
 
 import torch
 
+from evaluation.catalog.rounding import rounded_range
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import (
     FLOAT16_DTYPES,
@@ -170,26 +171,41 @@ def per_block_reference(case: Case, call: Call) -> tuple[torch.Tensor, torch.Ten
     return quantised, scales
 
 
-def per_block_exact(case: Case, call: Call) -> tuple[torch.Tensor, torch.Tensor]:
-    """The codes before rounding (saturated) and the group scales in float64, from the record's normalised
-    values (themselves rounded to the dtype, as the formula says), for the judge's ``exact_formula``: y and
-    amax are half values, so y / (amax / qmax) sits exactly at a code's midpoint often, and the reference's
-    rounded scale (CUDA divides by a scalar as a product with its reciprocal) pushes it to either side."""
+def per_block_exact(case: Case, call: Call):
+    """The range of each code before rounding (saturated) and of each group scale, in float64, for the
+    judge's ``exact_formula``. y = dtype(dtype(x * inv) * w) rounds twice to the dtype, and either rounding
+    may go either way where fp32 math of it sits next to a midpoint (a GPU's rsqrt and another reduction
+    order of mean(x^2) land apart): the codes' range follows y's and amax's (``rounded_range``). Where y and amax
+    are half values, y / (amax / qmax) also lands exactly on a code's midpoint often, and the reference's
+    rounded scale pushes it to either side. On the H200 an honest kernel was a step from the reference on
+    1 of 128 fp8 codes (at a midpoint) and on 8 of 4,194,304 int8 codes (a y one unit apart)."""
     values, weight, epsilon, quant_dtype, group_size, scale_ub, residual, transposed = call.args
-    if residual is not None:
-        residual = residual.clone()  # the reference's own copy updates it; the exact values must not
-    normalised = normalised_with_residual(values, weight, epsilon, residual).double()
-    rows, cols = normalised.shape
+    dtype = values.dtype
+    wide = values.double() + (residual.double() if residual is not None else 0.0)
+    inverse = torch.rsqrt(wide.pow(2).mean(-1, keepdim=True) + epsilon)
+    scaled_low, scaled_high = rounded_range(wide * inverse, wide * inverse, dtype)
+    w = weight.double()
+    y_low, y_high = rounded_range(
+        torch.minimum(scaled_low * w, scaled_high * w), torch.maximum(scaled_low * w, scaled_high * w), dtype
+    )
+    rows, cols = wide.shape
     group = group_size[1]
-    grouped = normalised.view(rows, cols // group, group)
+    y_low, y_high = (bound.view(rows, cols // group, group) for bound in (y_low, y_high))
+    magnitude_low = torch.where((y_low <= 0) & (y_high >= 0), 0.0, torch.minimum(y_low.abs(), y_high.abs()))
+    magnitude_high = torch.maximum(y_low.abs(), y_high.abs())
     qmax, min_scale = quant_params(quant_dtype)
-    amax = grouped.abs().amax(dim=-1, keepdim=True)
+    amax_low, amax_high = magnitude_low.amax(dim=-1, keepdim=True), magnitude_high.amax(dim=-1, keepdim=True)
     if scale_ub is not None:
-        amax = torch.minimum(amax, scale_ub.double().reshape(-1)[0])
-    scales = torch.clamp(amax / qmax, min=min_scale)
+        bound = scale_ub.double().reshape(-1)[0]
+        amax_low, amax_high = torch.minimum(amax_low, bound), torch.minimum(amax_high, bound)
+    scale_low = torch.clamp(amax_low / qmax, min=min_scale)
+    scale_high = torch.clamp(amax_high / qmax, min=min_scale)
+    quotients = [y / scale for y in (y_low, y_high) for scale in (scale_low, scale_high)]
     low = -128.0 if quant_dtype == torch.int8 else -qmax
-    codes = (grouped / scales).clamp(low, qmax).view(rows, cols)
-    return codes, scales.view(rows, cols // group)
+    codes_low = torch.stack(quotients).amin(0).clamp(low, qmax).view(rows, cols)
+    codes_high = torch.stack(quotients).amax(0).clamp(low, qmax).view(rows, cols)
+    scales = (scale_low.view(rows, cols // group), scale_high.view(rows, cols // group))
+    return (codes_low, codes_high), scales
 
 
 def per_block_timed(params: dict) -> bool:
@@ -255,7 +271,8 @@ RMS_NORM_PER_BLOCK_QUANT = record(
         "a code whose value before rounding lies at a midpoint (an int8 .5 tie, or between two e4m3 values) "
         "goes either way under fp32 math of the same formula: y and amax are half values, so y / (amax / qmax) "
         "lands on one exactly, and the rounded scale pushes it to either side. Either neighbour of the exact "
-        "value passes there (an honest fp8 kernel was a step from the reference on 1 of 128 codes on the H200)"
+        "value passes there, and a code that y's own two half roundings can move (an honest kernel was a step "
+        "from the reference on 1 of 128 fp8 codes and 8 of 4,194,304 int8 codes on the H200)"
     ),
 )
 
