@@ -56,19 +56,40 @@ def worker_children(supervisor: subprocess.Popen) -> dict[str, int]:
     return found
 
 
-def test_two_workers_on_one_host_share_a_queue_without_doubling_losing_or_colliding(tmp_path):
-    stack = Stack(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}", broker_url="filesystem://")
-    stack.prepare()
-    stack.start_site()
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def wait_until_gone(pids, seconds: float) -> list[int]:
+    """The pids still alive after waiting up to ``seconds`` for them to end."""
+    deadline = time.monotonic() + seconds
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.3)
+    return [pid for pid in pids if alive(pid)]
+
+
+def start_supervisor(stack: Stack, tmp_path: Path) -> subprocess.Popen:
     log = open(tmp_path / "supervisor.log", "ab")  # noqa: SIM115 - the child keeps it
-    supervisor = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "manage.py", "worker", "--gpus", "0,1", "--concurrency", "2", "--name", "pair@e2e"],
         cwd=ROOT,
-        env=stack.env,
+        env={**stack.env, "KGB_WORKER_STOP_GRACE_S": "45"},
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
+
+
+def test_two_workers_on_one_host_share_a_queue_without_doubling_losing_or_colliding(tmp_path):
+    stack = Stack(data_dir=tmp_path, database_url=f"sqlite:///{tmp_path / 'db.sqlite3'}", broker_url="filesystem://")
+    stack.prepare()
+    stack.start_site()
+    supervisor = start_supervisor(stack, tmp_path)
+    started: dict[str, int] = {}
     try:
         session = stack.login()
         submissions = [stack.upload(session, GOOD, scaffold=f"Agent {index}")[0] for index in range(8)]
@@ -104,12 +125,33 @@ def test_two_workers_on_one_host_share_a_queue_without_doubling_losing_or_collid
             time.sleep(0.5)
         assert worker_children(supervisor)["0"] == children["0"]
         assert "starting it again" in (tmp_path / "supervisor.log").read_text()
-    finally:
+
+        # Stopped, the supervisor stops every worker it started (warm, or killed after the grace period).
+        started = worker_children(supervisor)
         os.killpg(supervisor.pid, signal.SIGTERM)
-        try:
-            supervisor.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(supervisor.pid, signal.SIGKILL)
-        for pid in worker_children(supervisor).values():
-            os.killpg(pid, signal.SIGKILL)
+        assert supervisor.wait(timeout=90) == 0, (tmp_path / "supervisor.log").read_text()[-3000:]
+        assert wait_until_gone(started.values(), 30) == [], (tmp_path / "supervisor.log").read_text()[-3000:]
+
+        # Killed, it takes its workers with it: none is left polling the queue on its own.
+        supervisor = start_supervisor(stack, tmp_path)
+        deadline = time.monotonic() + 120
+        while set(worker_children(supervisor)) != {"0", "1"}:
+            assert time.monotonic() < deadline, (tmp_path / "supervisor.log").read_text()[-3000:]
+            time.sleep(0.3)
+        started = worker_children(supervisor)
+        time.sleep(5)  # past the workers' start, where they arm their tie to the supervisor
+        os.kill(supervisor.pid, signal.SIGKILL)
+        supervisor.wait(timeout=10)
+        assert wait_until_gone(started.values(), 60) == [], (tmp_path / "supervisor.log").read_text()[-3000:]
+    finally:
+        started = {**started, **worker_children(supervisor)}  # their pids before the supervisor is gone
+        if supervisor.poll() is None:
+            os.killpg(supervisor.pid, signal.SIGTERM)
+            try:
+                supervisor.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                os.killpg(supervisor.pid, signal.SIGKILL)
+        for pid in started.values():
+            if alive(pid):
+                os.killpg(pid, signal.SIGKILL)
         stack.stop()

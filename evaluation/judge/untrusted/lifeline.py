@@ -15,14 +15,15 @@ import signal
 PR_SET_PDEATHSIG = 1
 
 
-def die_with_parent(expected_parent: int | None = None) -> bool:
-    """Arm SIGKILL-on-parent-death for this process; exit at once if ``expected_parent`` is already gone.
+def die_with_parent(expected_parent: int | None = None, signal_number: int = signal.SIGKILL) -> bool:
+    """Arm ``signal_number`` (SIGKILL unless told; a worker asks for SIGTERM, its warm shutdown) on parent
+    death for this process; exit at once if ``expected_parent`` is already gone.
 
     Returns False where prctl is unavailable (not Linux); the caller records that, nothing else changes.
     """
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        if libc.prctl(PR_SET_PDEATHSIG, int(signal_number), 0, 0, 0) != 0:
             return False
     except (OSError, AttributeError):
         return False

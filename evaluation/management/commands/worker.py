@@ -9,11 +9,15 @@ worker of the chip, holds its own GPU's timing lock (device_lock keys it by the 
 its sandbox identities from the host's one pool of slots (evaluation.judge.isolation), so no two sandboxes
 of the host share a uid whichever worker started them. This process supervises them: a worker that dies is
 started again (its runs are re-queued by the heartbeat's re-queuer as for any dead worker) and the others go
-on; SIGTERM or SIGINT stops them all.
+on; SIGTERM or SIGINT stops them all: each gets SIGTERM (Celery's warm shutdown: it finishes its runs), and
+whatever is still running ``KGB_WORKER_STOP_GRACE_S`` later (default 300) is killed with all it started,
+its runs re-queued like any dead worker's. A worker dies with its supervisor however that ends (SIGTERM on
+the supervisor's death, ``PR_SET_PDEATHSIG``): killed, the supervisor leaves no worker polling on its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -23,6 +27,16 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 RESTART_BACKOFF_S = (1, 2, 5, 10, 30)
+# Set by the supervisor in each worker it starts: the worker arms SIGTERM on this process's death.
+SUPERVISOR_ENV = "KGB_WORKER_SUPERVISOR_PID"
+
+
+def stop_grace_s() -> float:
+    """Seconds a stopping supervisor waits for its workers' warm shutdown before it kills them."""
+    try:
+        return max(0.0, float(os.environ.get("KGB_WORKER_STOP_GRACE_S", "300")))
+    except ValueError:
+        return 300.0
 
 
 class Command(BaseCommand):
@@ -44,6 +58,11 @@ class Command(BaseCommand):
         os.umask(0o077)  # files this worker writes (broker messages, logs) are its own
         if options["chip"]:
             os.environ["KGB_CHIP"] = options["chip"]
+        supervisor = os.environ.pop(SUPERVISOR_ENV, "")
+        if supervisor.isdigit():
+            from evaluation.judge.untrusted.lifeline import die_with_parent
+
+            die_with_parent(int(supervisor), signal.SIGTERM)  # warm shutdown if the supervisor is gone
         # Detected in a child interpreter: this process forks the pool, and a device it had initialised
         # would be unusable in every child. The answer is handed down, so nobody here touches the device.
         chip_slug, device_type = detect_chip_isolated()
@@ -102,6 +121,7 @@ class Command(BaseCommand):
 
         def start(device: str) -> None:
             env = dict(os.environ, **{variable: device}, KGB_CHIP=chip_slug, KGB_DEVICE_TYPE=device_type)
+            env[SUPERVISOR_ENV] = str(os.getpid())
             command = [
                 sys.executable,
                 str(settings.BASE_DIR / "manage.py"),
@@ -119,12 +139,20 @@ class Command(BaseCommand):
             self.stdout.write(f"worker for {variable}={device}: pid {children[device].pid}")
             self.stdout.flush()
 
-        def stop(*_: object) -> None:
-            nonlocal stopping
-            stopping = True
+        stop_deadline: float | None = None
+
+        def signal_all(number: int) -> None:
             for child in children.values():
                 if child.poll() is None:
-                    os.killpg(child.pid, signal.SIGTERM)
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(child.pid, number)
+
+        def stop(*_: object) -> None:
+            nonlocal stopping, stop_deadline
+            stopping = True
+            if stop_deadline is None:
+                stop_deadline = time.monotonic() + stop_grace_s()
+            signal_all(signal.SIGTERM)
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
@@ -132,6 +160,10 @@ class Command(BaseCommand):
             start(device)
         while children:
             time.sleep(0.5)
+            if stop_deadline is not None and time.monotonic() > stop_deadline:
+                self.stderr.write("workers still running after the stop grace period: killing them")
+                signal_all(signal.SIGKILL)
+                stop_deadline = float("inf")
             for device, child in list(children.items()):
                 code = child.poll()
                 if code is None:

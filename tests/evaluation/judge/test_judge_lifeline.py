@@ -57,3 +57,51 @@ def test_sandboxes_and_zygote_die_when_the_judging_process_is_killed():
     finally:
         if judging.poll() is None:
             judging.kill()
+
+
+CHILD_ASKING_FOR_SIGTERM = """
+import os, signal, sys, time
+from evaluation.judge.untrusted.lifeline import die_with_parent
+
+def warm_shutdown(*_):
+    open(sys.argv[1], "w").write("SIGTERM")
+    sys.exit(0)
+
+signal.signal(signal.SIGTERM, warm_shutdown)
+die_with_parent(int(sys.argv[2]), signal.SIGTERM)
+print("armed", flush=True)
+time.sleep(600)
+"""
+
+PARENT_OF_ONE = """
+import subprocess, sys
+child = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2], str(__import__("os").getpid())])
+print(child.pid, flush=True)
+__import__("time").sleep(600)
+"""
+
+
+def test_a_supervised_worker_asks_for_sigterm_when_its_supervisor_dies(tmp_path):
+    # manage.py worker --gpus arms SIGTERM (Celery's warm shutdown), not SIGKILL, on its supervisor's death:
+    # the worker's own handler runs, so it stops its pool and gives its runs back instead of vanishing.
+    marker = tmp_path / "signal"
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT_OF_ONE, CHILD_ASKING_FOR_SIGTERM, str(marker)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        text=True,
+    )
+    try:
+        child = int(parent.stdout.readline())
+        assert parent.stdout.readline().strip() == "armed"  # the child shares the parent's stdout
+        parent.send_signal(signal.SIGKILL)
+        parent.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _alive(child):
+            time.sleep(0.1)
+        assert not _alive(child)
+        assert marker.read_text() == "SIGTERM"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
