@@ -213,6 +213,8 @@ KGB_JUDGE_BUDGET_S = float(os.environ.get("KGB_JUDGE_BUDGET_S", 300))  # per run
 KGB_DEVICE_WAIT_LIMIT_S = float(os.environ.get("KGB_DEVICE_WAIT_LIMIT_S", 300))
 KGB_HEARTBEAT_INTERVAL_S = float(os.environ.get("KGB_HEARTBEAT_INTERVAL_S", 10))
 KGB_WORKER_STALE_AFTER_S = float(os.environ.get("KGB_WORKER_STALE_AFTER_S", 60))
+# How long `manage.py worker --gpus` waits for its workers' warm shutdown before it kills them.
+KGB_WORKER_STOP_GRACE_S = max(0.0, float(os.environ.get("KGB_WORKER_STOP_GRACE_S", 300)))
 KGB_MAX_RUN_ATTEMPTS = int(os.environ.get("KGB_MAX_RUN_ATTEMPTS", 3))
 # A worker stops taking runs after this many judge errors in a row (evaluation.models.Worker).
 KGB_WORKER_ERROR_STREAK = int(os.environ.get("KGB_WORKER_ERROR_STREAK", 3))

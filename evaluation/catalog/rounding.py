@@ -28,14 +28,16 @@ FP32_STEP = 1.0 + 2.0**-10
 FP32_ALGEBRAIC = 2.0**-18
 
 
-def rounded_range(low: torch.Tensor, high: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+def rounded_range(
+    low: torch.Tensor, high: torch.Tensor, dtype: torch.dtype, slack: float = FP32_ALGEBRAIC
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The ``dtype`` values (as float64) that rounding to nearest gives for fp32 math of an algebraic step
     whose exact value lies in [low, high]: the nearest value of each end, or its other neighbour where the
-    end sits within ``FP32_ALGEBRAIC`` of a midpoint. Tighter than ``Staged`` (whose bound admits any value
+    end sits within ``slack`` (relative) of a midpoint. Tighter than ``Staged`` (whose bound admits any value
     within a unit roundoff) for steps without transcendentals, whose fp32 error is a few units."""
     return (
-        (low - FP32_ALGEBRAIC * low.abs()).to(dtype).to(torch.float64),
-        (high + FP32_ALGEBRAIC * high.abs()).to(dtype).to(torch.float64),
+        (low - slack * low.abs()).to(dtype).to(torch.float64),
+        (high + slack * high.abs()).to(dtype).to(torch.float64),
     )
 
 

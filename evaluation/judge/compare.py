@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from evaluation.catalog.rounding import rounded_range
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.judge.wire import Unsupported
 
@@ -204,7 +205,7 @@ def _either_side_of_a_tie(out: torch.Tensor, exact: torch.Tensor, dtype: torch.d
     honest kernel's code and the reference's sat a step apart at exact ties on the H200)."""
     if torch.finfo(dtype).bits >= 32:
         return torch.isclose(out, exact.to(dtype).to(torch.float64), **close)
-    below, above = ((exact * factor).to(dtype).to(torch.float64) for factor in (1 - TIE_SLACK, 1 + TIE_SLACK))
+    below, above = rounded_range(exact, exact, dtype, TIE_SLACK)
     return torch.isclose(out, below, **close) | torch.isclose(out, above, **close)
 
 
@@ -222,8 +223,9 @@ def exact_alternative_accepts(
     for index, (out, ref, wanted) in enumerate(zip(outputs, expected, exacts, strict=True)):
         if out is None and ref is None:
             continue
-        # An integer output's exact value may be a pair (lowest, highest) where the formula rounds twice
-        # (a quantised code plus a zero point that is itself rounded): each rounding may go either way at a tie.
+        # The exact value may be a pair (lowest, highest) where the formula's own roundings leave a range
+        # open (a code plus a zero point that is itself rounded, a rotation after cancellation, staged half
+        # steps): each rounding may go either way.
         lowest, highest = wanted if isinstance(wanted, tuple) and len(wanted) == 2 else (wanted, wanted)
         if not all(isinstance(tensor, torch.Tensor) for tensor in (out, ref, lowest, highest)):
             return None
@@ -239,8 +241,8 @@ def exact_alternative_accepts(
             wide = [tensor.detach().to(ref.device).to(torch.float64) for tensor in (out, ref)]
             low, high = (bound.detach().to(ref.device).to(torch.float64) for bound in (lowest, highest))
             if torch.finfo(ref.dtype).bits < 32:
-                low = torch.minimum(low, (low - TIE_SLACK * low.abs()).to(ref.dtype).to(torch.float64))
-                high = torch.maximum(high, (high + TIE_SLACK * high.abs()).to(ref.dtype).to(torch.float64))
+                rounded_low, rounded_high = rounded_range(low, high, ref.dtype, TIE_SLACK)
+                low, high = torch.minimum(low, rounded_low), torch.maximum(high, rounded_high)
             margin = atol + rtol * torch.maximum(low.abs(), high.abs())
             near_exact = (wide[0] >= low - margin) & (wide[0] <= high + margin)
         elif ref.dtype.is_floating_point:

@@ -200,10 +200,10 @@ def per_block_exact(case: Case, call: Call):
         amax_low, amax_high = torch.minimum(amax_low, bound), torch.minimum(amax_high, bound)
     scale_low = torch.clamp(amax_low / qmax, min=min_scale)
     scale_high = torch.clamp(amax_high / qmax, min=min_scale)
-    quotients = [y / scale for y in (y_low, y_high) for scale in (scale_low, scale_high)]
+    quotients = torch.stack([y / scale for y in (y_low, y_high) for scale in (scale_low, scale_high)])
     low = -128.0 if quant_dtype == torch.int8 else -qmax
-    codes_low = torch.stack(quotients).amin(0).clamp(low, qmax).view(rows, cols)
-    codes_high = torch.stack(quotients).amax(0).clamp(low, qmax).view(rows, cols)
+    codes_low = quotients.amin(0).clamp(low, qmax).view(rows, cols)
+    codes_high = quotients.amax(0).clamp(low, qmax).view(rows, cols)
     scales = (scale_low.view(rows, cols // group), scale_high.view(rows, cols // group))
     return (codes_low, codes_high), scales
 

@@ -31,14 +31,6 @@ RESTART_BACKOFF_S = (1, 2, 5, 10, 30)
 SUPERVISOR_ENV = "KGB_WORKER_SUPERVISOR_PID"
 
 
-def stop_grace_s() -> float:
-    """Seconds a stopping supervisor waits for its workers' warm shutdown before it kills them."""
-    try:
-        return max(0.0, float(os.environ.get("KGB_WORKER_STOP_GRACE_S", "300")))
-    except ValueError:
-        return 300.0
-
-
 class Command(BaseCommand):
     help = "Start an evaluation worker for this machine's chip; --all-gpus starts one per GPU."
 
@@ -151,7 +143,7 @@ class Command(BaseCommand):
             nonlocal stopping, stop_deadline
             stopping = True
             if stop_deadline is None:
-                stop_deadline = time.monotonic() + stop_grace_s()
+                stop_deadline = time.monotonic() + settings.KGB_WORKER_STOP_GRACE_S
             signal_all(signal.SIGTERM)
 
         signal.signal(signal.SIGTERM, stop)
