@@ -12,6 +12,7 @@ A wrong formula is off by a term, not by roundings, and stays outside.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -107,3 +108,15 @@ class Staged:
 
     def bounds(self) -> tuple[torch.Tensor, torch.Tensor]:
         return self.value - self.error, self.value + self.error
+
+
+def summed(terms: Sequence[Staged]) -> Staged:
+    """A few terms added in any order, each addition rounded to the dtype, or accumulated in float32 and
+    rounded once (a dot product of 3 or 4 terms, as bmm in half on a CPU or cuBLAS's float32 accumulation
+    give): each of the len - 1 additions moves its partial sum by at most a unit roundoff of the magnitudes
+    summed so far, whatever the order."""
+    value = sum(term.value for term in terms)
+    error = sum(term.error for term in terms)
+    magnitude = sum(term.value.abs() + term.error for term in terms)
+    unit = terms[0].unit
+    return Staged(value, error + (len(terms) - 1) * unit * FP32_STEP * magnitude, unit)

@@ -370,6 +370,24 @@ def gpu_state(device_type: str = "cuda") -> dict[str, Any]:
     return backend_for(device_type).state()
 
 
+def device_memory_used_share(device_type: str) -> float | None:
+    """The share of the device's memory in use now, read by its vendor tool from outside any sandbox (None
+    where there is no tool or it says nothing): the trusted side's own view when a kernel reports the device
+    full (verdicts.device_was_full)."""
+    if backend_for(device_type).state_tool != "nvidia-smi" or not shutil.which("nvidia-smi"):
+        return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    command = ["nvidia-smi", "--query-gpu=memory.used,memory.total", "--format=csv,noheader,nounits"]
+    if visible:
+        command.append(f"--id={visible}")
+    try:
+        output = subprocess.run(command, capture_output=True, text=True, timeout=10).stdout.strip()
+        used, total = (float(value) for value in output.splitlines()[0].split(","))
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+    return used / total if total > 0 else None
+
+
 def nvidia_smi_state() -> dict[str, Any]:
     """Clocks, temperature, power and throttle reasons from nvidia-smi (empty where there is none)."""
     if not shutil.which("nvidia-smi"):

@@ -17,6 +17,7 @@ from typing import Any
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import faults, interpreter_defects, protocol, wire
+from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.checks import (
     check_draws_differ,
     check_fp64_opinion,
@@ -263,7 +264,8 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
         )
     if real.error:
         error = real.error
-        if device_was_full(error):
+        device_type = judgement.job.device_type
+        if device_was_full(error, device_type, lambda: device_memory_used_share(device_type)):
             raise Verdict(
                 "error",
                 f"case {case.case_id}: {DEVICE_FULL}",

@@ -117,6 +117,11 @@ class CaseResult:
     protocol_timing: dict[str, Any] | None = None
 
 
+def printable_text(text: str) -> str:
+    """``text`` with what UTF-8 cannot encode (lone surrogates) written as backslash escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @dataclass
 class JudgeResult:
     status: VerdictStatus
@@ -139,6 +144,22 @@ class JudgeResult:
     # judgements', its lock held past the wait limit): the worker queues the run again, within its attempts.
     retryable: bool = False
     judge_version: int = JUDGE_VERSION  # the rules that made this verdict (evaluation.judge.version)
+
+    def __post_init__(self) -> None:
+        # Reasons quote the kernel's own text (its exception, its output): a lone surrogate there ("\ud800"
+        # in an exception's message) could be neither stored nor printed nor sent as UTF-8.
+        self.reason = printable_text(self.reason)
+        if self.failed_case:
+            self.failed_case = {
+                key: printable_text(value) if isinstance(value, str) else value
+                for key, value in self.failed_case.items()
+            }
+        for case_result in self.case_results:
+            if isinstance(case_result, CaseResult):
+                case_result.message = printable_text(case_result.message)
+        for check in self.checks:
+            if isinstance(check, CheckOutcome):
+                check.detail = printable_text(check.detail)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

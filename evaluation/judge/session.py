@@ -19,6 +19,7 @@ from evaluation.judge import faults, protocol, wire
 from evaluation.judge.device_lock import DeviceLock
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.sandbox import HarnessError, Sandbox
+from evaluation.judge.untrusted import audit_hook
 from evaluation.judge.verdicts import Verdict
 
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
@@ -132,6 +133,17 @@ class SandboxSession:
             # What the process printed last (the kernel's own output, or the harness's traceback when it
             # failed in a way it could not report) goes with the message, never into the reason.
             stderr = self.sandbox.logs()["stderr"].strip()
+            refused = audit_hook.refused_event(stderr) if status == f"exit code {audit_hook.REFUSED_EXIT}" else None
+            if refused:
+                raise Verdict(
+                    "rejected",
+                    f"the kernel's process used {refused}, which the sandbox refuses{where} (raw memory, a forked "
+                    "copy of the process or the judge's own objects: work the audit of torch cannot see)",
+                    check="sandbox_audit_hook",
+                    case=case,
+                    tier=tier,
+                    message=f"audit hook refused {refused}",
+                ) from None
             raise Verdict(
                 "failed_runtime",
                 f"the sandbox process died{where}: {status}",

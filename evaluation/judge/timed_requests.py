@@ -24,6 +24,7 @@ from typing import Any
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import protocol, wire
+from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.compare import tensor_bytes
 from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import call_bytes
@@ -283,7 +284,7 @@ def _record_and_check(judgement: JudgementContext, timed: list[TimedCase], optio
             if seconds is not None:
                 judgement.add_stage(f"sandbox.{options.stage}_{part}", seconds)
         checks_started = time.perf_counter()
-        check_report(item)
+        check_report(item, judgement.job.device_type)
         judgement.add_stage(f"{options.stage}.checks", time.perf_counter() - checks_started)
 
 
@@ -297,12 +298,12 @@ def calls_at_most(options: TimingOptions, window: str) -> int:
     return 2 * (options.min_iterations + options.sets_per_side + 2)
 
 
-def check_report(item: TimedCase) -> None:
+def check_report(item: TimedCase, device_type: str) -> None:
     """Raise the Verdict a timed loop's report calls for: its error, an integrity violation, event times
     beyond the host's clock, hidden work, work on another stream, compute outside Triton, no launch."""
     reply, case, tier = item.reply, item.case, item.tier
     if not reply.ok:
-        if device_was_full(reply.error):
+        if device_was_full(reply.error, device_type, lambda: device_memory_used_share(device_type)):
             raise Verdict(
                 "error",
                 f"timing case {case.case_id}: {DEVICE_FULL}",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 from evaluation.catalog.spec import Case
 
@@ -58,17 +59,27 @@ _OOM_FIGURES = re.compile(r"Tried to allocate ([\d.]+) (\w?i?B)\b.*? of which ([
 _UNITS = {"B": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
 
 
-def device_was_full(error: str) -> bool:
+def device_was_full(error: str, device_type: str, used_share: Callable[[], float | None] | None = None) -> bool:
     """True for a CUDA out-of-memory error where the device as a whole was nearly exhausted (under 1 GiB
     free, less than the allocation asked for): with several judges on one GPU that is the neighbours'
     memory, not the kernel's (seen on the H200, 2026-11-30: 165 MiB free, 256 MiB asked for, 16 judges).
-    A kernel asking for more than the device has fails with plenty still free and stays ``failed_runtime``."""
+    A kernel asking for more than the device has fails with plenty still free and stays ``failed_runtime``.
+
+    The message is the kernel's process's text, which a kernel can raise itself to turn its failure into a
+    retried ``error``: it counts only on a device shared by judges (never the CPU interpreter), and only where
+    the trusted side's own reading of the device (``used_share``: the share of its memory in use now, None
+    where no tool reads it) finds it at least half full."""
+    if device_type == "cpu":
+        return False
     found = _OOM_FIGURES.search(error)
     if not found:
         return False
     asked = float(found.group(1)) * _UNITS.get(found.group(2), 1)
     free = float(found.group(3)) * _UNITS.get(found.group(4), 1)
-    return free < asked and free < 1024**3
+    if not (free < asked and free < 1024**3):
+        return False
+    share = used_share() if used_share is not None else None
+    return share is None or share >= 0.5
 
 
 def import_failure_reason(error: str) -> str:

@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 30
+JUDGE_VERSION = 32
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 31
+PROTOCOL_STAGE_VERSION = 33
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -137,4 +137,13 @@ HISTORY: dict[int, str] = {
     "staged range, reflection_pad1d_backward's half sums in any order, the fp8 quantisers' codes before "
     "rounding, change those operators' versions, not this one.)",
     31: "Version 15 on version 30's rules.",
+    32: "Version 30 with the round-7 red team's holes closed: an audit hook armed before the candidate "
+    "loads ends its process on raw memory through ctypes, a fork, a heap walk (gc) or a tracer (rejected); "
+    "every binding of the sandbox's own modules and classes is watched (the audit's policy, the harness's "
+    "methods); tolist, numpy and __dlpack__ count against the host-read budget; an operator outside ATen is "
+    "work outside Triton; only a real kernel's launch pauses the audit; a device-full message counts only on "
+    "a GPU the trusted side finds at least half full; a reply the trusted side cannot parse and a reason "
+    "holding a lone surrogate no longer end as error. (affine_grid_generator's half range changes that "
+    "operator's version, not this one.)",
+    33: "Version 15 on version 32's rules.",
 }

@@ -333,6 +333,8 @@ def parse_json(data: bytes, what: str) -> Any:
         raise WireError(f"{what} is not JSON: {error}") from None
     except RecursionError:
         raise WireError(f"{what} is nested too deeply") from None
+    except ValueError as error:  # an integer past the digit limit, which the peer's own process may lift
+        raise WireError(f"{what} is not JSON this side reads: {str(error)[:200]}") from None
 
 
 def receive(

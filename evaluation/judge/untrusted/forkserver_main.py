@@ -62,6 +62,7 @@ def _child(request: zygote.ForkSandbox, fds: list[int], sock: socket.socket, zyg
         from evaluation.judge.untrusted.harness import Harness
 
         hooks = guard.install_launch_hooks()
+        guard.install_host_read_counters()
         prewarm_s = prewarm_error = None
         prewarm_device = os.environ.pop("KGB_SANDBOX_PREWARM", "")
         if prewarm_device:  # a spare GPU sandbox: context and compiler warmed before any job (prewarm.py)

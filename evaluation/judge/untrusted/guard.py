@@ -144,6 +144,12 @@ class AuditMode(TorchDispatchMode):
         if not STATE.auditing:
             return result
         packet = func._overloadpacket.__name__
+        if getattr(func, "namespace", "aten") != "aten":
+            # An operator registered outside ATen (torch.library) runs its body while this mode is popped for
+            # its own handler, where nothing audits it: whatever its name (redteam::clone computing a cosine
+            # passed as the allowed "clone"), it is work outside Triton.
+            STATE.compute_ops.append(f"{func.name()} (an operator outside ATen, whose body the audit cannot see)")
+            return result
         if STATE.on_tensor is not None and isinstance(result, torch.Tensor):
             STATE.on_tensor(result)
         if STATE.interpreted_launch:
@@ -152,12 +158,7 @@ class AuditMode(TorchDispatchMode):
             return result
         read = _host_read_elements(packet, args, result)
         if read:
-            STATE.host_read_elements += read
-            if STATE.host_read_elements > HOST_READ_BUDGET:
-                STATE.compute_ops.append(f"host reads of more than {HOST_READ_BUDGET} tensor elements in one call")
-                # Recorded whatever the kernel does next; raised so that a host loop over a big tensor ends
-                # now instead of at the per-call limit.
-                raise HostReadBudgetExceeded(f"read more than {HOST_READ_BUDGET} tensor elements back to the host")
+            _add_host_reads(read)
         elif packet in SEED_DRAWS and _seed_draw(result):
             pass
         elif packet not in ALLOWED_ATEN:
@@ -215,7 +216,7 @@ def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
 LAUNCH_WINDOWS_CAP = 256
 
 
-def _wrap_run(original: Any, interpreted: bool = False) -> Any:
+def _wrap_run(original: Any, owner: type, interpreted: bool = False) -> Any:
     def launch(self: Any, args: tuple, grid: Any, warmup: bool, kwargs: dict) -> Any:
         if interpreted:
             STATE.interpreted_launch += 1
@@ -230,6 +231,10 @@ def _wrap_run(original: Any, interpreted: bool = False) -> Any:
             STATE.paused -= 1
 
     def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+        if not isinstance(self, owner):
+            # Only a real kernel's launch is counted and runs with the audit paused: a stand-in ``self``
+            # called through the class would run its own Python (a property Triton reads) unaudited.
+            raise TypeError(f"{owner.__name__}.run called on a {type(self).__name__}, not a Triton kernel")
         if STATE.before_launch is not None:
             STATE.before_launch()
         if not warmup:
@@ -325,10 +330,47 @@ def install_launch_hooks() -> dict[str, Any]:
 
     hooks: dict[str, Any] = {}
     for name, cls in (("JITFunction.run", JITFunction), ("InterpretedFunction.run", InterpretedFunction)):
-        wrapper = _wrap_run(cls.run, interpreted=cls is InterpretedFunction)
+        wrapper = _wrap_run(cls.run, cls, interpreted=cls is InterpretedFunction)
         cls.run = wrapper
         hooks[name] = (cls, wrapper)
     return hooks
+
+
+# Tensor methods that hand tensor data to the host without any aten op the audit sees (on the CPU they read
+# memory in place): each counts its tensor's elements against the call's host-read budget.
+HOST_READ_METHODS = ("tolist", "numpy", "__dlpack__")
+
+
+def _count_host_read(original: Any, name: str) -> Any:
+    def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if STATE.auditing and not STATE.paused and not STATE.interpreted_launch and isinstance(self, torch.Tensor):
+            _add_host_reads(self.numel())
+        STATE.paused += 1  # the method's own copies are the read just counted
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            STATE.paused -= 1
+
+    read.__name__ = read.__qualname__ = name
+    read.__kgb_wrapped__ = original  # type: ignore[attr-defined]
+    return read
+
+
+def install_host_read_counters() -> None:
+    """Wrap HOST_READ_METHODS on torch.Tensor (before the candidate loads; Integrity watches the wrappers)."""
+    for name in HOST_READ_METHODS:
+        original = getattr(torch.Tensor, name, None)
+        if original is not None and not hasattr(original, "__kgb_wrapped__"):
+            setattr(torch.Tensor, name, _count_host_read(original, name))
+
+
+def _add_host_reads(count: int) -> None:
+    STATE.host_read_elements += count
+    if STATE.host_read_elements > HOST_READ_BUDGET:
+        STATE.compute_ops.append(f"host reads of more than {HOST_READ_BUDGET} tensor elements in one call")
+        # Recorded whatever the kernel does next; raised so that a host loop over a big tensor ends now
+        # instead of at the per-call limit.
+        raise HostReadBudgetExceeded(f"read more than {HOST_READ_BUDGET} tensor elements back to the host")
 
 
 def native_thread_count() -> int:
@@ -343,9 +385,10 @@ def native_thread_count() -> int:
 class Integrity:
     """What the harness relies on, captured before the candidate loads, and the check against it."""
 
-    def __init__(self, hooks: dict[str, Any], device_module: Any = None) -> None:
+    def __init__(self, hooks: dict[str, Any], device_module: Any = None, judge_modules: tuple[Any, ...] = ()) -> None:
         """``device_module``: the device family's torch module (torch.npu, torch.musa) when it is not CUDA,
-        whose synchronize / Event / current_stream the timing relies on as much as CUDA's."""
+        whose synchronize / Event / current_stream the timing relies on as much as CUDA's. ``judge_modules``:
+        the sandbox's own modules, whose every binding (and their classes' members) must stay as it was."""
         import torch.testing
 
         self.hooks = hooks
@@ -366,6 +409,7 @@ class Integrity:
             ("torch.Tensor.fill_", torch.Tensor, "fill_"),
             ("torch.Tensor.untyped_storage", torch.Tensor, "untyped_storage"),
             ("torch.Tensor.set_", torch.Tensor, "set_"),
+            *((f"torch.Tensor.{name}", torch.Tensor, name) for name in HOST_READ_METHODS),
         ]
         if device_module is not None and device_module is not torch.cuda:
             family = getattr(device_module, "__name__", "device").rsplit(".", 1)[-1]
@@ -376,6 +420,15 @@ class Integrity:
             ]
         for name, owner, attribute in targets:
             self.captured[name] = (owner, attribute, owner.__dict__.get(attribute, getattr(owner, attribute, None)))
+        # Every name the sandbox's own modules and classes bind (the audit's policy sets, its state object,
+        # the harness's methods): rebinding one (guard.ALLOWED_ATEN widened, Harness._run_once wrapped to
+        # forge the evidence it reports) is tampering, whatever the replacement does.
+        for module in judge_modules:
+            for attribute, value in vars(module).items():
+                self.captured[f"{module.__name__}.{attribute}"] = (module, attribute, value)
+                if isinstance(value, type) and value.__module__ == module.__name__:
+                    for member, bound in vars(value).items():
+                        self.captured[f"{value.__qualname__}.{member}"] = (value, member, bound)
         self.python_threads = threading.active_count()
         self.native_threads = native_thread_count()
 

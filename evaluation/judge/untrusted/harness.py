@@ -18,7 +18,7 @@ import torch
 
 from evaluation.judge import protocol, wire
 from evaluation.judge.backends import backend_for
-from evaluation.judge.untrusted import guard, interpreter_bounds, interpreter_mends
+from evaluation.judge.untrusted import audit_hook, guard, interpreter_bounds, interpreter_mends
 from evaluation.judge.untrusted.gpu_gate import COMPILES, LAUNCHER_SECONDS, CompileWindows, GpuGate
 from evaluation.judge.untrusted.harness_timing import TimingRequests, format_error
 from evaluation.judge.untrusted.timing_sets import host_snapshot
@@ -141,7 +141,11 @@ class Harness(TimingRequests):
         knobs.runtime.jit_cache_hook = self.compile_windows.before
         knobs.runtime.jit_post_compile_hook = self.compile_windows.after
         guard.STATE.before_launch = self.compile_windows.take_back
-        self.integrity = guard.Integrity(self.hooks, self.backend.module())
+        from evaluation.judge.untrusted import audit_rules, harness_timing, timing_sets
+
+        harness = sys.modules[__name__]
+        own_modules = (guard, audit_rules, audit_hook, harness, harness_timing, timing_sets, wire, protocol)
+        self.integrity = guard.Integrity(self.hooks, self.backend.module(), judge_modules=own_modules)
         self.reply(
             protocol.Started(
                 python=sys.version.split()[0],
@@ -165,6 +169,7 @@ class Harness(TimingRequests):
             path = os.path.join(os.getcwd(), "candidate_kernel.py")
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(request.source)
+            audit_hook.arm()  # for the rest of this process's life: it runs the candidate's code from here on
             spec = importlib.util.spec_from_file_location("candidate_kernel", path)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate_kernel"] = module

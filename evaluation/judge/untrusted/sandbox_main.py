@@ -56,6 +56,7 @@ def main() -> int:
 
     guard.warm_up()
     hooks = guard.install_launch_hooks()
+    guard.install_host_read_counters()
     wire.send(options.res_fd, protocol.Ready(pid=os.getpid(), uid=os.getuid()).to_header())
     harness = Harness(options.cmd_fd, options.res_fd, hooks)
     try:

@@ -7,6 +7,7 @@ defence exists, to prove that layer holds on its own.
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 import torch
@@ -48,7 +49,16 @@ BY_BEHAVIOUR = [
     ("tensor_subclass.py", "torch_subclass", "rejected", "output is not a plain tensor"),  # 10
     ("env_secret.py", "import", "failed_runtime", "raised: RuntimeError: ENVIRONMENT="),  # 14/17: no secrets
     ("stream_hide.py", "torch_call", "failed_runtime", "torch.cuda.Stream"),  # 9: no CUDA stream on the CPU
-    ("gc_scan.py", "import", "failed_correctness", "failed: output 0"),  # 13: nothing to find
+    ("gc_scan.py", "import", "rejected", "the kernel's process used gc.get_objects"),  # 13: the heap is closed
+    # The round-7 red team's (scan off, every one passed or ended as our error before its defence):
+    ("numpy_host_math_triton_copy.py", "import", "rejected", "host reads of more than 64 tensor elements"),  # 1
+    ("fork_child_compute.py", "import", "rejected", "the kernel's process used os.fork"),  # 1/9: unaudited copy
+    ("ctypes_read_data_ptr.py", "import", "rejected", "the kernel's process used ctypes.cdata"),  # 1: raw memory
+    ("widen_allowed_aten.py", "import", "rejected", "guard.ALLOWED_ATEN was replaced"),  # 11: the policy
+    ("patch_harness_run_once.py", "import", "rejected", "Harness._run_once was replaced"),  # 11/12: evidence
+    ("fake_jitfunction_self.py", "import", "failed_runtime", "not a Triton kernel"),  # 1: a paused stand-in
+    ("custom_op_named_clone.py", "torch_call", "rejected", "redteam::clone (an operator outside ATen"),  # 1: names
+    ("huge_int_reply.py", "import", "rejected", "header is not JSON this side reads"),  # 12: not our error
     ("kernel_body_torch.py", "torch_in_kernel", "passed", "all 3 cases passed"),  # torch in a kernel never launched
 ]
 
@@ -556,6 +566,23 @@ def test_a_kernel_cannot_pass_its_failure_off_as_the_judges_error(run_judge):
         assert result.reason.startswith("the kernel's process failed in case cos[")
         assert result.reason.endswith("failed: RuntimeError: the judge broke, not me")
         assert not result.retryable
+
+
+def test_a_kernel_raising_the_allocators_words_is_judged_for_its_failure(run_judge):
+    # A wrong kernel raising a "CUDA out of memory ... of which 100 MiB is free" of its own was a retried
+    # `error` on every device (the red team's round 7): on the interpreter no judge shares device memory.
+    result = run_judge("cheats/forge_device_full.py", static_scan=False)
+
+    assert result.status == "failed_runtime" and "ran out of memory" in result.reason
+    assert not result.retryable
+
+
+def test_a_reason_quoting_a_lone_surrogate_can_be_stored_and_printed(run_judge):
+    result = run_judge("cheats/lone_surrogate_reason.py", static_scan=False)
+
+    assert result.status == "failed_runtime" and "broken kernel" in result.reason
+    result.reason.encode("utf-8")  # raised UnicodeEncodeError before: SQLite and the CLI could not take it
+    json.dumps(result.to_json()).encode("utf-8")
 
 
 def test_tensor_subclass_output_is_rejected(run_judge):

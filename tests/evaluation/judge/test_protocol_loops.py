@@ -385,7 +385,7 @@ def test_a_probe_call_brackets_each_launch_at_the_launcher_and_sums_their_window
             if kwargs.get("hooks", True):
                 knobs.runtime.launch_exit_hook(None)
 
-    Kernel.run = guard._wrap_run(Kernel.run)
+    Kernel.run = guard._wrap_run(Kernel.run, Kernel)
     timeline: list = []
     kernel = Kernel()
 
