@@ -118,8 +118,9 @@ class CaseResult:
 
 
 def printable_text(text: str) -> str:
-    """``text`` with what UTF-8 cannot encode (lone surrogates) written as backslash escapes."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    """``text`` with what UTF-8 cannot encode (lone surrogates) and NUL (which PostgreSQL's text and jsonb
+    refuse) written as backslash escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
 
 
 @dataclass
@@ -147,7 +148,8 @@ class JudgeResult:
 
     def __post_init__(self) -> None:
         # Reasons quote the kernel's own text (its exception, its output): a lone surrogate there ("\ud800"
-        # in an exception's message) could be neither stored nor printed nor sent as UTF-8.
+        # in an exception's message) could be neither stored nor printed nor sent as UTF-8, a NUL not stored
+        # in PostgreSQL.
         self.reason = printable_text(self.reason)
         if self.failed_case:
             self.failed_case = {

@@ -137,8 +137,8 @@ class SandboxSession:
             if refused:
                 raise Verdict(
                     "rejected",
-                    f"the kernel's process used {refused}, which the sandbox refuses{where} (raw memory, a forked "
-                    "copy of the process or the judge's own objects: work the audit of torch cannot see)",
+                    f"the kernel's process used {refused}, which the sandbox refuses{where}: work the audit of "
+                    "torch cannot see (raw memory, another process or thread, the judge's own objects)",
                     check="sandbox_audit_hook",
                     case=case,
                     tier=tier,

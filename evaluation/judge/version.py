@@ -137,13 +137,15 @@ HISTORY: dict[int, str] = {
     "staged range, reflection_pad1d_backward's half sums in any order, the fp8 quantisers' codes before "
     "rounding, change those operators' versions, not this one.)",
     31: "Version 15 on version 30's rules.",
-    32: "Version 30 with the round-7 red team's holes closed: an audit hook armed before the candidate "
-    "loads ends its process on raw memory through ctypes, a fork, a heap walk (gc) or a tracer (rejected); "
-    "every binding of the sandbox's own modules and classes is watched (the audit's policy, the harness's "
-    "methods); tolist, numpy and __dlpack__ count against the host-read budget; an operator outside ATen is "
-    "work outside Triton; only a real kernel's launch pauses the audit; a device-full message counts only on "
-    "a GPU the trusted side finds at least half full; a reply the trusted side cannot parse and a reason "
-    "holding a lone surrogate no longer end as error. (affine_grid_generator's half range changes that "
-    "operator's version, not this one.)",
+    32: "Version 30 with the round-7 red teams' holes closed: an audit hook armed before the candidate "
+    "loads ends its process on raw memory through ctypes, a fork, a thread, a heap walk (gc) or a tracer, and "
+    "on torch.library registrations in ATen's namespace (rejected); every binding of the sandbox's own "
+    "modules and classes and gc.callbacks are watched; tolist, numpy and __dlpack__ count against the "
+    "host-read budget; a ghost replay reads back the real call's values; an operator the candidate defined "
+    "(custom_op, triton_op) has its body audited, one outside ATen that existed before is work outside Triton; "
+    "only a real kernel's launch pauses the audit; a device-full message counts only on a GPU the trusted "
+    "side finds at least half full; a reply the trusted side cannot parse and a reason holding a lone "
+    "surrogate or NUL no longer end as error. (affine_grid_generator's half range changes that operator's "
+    "version, not this one.)",
     33: "Version 15 on version 32's rules.",
 }

@@ -20,6 +20,7 @@ the integrity checks and the comparison outside the sandbox still see.
 from __future__ import annotations
 
 import contextlib
+import gc
 import threading
 import time
 from typing import Any
@@ -72,6 +73,58 @@ class HostReadBudgetExceeded(RuntimeError):
     """A call read more tensor data back to the host than HOST_READ_BUDGET allows."""
 
 
+class HostReads:
+    """The values a real call reads back to the host, which its ghost replays read again in their place.
+
+    A ghost replay turns every launch into a no-op; a kernel that could tell would compute its answer some
+    way the dispatch audit misses only when watched, and poison it in the replay. The simplest way to tell is
+    to launch a kernel that writes a known value and read it back: in a replay that read returns what the
+    real call read (the same inputs, the same order of reads), so the replay looks like the real call. Reads
+    in another order or of another shape than recorded return what is there."""
+
+    def __init__(self) -> None:
+        self.recorded: list[Any] = []
+        self.replaying: list[Any] | None = None
+        self.position = 0
+
+    def record(self) -> None:
+        self.recorded, self.replaying, self.position = [], None, 0
+
+    def replay(self) -> None:
+        self.replaying, self.position = self.recorded, 0
+
+    def seen(self, actual: Any) -> Any:
+        """The value a read gives the kernel: ``actual`` in a real call (kept), the recorded one in a replay."""
+        if self.replaying is None:
+            self.recorded.append(_detached_copy(actual))
+            return actual
+        if self.position >= len(self.replaying):
+            return actual
+        recorded = self.replaying[self.position]
+        self.position += 1
+        return _detached_copy(recorded) if _same_kind(recorded, actual) else actual
+
+
+def _detached_copy(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone()
+    if hasattr(value, "__array_interface__") and hasattr(value, "copy"):  # a numpy array
+        return value.copy()
+    if isinstance(value, list):
+        return [_detached_copy(item) for item in value]
+    return value
+
+
+def _same_kind(recorded: Any, actual: Any) -> bool:
+    if type(recorded) is not type(actual):
+        return False
+    if isinstance(actual, torch.Tensor) or hasattr(actual, "__array_interface__"):
+        return recorded.shape == actual.shape and recorded.dtype == actual.dtype
+    if isinstance(actual, list):
+        return len(recorded) == len(actual) and all(map(_same_kind, recorded, actual))
+    return True
+
+
 class GuardState:
     """Counters and switches shared by the launch hooks and the audit mode."""
 
@@ -89,6 +142,7 @@ class GuardState:
         self.on_tensor: Any = None
         self.compute_ops: list[str] = []
         self.host_read_elements = 0
+        self.host_reads = HostReads()
         # Timed calls: the stream the timing loop records its events on, how to read the current one, and
         # how many launches / tensor ops this call issued on any other stream (work the events never see).
         self.timed_stream: Any = None
@@ -118,6 +172,12 @@ class GuardState:
     def reset(self, *, ghost: bool) -> None:
         self.launches = 0
         self.ghost = ghost
+        # What a call reads back to the host, in order; a ghost replay reads the last real call's instead
+        # (HostReads).
+        if ghost:
+            self.host_reads.replay()
+        else:
+            self.host_reads.record()
         self.compute_ops = []
         self.host_read_elements = 0
         self.foreign_stream_work = 0
@@ -136,6 +196,8 @@ STATE = GuardState()
 class AuditMode(TorchDispatchMode):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
+        if STATE.auditing and not STATE.paused and getattr(func, "namespace", "aten") != "aten":
+            return _outside_aten(func, args, kwargs)
         result = func(*args, **kwargs)
         if STATE.paused:
             return result
@@ -144,12 +206,6 @@ class AuditMode(TorchDispatchMode):
         if not STATE.auditing:
             return result
         packet = func._overloadpacket.__name__
-        if getattr(func, "namespace", "aten") != "aten":
-            # An operator registered outside ATen (torch.library) runs its body while this mode is popped for
-            # its own handler, where nothing audits it: whatever its name (redteam::clone computing a cosine
-            # passed as the allowed "clone"), it is work outside Triton.
-            STATE.compute_ops.append(f"{func.name()} (an operator outside ATen, whose body the audit cannot see)")
-            return result
         if STATE.on_tensor is not None and isinstance(result, torch.Tensor):
             STATE.on_tensor(result)
         if STATE.interpreted_launch:
@@ -159,6 +215,13 @@ class AuditMode(TorchDispatchMode):
         read = _host_read_elements(packet, args, result)
         if read:
             _add_host_reads(read)
+            if packet == "copy_" and isinstance(result, torch.Tensor):
+                seen = STATE.host_reads.seen(result)
+                if seen is not result:
+                    with paused():
+                        result.copy_(seen)
+                return result
+            return STATE.host_reads.seen(result)
         elif packet in SEED_DRAWS and _seed_draw(result):
             pass
         elif packet not in ALLOWED_ATEN:
@@ -169,6 +232,46 @@ class AuditMode(TorchDispatchMode):
             # Ghost replay: fresh memory must not hold the real call's answer (allocator reuse).
             poison_(result, STATE.poison_variant)
         return result
+
+
+# Operators that existed before the candidate loaded (guard.remember_builtin_operators): outside ATen, their
+# kernels are C++ (quantized::, _c10d_functional::...), whose work the audit cannot follow.
+BUILTIN_OPERATORS: set[str] = set()
+# The dispatch keys whose kernel an operator the candidate defined (torch.library.custom_op, triton_op) is
+# called through, its body then audited like the call's own code: the device's own key first.
+FOLLOWED_KEYS = ("CPU", "CUDA", "CompositeExplicitAutograd", "CompositeImplicitAutograd")
+
+
+def remember_builtin_operators() -> None:
+    BUILTIN_OPERATORS.update(torch._C._dispatch_get_all_op_names())
+
+
+def _outside_aten(func: Any, args: tuple, kwargs: dict) -> Any:
+    """An operator registered outside ATen. Its kernel runs while the dispatch mode is popped for this
+    handler, where nothing audits it (redteam::clone, computing a cosine, passed as the allowed "clone"). One
+    the candidate defined in Python (a custom_op or triton_op wrapping its launch, a documented style) is
+    called through its kernel's own dispatch key under a mode of its own, so that its body is audited as
+    the call's code is; one that existed before (a C++ kernel) is work outside Triton."""
+    name = func.name()
+    keys = [key for key in FOLLOWED_KEYS if torch._C._dispatch_has_kernel_for_dispatch_key(name, key)]
+    if name in BUILTIN_OPERATORS or not keys:
+        STATE.compute_ops.append(f"{name} (an operator outside ATen, whose kernel the audit cannot see)")
+        return func(*args, **kwargs)
+    devices = {arg.device.type.upper() for arg in args if isinstance(arg, torch.Tensor)}
+    key = next((key for key in keys if key in devices), None)
+    key = key or next((key for key in keys if key.startswith("Composite")), keys[0])
+    with AuditMode():
+        return func._op_dk(getattr(torch._C.DispatchKey, key), *args, **kwargs)
+
+
+@contextlib.contextmanager
+def paused() -> Any:
+    """The judge's own tensor work inside an audited call: not audited, not counted."""
+    STATE.paused += 1
+    try:
+        yield
+    finally:
+        STATE.paused -= 1
 
 
 @contextlib.contextmanager
@@ -343,13 +446,12 @@ HOST_READ_METHODS = ("tolist", "numpy", "__dlpack__")
 
 def _count_host_read(original: Any, name: str) -> Any:
     def read(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if STATE.auditing and not STATE.paused and not STATE.interpreted_launch and isinstance(self, torch.Tensor):
+        counted = STATE.auditing and not STATE.paused and not STATE.interpreted_launch
+        if counted and isinstance(self, torch.Tensor):
             _add_host_reads(self.numel())
-        STATE.paused += 1  # the method's own copies are the read just counted
-        try:
-            return original(self, *args, **kwargs)
-        finally:
-            STATE.paused -= 1
+        with paused():  # the method's own copies are the read just counted
+            value = original(self, *args, **kwargs)
+        return STATE.host_reads.seen(value) if counted and name != "__dlpack__" else value
 
     read.__name__ = read.__qualname__ = name
     read.__kgb_wrapped__ = original  # type: ignore[attr-defined]
@@ -385,10 +487,21 @@ def native_thread_count() -> int:
 class Integrity:
     """What the harness relies on, captured before the candidate loads, and the check against it."""
 
-    def __init__(self, hooks: dict[str, Any], device_module: Any = None, judge_modules: tuple[Any, ...] = ()) -> None:
+    def __init__(
+        self,
+        hooks: dict[str, Any],
+        device_module: Any = None,
+        judge_modules: tuple[Any, ...] = (),
+        wrapped: tuple[tuple[Any, str], ...] = (),
+        native_threads_fixed: bool = False,
+    ) -> None:
         """``device_module``: the device family's torch module (torch.npu, torch.musa) when it is not CUDA,
         whose synchronize / Event / current_stream the timing relies on as much as CUDA's. ``judge_modules``:
-        the sandbox's own modules, whose every binding (and their classes' members) must stay as it was."""
+        the sandbox's own modules, whose every binding (and their classes' members) must stay as it was.
+        ``wrapped``: (owner, attribute) pairs the sandbox wrapped elsewhere (thread starters), to stay so.
+        ``native_threads_fixed``: the process's own threads (``/proc/self/task``, which sees a thread started
+        through ``_thread`` that ``threading`` does not) must not grow either: on the CPU interpreter, where no
+        driver starts threads of its own once the process is warm."""
         import torch.testing
 
         self.hooks = hooks
@@ -418,6 +531,7 @@ class Integrity:
                 for attribute in ("synchronize", "Event", "current_stream")
                 if hasattr(device_module, attribute)
             ]
+        targets += [(f"{owner.__name__}.{attribute}", owner, attribute) for owner, attribute in wrapped]
         for name, owner, attribute in targets:
             self.captured[name] = (owner, attribute, owner.__dict__.get(attribute, getattr(owner, attribute, None)))
         # Every name the sandbox's own modules and classes bind (the audit's policy sets, its state object,
@@ -431,6 +545,8 @@ class Integrity:
                         self.captured[f"{value.__qualname__}.{member}"] = (value, member, bound)
         self.python_threads = threading.active_count()
         self.native_threads = native_thread_count()
+        self.gc_callbacks = gc.callbacks
+        self.native_threads_fixed = native_threads_fixed
 
     def violations(self) -> list[str]:
         problems = []
@@ -441,8 +557,13 @@ class Integrity:
         for name, (cls, wrapper) in self.hooks.items():
             if cls.__dict__.get("run") is not wrapper:
                 problems.append(f"{name} (launch hook) was replaced")
+        if gc.callbacks is not self.gc_callbacks or gc.callbacks:
+            # A callback runs at the next collection, wherever that falls: after the call's audit ended.
+            problems.append("gc.callbacks was changed")
         if threading.active_count() > self.python_threads:
             problems.append(f"thread count grew from {self.python_threads} to {threading.active_count()}")
+        elif self.native_threads_fixed and native_thread_count() > self.native_threads:
+            problems.append(f"thread count grew from {self.native_threads} to {native_thread_count()} (native)")
         return problems
 
 

@@ -143,9 +143,16 @@ class Harness(TimingRequests):
         guard.STATE.before_launch = self.compile_windows.take_back
         from evaluation.judge.untrusted import audit_rules, harness_timing, timing_sets
 
+        guard.remember_builtin_operators()
         harness = sys.modules[__name__]
         own_modules = (guard, audit_rules, audit_hook, harness, harness_timing, timing_sets, wire, protocol)
-        self.integrity = guard.Integrity(self.hooks, self.backend.module(), judge_modules=own_modules)
+        self.integrity = guard.Integrity(
+            self.hooks,
+            self.backend.module(),
+            judge_modules=own_modules,
+            wrapped=audit_hook.install_thread_event() + audit_hook.install_library_event(),
+            native_threads_fixed=self.device.type == "cpu",
+        )
         self.reply(
             protocol.Started(
                 python=sys.version.split()[0],

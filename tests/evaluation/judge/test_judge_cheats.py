@@ -33,7 +33,7 @@ BY_BEHAVIOUR = [
     ("host_math_ghost.py", "tensor_method", "rejected", "case cos["),  # 1/2: host math (ghost replay)
     ("file_write.py", "banned_builtin", "passed", "all 3 cases passed"),  # 7/17: its own private tmpfs
     ("proc_read.py", "banned_builtin", "failed_runtime", "raised: PermissionError"),  # 13/17: /proc
-    ("spawn_thread.py", "import", "rejected", "harness integrity: thread count grew"),  # 9: thread
+    ("spawn_thread.py", "import", "rejected", "the kernel's process used kgb.thread.start"),  # 9: thread
     ("patch_timer.py", "import", "rejected", "harness integrity: time.perf_counter was replaced"),  # 11
     ("patch_assert_close.py", "import", "rejected", "harness integrity: torch.testing.assert_close"),  # 11
     ("patch_synchronize.py", "attribute_store", "rejected", "harness integrity: torch.cuda.synchronize"),  # 11
@@ -54,10 +54,17 @@ BY_BEHAVIOUR = [
     ("numpy_host_math_triton_copy.py", "import", "rejected", "host reads of more than 64 tensor elements"),  # 1
     ("fork_child_compute.py", "import", "rejected", "the kernel's process used os.fork"),  # 1/9: unaudited copy
     ("ctypes_read_data_ptr.py", "import", "rejected", "the kernel's process used ctypes.cdata"),  # 1: raw memory
+    # 1/2: torch with the dispatch mode popped or the Python key excluded, the ghost replay told apart by a
+    # marker kernel's value read back (a replay reads the real call's values back)
+    ("disable_dispatch_modes_marker_ghost.py", "torch_call", "rejected", "still correct with every Triton launch"),
+    ("exclude_python_key_marker_ghost.py", "torch_call", "rejected", "still correct with every Triton launch"),
     ("widen_allowed_aten.py", "import", "rejected", "guard.ALLOWED_ATEN was replaced"),  # 11: the policy
     ("patch_harness_run_once.py", "import", "rejected", "Harness._run_once was replaced"),  # 11/12: evidence
     ("fake_jitfunction_self.py", "import", "failed_runtime", "not a Triton kernel"),  # 1: a paused stand-in
-    ("custom_op_named_clone.py", "torch_call", "rejected", "redteam::clone (an operator outside ATen"),  # 1: names
+    ("custom_op_named_clone.py", "torch_call", "rejected", "computed outside Triton: aten::cos"),  # 1: its body
+    ("aten_overload_computes.py", "torch_call", "rejected", "torch.library in namespace aten"),  # 1: aten::x.y
+    ("aten_kernel_replaced.py", "torch_call", "rejected", "torch.library in namespace aten"),  # 1: a CPU kernel
+    ("gc_callback_after_the_call.py", "import", "rejected", "harness integrity: gc.callbacks was changed"),  # 1
     ("huge_int_reply.py", "import", "rejected", "header is not JSON this side reads"),  # 12: not our error
     ("kernel_body_torch.py", "torch_in_kernel", "passed", "all 3 cases passed"),  # torch in a kernel never launched
 ]
@@ -514,12 +521,21 @@ def test_no_triton_launch_is_rejected(run_judge):
     assert check_outcomes(result)["triton_launched"] == "failed"
 
 
-def test_spawning_a_thread_is_caught_by_the_integrity_check(run_judge):
+def test_spawning_a_thread_ends_the_process_and_one_started_past_the_hook_is_counted(run_judge):
+    # Dispatch modes are per thread: torch in a thread runs unaudited. Starting one raises an audit event the
+    # sandbox refuses; a kernel that unwraps the starter to get at _thread's own (no event, and threading does
+    # not count it) is seen by the process's thread count after the call.
     result = _runtime(run_judge, "spawn_thread.py")
 
     assert result.status == "rejected"
+    assert result.reason.startswith("the kernel's process used kgb.thread.start")
+    assert check_outcomes(result)["sandbox_audit_hook"] == "failed"
+
+    result = run_judge("cheats/spawn_thread_unwrapped.py", static_scan=False)
+
+    assert result.status == "rejected"
     assert check_outcomes(result)["harness_integrity"] == "failed"
-    assert result.reason.startswith("harness integrity: thread count grew from")
+    assert result.reason.startswith("harness integrity: thread count grew from") and "(native)" in result.reason
 
 
 @pytest.mark.parametrize(

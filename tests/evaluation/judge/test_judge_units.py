@@ -313,3 +313,41 @@ def test_dtype_arithmetic_is_not_compute():
         castable = torch.can_cast(promoted, torch.int32)
     assert (promoted, from_tensors, from_scalar, castable) == (torch.float32, torch.float32, torch.float16, False)
     assert guard.STATE.compute_ops == [] and guard.STATE.host_read_elements == 0
+
+
+def test_a_ghost_replay_reads_back_what_the_real_call_read():
+    # A kernel that launches a marker and reads it back must not tell a ghost replay (where launches are
+    # no-ops) from the real call: the replay reads the real call's values, in order, where they are of the
+    # same kind; anything else reads what is there.
+    from evaluation.judge.untrusted.guard import HostReads
+
+    reads = HostReads()
+    reads.record()
+    assert reads.seen(31337) == 31337
+    marker = torch.tensor([7, 8])
+    assert reads.seen(marker) is marker
+    assert reads.seen([1.5, 2.5]) == [1.5, 2.5]
+
+    reads.replay()
+    assert reads.seen(0) == 31337
+    replayed = reads.seen(torch.zeros(2, dtype=torch.int64))
+    assert replayed.tolist() == [7, 8]
+    assert reads.seen([0.0]) == [0.0]  # another shape than recorded: what is there
+    assert reads.seen(5) == 5  # past the record
+
+
+def test_a_reason_holds_neither_nul_nor_lone_surrogates():
+    # The kernel's exception text goes into the reason; PostgreSQL's text and jsonb refuse NUL, UTF-8 refuses
+    # lone surrogates. Both become visible backslash escapes.
+    from evaluation.judge.job import CaseResult, JudgeResult
+
+    result = JudgeResult(
+        "failed_runtime",
+        "raised: RuntimeError: a\x00b\ud800",
+        failed_case={"case_id": "c", "message": "x\x00"},
+        case_results=[CaseResult("c", "smoke", {}, False, message="y\x00")],
+    )
+
+    assert result.reason == "raised: RuntimeError: a\\x00b\\ud800"
+    assert result.failed_case["message"] == "x\\x00" and result.case_results[0].message == "y\\x00"
+    result.reason.encode("utf-8")

@@ -1,8 +1,8 @@
-"""Hostile: leave processes behind that outlive the verdict: a forked child that calls setsid() and sleeps,
-a double-forked grandchild, and a subprocess in a new session."""
+"""Hostile: leave processes behind that outlive the verdict: a child in a new session that double-forks a
+grandchild through the shell, and a subprocess in a new session (os.fork itself ends the sandbox's process:
+audit_hook; subprocesses stay allowed, Triton's launcher builds with one)."""
 import os
 import subprocess
-import time
 
 import torch
 import triton
@@ -11,14 +11,12 @@ import triton.language as tl
 
 def attack():
     for _ in range(3):
-        pid = os.fork()
-        if pid == 0:
-            os.setsid()
-            if os.fork() == 0:
-                while True:
-                    time.sleep(1)
-            while True:
-                time.sleep(1)
+        subprocess.Popen(
+            ["sh", "-c", "(trap '' HUP TERM; sleep 600) & sleep 600"],
+            start_new_session=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     subprocess.Popen(["sleep", "600"], start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     print("SPAWNED", os.getpid())
 
