@@ -149,6 +149,9 @@ class JudgeOptions:
     spec: OperatorSpec | None = None
     static_scan: bool = True
     ghost_replay: bool = True
+    # A twin replay of every case a ghost replay runs for (correctness.prepare_case, guard.Twins): Triton
+    # reads another draw of the inputs, the wrapper sees the call's own.
+    twin_replay: bool = True
     isolate: bool = True
     timing: TimingOptions = field(default_factory=TimingOptions)
     # The protocol's speedup beside the device-time one (timing_protocol.py; protocol_timing_options());

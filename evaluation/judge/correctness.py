@@ -15,6 +15,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import faults, interpreter_defects, protocol, wire
 from evaluation.judge.backends import device_memory_used_share
@@ -59,6 +61,12 @@ class CaseInFlight:
     repeat_blobs: list[bytes] = field(default_factory=list)
     ghost_outputs: list[tuple[Any, ...] | None] = field(default_factory=list)
     answered_at: float = 0.0
+    # The twin replay (guard.Twins): another draw of the case's inputs, which Triton reads while the wrapper
+    # sees ``sent``; its reference's outputs, an untouched copy of it, and what the replay gave back.
+    twin_sent: Call | None = None
+    twin_expected: tuple[Any, ...] = ()
+    twin_before: Call | None = None
+    twin_outputs: tuple[Any, ...] | None = None
 
 
 def run_correctness(judgement: JudgementContext) -> None:
@@ -188,19 +196,33 @@ def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, 
         judgement.case_bytes[case.case_id] = call_bytes(sent) + tensor_bytes(expected)
     judgement.add_stage("correctness.reference", time.perf_counter() - built)
     expected_tensors = flat_tensors(expected)
+    wants_ghost = (
+        ghost
+        and judgement.options.ghost_replay
+        and judgement.spec.judgement != "metadata"
+        and not entry.returns_view
+        and any(item.numel() > 0 for item in expected_tensors)
+    )
+    twin_sent, twin_expected = None, ()
+    if wants_ghost and judgement.options.twin_replay and judgement.spec.judgement != "statistical":
+        twin_sent = judgement.make_call(case, twin_seed(seed))
+        if same_call_outline(sent, twin_sent):
+            twin_expected = judgement.expected(case, twin_sent)
+            if _outputs_equal(twin_expected, expected):
+                twin_sent = None  # the answer does not depend on the inputs' values: the replay proves nothing
+        else:
+            twin_sent = None  # a builder that draws shapes or scalars: no twin of the same call
     return CaseInFlight(
         tier=tier,
         case=case,
         entry=entry,
         sent=sent,
         expected=expected,
+        twin_sent=twin_sent,
+        twin_expected=twin_expected,
         # A view (``-> Tensor(a)``) is right when it is the input's own memory: a replay with no launches
         # returns the same view, and proves nothing (the dispatch audit still refuses compute on the host).
-        wants_ghost=ghost
-        and judgement.options.ghost_replay
-        and judgement.spec.judgement != "metadata"
-        and not entry.returns_view
-        and any(item.numel() > 0 for item in expected_tensors),
+        wants_ghost=wants_ghost,
         # Random operators are called twice on the same inputs: two draws must differ (when the
         # reference's do).
         wants_repeat=judgement.spec.judgement == "statistical" and any(item.numel() > 1 for item in expected_tensors),
@@ -222,6 +244,16 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     )
     encoder = wire.Encoder()
     payload = encoder.encode({"args": pending.sent.args, "kwargs": pending.sent.kwargs})
+    twin_payload = None
+    if pending.twin_sent is not None:
+        # Not poisoned: which arguments are pure outputs is worked out on the real draw (a mask all True
+        # makes masked_fill_'s self one), and need not hold for this one.
+        twin = pending.twin_sent
+        pending.twin_before = Call(
+            args=map_tensors(twin.args, lambda t: t.clone()), kwargs=map_tensors(twin.kwargs, lambda t: t.clone())
+        )
+        twin_payload = encoder.encode({"args": twin.args, "kwargs": twin.kwargs})
+        pending.twin_sent = None
     pending.sent = None  # the sandbox has its copy, ``before`` the untouched one
     asked = time.perf_counter()
     # Ghost replays send back only what is compared (the return value, mutated arguments).
@@ -235,15 +267,19 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             poison_keys=tuple(poison_keys),
             ghost_keep=tuple(entry.mutates),
             repeat=pending.wants_repeat,
+            twin_payload=twin_payload,
         ),
         encoder.blobs,
         case,
         tier,
-        reply_cap=_reply_cap(encoder.blobs, pending.expected, pending.variants),
+        reply_cap=_reply_cap(encoder.blobs, pending.expected, pending.variants + int(twin_payload is not None)),
         gpu=True,
         call_limit_s=judgement.job.call_limit_s(
             judgement.reference_seconds.get(case.case_id, 0.0),
-            calls=1 + (pending.variants if pending.wants_ghost else 0) + int(pending.wants_repeat),
+            calls=1
+            + (pending.variants if pending.wants_ghost else 0)
+            + int(pending.wants_repeat)
+            + int(twin_payload is not None),
         ),
     )
     answered = pending.answered_at = time.perf_counter()
@@ -314,6 +350,11 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
             message="the call launched no Triton kernel",
         )
     check_integrity(list(reply.integrity), case, tier)
+    twin_offset = len(blobs)
+    if pending.twin_before is not None and reply.twin is not None and reply.twin_blob_offset is not None:
+        twin_offset = reply.twin_blob_offset
+        check_twin_outcome(reply.twin, case, tier)
+    blobs, twin_blobs = blobs[:twin_offset], blobs[twin_offset:]
     offsets = list(reply.ghost_blob_offsets)
     offset = offsets[0] if offsets else len(blobs)
     repeat_offset = offset
@@ -324,6 +365,9 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
         after, returned = decode_call(real.value, blobs[:repeat_offset], before, entry)
         if pending.wants_ghost:
             pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, case, before, pending.variants)
+        if twin_blobs and reply.twin is not None:
+            twin_after, twin_returned = decode_call(reply.twin.value, twin_blobs, pending.twin_before, entry)
+            pending.twin_outputs = judgement.spec.outputs_of(case, twin_after, twin_returned)
     changed = mutated_inputs(judgement, entry, before, after)
     if changed:
         raise Verdict(
@@ -375,12 +419,115 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
         check_draws_differ(judgement, pending.reply, pending.repeat_blobs, case, tier, before, outputs, expected)
     if pending.wants_ghost:
         check_ghost_replay(judgement, pending.ghost_outputs, case, tier, before, expected)
+    if pending.twin_outputs is not None:
+        check_twin_replay(judgement, pending, expected)
     judgement.passed_case_dtypes.append(dtypes)
     if record:
         judgement.case_results.append(
             CaseResult(case_id=case.case_id, tier=tier, params=dict(case.params), passed=True)
         )
     judgement.add_stage("correctness.checks", time.perf_counter() - pending.answered_at)
+
+
+def twin_seed(seed: int) -> int:
+    """The seed of a case's twin replay: another draw of the same case, from the same secret."""
+    return (seed * 0x9E3779B1 + 0x7F4A7C15) % (2**31 - 1)
+
+
+def same_call_outline(first: Call, second: Call) -> bool:
+    """True when two draws of a case are the same call but for their tensors' values: the same non-tensor
+    arguments, and tensors of the same dtypes, shapes, strides, offsets and storage sizes, in the same places
+    (a twin replay needs every storage of the call to have a twin of the same layout)."""
+
+    def outline(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return (
+                "tensor",
+                value.dtype,
+                tuple(value.shape),
+                value.stride(),
+                value.storage_offset(),
+                value.untyped_storage().nbytes(),
+                value.device.type,
+            )
+        if isinstance(value, (list, tuple)):
+            return (type(value).__name__, tuple(outline(item) for item in value))
+        if isinstance(value, dict):
+            return ("dict", tuple((key, outline(value[key])) for key in sorted(value, key=str)))
+        if isinstance(value, (bool, int, float, complex, str, type(None), torch.dtype, torch.device)):
+            return value
+        return ("other", type(value).__name__, id(value))  # a generator, a layout: never equal between draws
+
+    return outline([first.args, first.kwargs]) == outline([second.args, second.kwargs])
+
+
+def _outputs_equal(first: tuple[Any, ...], second: tuple[Any, ...]) -> bool:
+    left, right = flat_tensors(first), flat_tensors(second)
+    return len(left) == len(right) and all(
+        a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(left, right, strict=True)
+    )
+
+
+def check_twin_outcome(twin: protocol.CallOutcome, case: Case, tier: str) -> None:
+    """What the sandbox says of the twin replay's call: the same rules as the real call's."""
+    if twin.compute_ops:
+        ops = ", ".join(twin.compute_ops)
+        raise Verdict(
+            "rejected",
+            f"computed outside Triton: {ops}",
+            check="dispatch_audit",
+            case=case,
+            tier=tier,
+            message=f"aten ops outside Triton (twin replay): {ops}",
+        )
+    if twin.error:
+        raise Verdict(
+            "failed_runtime",
+            f"case {case.case_id}, on another draw of its inputs, raised: {faults.last_line(twin.error)}",
+            case=case,
+            tier=tier,
+            message=faults.tail_lines(twin.error),
+        )
+    if twin.not_plain:
+        raise Verdict(
+            "rejected",
+            f"output is not a plain tensor: {twin.not_plain[0]}",
+            check="plain_tensor_outputs",
+            case=case,
+            tier=tier,
+            message="; ".join(twin.not_plain),
+        )
+
+
+def check_twin_replay(judgement: JudgementContext, pending: CaseInFlight, expected: tuple[Any, ...]) -> None:
+    """The twin replay's outputs must be the answer for the values Triton read (the twins). Where they are
+    the answer for the values the wrapper was given instead, the work was done where Triton was not
+    (rejected); where they are neither, the kernel is wrong on another draw of the case (failed)."""
+    case, tier, before, outputs = pending.case, pending.tier, pending.twin_before, pending.twin_outputs
+    message = compare_outputs(judgement.spec, case, before, outputs, pending.twin_expected)
+    if message:
+        message = unless_well_posed(judgement, case, before, outputs, pending.twin_expected, message)
+    if not message:
+        judgement.check("twin_replay", "passed", "the outputs followed the values Triton read")
+        return
+    if compare_outputs(judgement.spec, case, pending.before, outputs, expected, explain=False) is None:
+        raise Verdict(
+            "rejected",
+            f"case {case.case_id}: the output is the answer for the inputs the wrapper was given, not for the "
+            "other values its Triton launches read in their place: the work was done outside Triton",
+            check="twin_replay",
+            case=case,
+            tier=tier,
+            message="twin replay: the outputs followed the call's own inputs, not what Triton read",
+        )
+    raise Verdict(
+        "failed_correctness",
+        f"case {case.case_id} failed on another draw of its inputs (its twin replay: Triton read other values "
+        f"than the wrapper was given): {message}",
+        case=case,
+        tier=tier,
+        message=message,
+    )
 
 
 def nothing_to_compute(expected: tuple[Any, ...]) -> bool:

@@ -137,7 +137,10 @@ HISTORY: dict[int, str] = {
     "staged range, reflection_pad1d_backward's half sums in any order, the fp8 quantisers' codes before "
     "rounding, change those operators' versions, not this one.)",
     31: "Version 15 on version 30's rules.",
-    32: "Version 30 with the round-7 red teams' holes closed: an audit hook armed before the candidate "
+    32: "Version 30 with a twin replay of every case a ghost replay runs for: the same call once more while "
+    "Triton reads and writes only twins of its memory holding another draw of the case; outputs that are not "
+    "the answer for the twins fail (rejected where they are the call's own answer). And the round-7 red "
+    "teams' holes closed: an audit hook armed before the candidate "
     "loads ends its process on raw memory through ctypes, a fork, a thread, a heap walk (gc) or a tracer, and "
     "on torch.library registrations in ATen's namespace (rejected); every binding of the sandbox's own "
     "modules and classes and gc.callbacks are watched; tolist, numpy and __dlpack__ count against the "

@@ -172,7 +172,8 @@ class CallOutcome:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Called(Reply):
     """A correctness call's outcomes. Blobs: the real call's, then the repeat's from ``repeat_blob_offset``,
-    then each ghost's from its ``ghost_blob_offsets`` entry (offsets never go down)."""
+    then each ghost's from its ``ghost_blob_offsets`` entry, then the twin replay's from ``twin_blob_offset``
+    (offsets never go down)."""
 
     EVENT: ClassVar[str] = "called"
     real: CallOutcome
@@ -180,6 +181,8 @@ class Called(Reply):
     ghost_blob_offsets: tuple[int, ...] = ()
     repeat: CallOutcome | None = None
     repeat_blob_offset: int | None = None
+    twin: CallOutcome | None = None
+    twin_blob_offset: int | None = None
     integrity: tuple[str, ...] = ()
     native_threads: int | None = None
 
@@ -193,11 +196,18 @@ class Called(Reply):
         if any(not isinstance(item, int) or isinstance(item, bool) or item < 0 for item in offsets):
             raise read.fail("ghost_blob_offsets", "holds something other than blob offsets")
         repeat_offset = read.count("repeat_blob_offset", None)
+        twin_offset = read.count("twin_blob_offset", None)
         order = ([] if repeat_offset is None else [repeat_offset]) + list(offsets)
+        order += [] if twin_offset is None else [twin_offset]
         if len(offsets) != len(ghosts) or order != sorted(order):
             raise read.fail("ghost_blob_offsets", "does not give each ghost replay its blobs in order")
         repeat = read.raw("repeat", None)
+        twin = read.raw("twin", None)
+        if (twin is None) != (twin_offset is None):
+            raise read.fail("twin_blob_offset", "comes without the twin replay, or the replay without it")
         return cls(
+            twin=None if twin is None else CallOutcome.decode(twin, "the twin replay"),
+            twin_blob_offset=twin_offset,
             real=CallOutcome.decode(read.raw("real"), "the real call"),
             ghosts=ghosts,
             ghost_blob_offsets=offsets,

@@ -96,8 +96,9 @@ class Load(Request):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CallCase(GatedRequest):
-    """One correctness call (``payload``: a wire tree of ``args`` and ``kwargs``), its ghost replays and a
-    random operator's repeat."""
+    """One correctness call (``payload``: a wire tree of ``args`` and ``kwargs``), its ghost replays, a
+    random operator's repeat, and its twin replay (``twin_payload``: the same call's tree with other values,
+    whose storages twin the call's: guard.Twins; None: none)."""
 
     OP: ClassVar[str] = "call"
     entry_point: str
@@ -107,6 +108,7 @@ class CallCase(GatedRequest):
     poison_keys: tuple[int | str, ...]
     ghost_keep: tuple[int | str, ...]
     repeat: bool
+    twin_payload: dict[str, Any] | None = None
 
     @classmethod
     def decode(cls, header: Any) -> CallCase:
@@ -114,9 +116,13 @@ class CallCase(GatedRequest):
         payload = read.raw("payload")
         if not isinstance(payload, dict):
             raise read.fail("payload", "is not an object")
+        twin_payload = read.raw("twin_payload", None)
+        if twin_payload is not None and not isinstance(twin_payload, dict):
+            raise read.fail("twin_payload", "is not an object")
         return cls(
             entry_point=read.text("entry_point", limit=NAME_CHARS),
             payload=payload,
+            twin_payload=twin_payload,
             ghost=read.flag("ghost"),
             ghost_variants=read.count("ghost_variants", low=1, high=16),
             poison_keys=read.keys("poison_keys"),

@@ -125,6 +125,117 @@ def _same_kind(recorded: Any, actual: Any) -> bool:
     return True
 
 
+class Twins:
+    """A twin replay's second world of memory (docs/judge.md, "Twin replay"). The call sees the real call's
+    inputs; each storage holding them has a twin of the same size holding another draw of the case's inputs.
+    Triton works only on twins: a tensor's ``data_ptr()`` (which Triton's launchers and the interpreter take a
+    kernel's pointers from, and pointer tables are built from) points into its storage's twin, made on first
+    use for memory that has none. Host reads the budget allows read the twins; copies the wrapper makes of
+    twinned memory (``contiguous``, ``clone``, ``copy_``) are made of the twins too, and fills reach them.
+    So an honest call's outputs are the answer for the twins' values, while work done anywhere Triton is
+    not (torch outside the audit's reach, numpy on a tensor's memory, a subprocess) sees only the call's own
+    inputs and none of what Triton wrote, and gives another answer, which the judge tells apart."""
+
+    def __init__(self) -> None:
+        self.by_storage: dict[int, torch.UntypedStorage] = {}
+        self._alive: list[Any] = []
+
+    def add(self, real: torch.Tensor, twin: torch.Tensor) -> None:
+        """``twin``'s storage is the twin of ``real``'s (same bytes, same layout of views into them)."""
+        storage = real.untyped_storage()
+        if storage.nbytes() and _storage_ptr(storage) not in self.by_storage:
+            self.by_storage[_storage_ptr(storage)] = twin.untyped_storage()
+            self._alive += [storage, twin]
+            if STATE.on_tensor is not None:  # the interpreter's bounds: kernels write the twin instead
+                STATE.on_tensor(twin)
+
+    def has(self, tensor: Any) -> bool:
+        return (
+            isinstance(tensor, torch.Tensor)
+            and tensor.device.type != "meta"
+            and _storage_ptr(tensor.untyped_storage()) in self.by_storage
+        )
+
+    def view(self, tensor: torch.Tensor) -> torch.Tensor:
+        """``tensor``'s geometry on its storage's twin."""
+        twin = self.by_storage[_storage_ptr(tensor.untyped_storage())]
+        with paused():
+            return torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
+                twin, tensor.storage_offset(), tensor.size(), tensor.stride()
+            )
+
+    def swapped(self, value: Any) -> Any:
+        """``value`` with every twinned tensor in it (lists, tuples, dicts) replaced by its twin view."""
+        if isinstance(value, torch.Tensor):
+            return self.view(value) if self.has(value) else value
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.swapped(item) for item in value)
+        if isinstance(value, dict):
+            return {key: self.swapped(item) for key, item in value.items()}
+        return value
+
+    def pointer(self, tensor: torch.Tensor, real_pointer: int) -> int:
+        """Where ``tensor``'s data is in the twins. Memory without a twin yet (a buffer the wrapper
+        allocated, filled or computed) gets one now, a copy of what it holds: Triton reads and writes only
+        twins, so what it writes never reaches the memory the wrapper can read without the budget."""
+        storage = tensor.untyped_storage()
+        base = _storage_ptr(storage)
+        if not storage.nbytes() or not base <= real_pointer < base + storage.nbytes():
+            return real_pointer  # no memory behind it (an empty tensor's pointer is null)
+        twin = self.by_storage.get(base)
+        if twin is None:
+            with paused():
+                self.add(tensor, torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage.clone()))
+            twin = self.by_storage[base]
+        return _storage_ptr(twin) + (real_pointer - base)
+
+    def follow(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
+        """After an allowed op ran on real memory: the same op on the twins, where its inputs have any.
+        Allocations and fills from scalars hold nothing of the inputs' values (no twin needed)."""
+        leaves = [item for item in _leaves((args, kwargs)) if isinstance(item, torch.Tensor)]
+        if not any(self.has(item) for item in leaves):
+            return
+        schema = func._schema
+        written = [
+            index
+            for index, argument in enumerate(schema.arguments)
+            if argument.alias_info is not None and argument.alias_info.is_write
+        ]
+        if written:
+            targets = [
+                args[index] if index < len(args) else kwargs.get(schema.arguments[index].name) for index in written
+            ]
+            for target in targets:  # copy_ into a fresh buffer from twinned memory: the buffer gets a twin
+                if isinstance(target, torch.Tensor) and not self.has(target) and target.numel():
+                    with paused():
+                        self.add(
+                            target,
+                            torch.empty(0, dtype=torch.uint8, device=target.device).set_(
+                                target.untyped_storage().clone()
+                            ),
+                        )
+            with paused():
+                func(*self.swapped(args), **self.swapped(kwargs))
+            return
+        with paused():
+            twin_result = func(*self.swapped(args), **self.swapped(kwargs))
+        for real, twin in zip(_leaves(result), _leaves(twin_result), strict=False):
+            if isinstance(real, torch.Tensor) and isinstance(twin, torch.Tensor) and real.numel():
+                self.add(real, twin)
+
+
+def _storage_ptr(storage: Any) -> int:
+    return storage.data_ptr()
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [leaf for item in value for leaf in _leaves(item)]
+    if isinstance(value, dict):
+        return [leaf for item in value.values() for leaf in _leaves(item)]
+    return [value]
+
+
 class GuardState:
     """Counters and switches shared by the launch hooks and the audit mode."""
 
@@ -143,6 +254,7 @@ class GuardState:
         self.compute_ops: list[str] = []
         self.host_read_elements = 0
         self.host_reads = HostReads()
+        self.twins: Twins | None = None  # a twin replay's (Twins), None in every other call
         # Timed calls: the stream the timing loop records its events on, how to read the current one, and
         # how many launches / tensor ops this call issued on any other stream (work the events never see).
         self.timed_stream: Any = None
@@ -213,8 +325,12 @@ class AuditMode(TorchDispatchMode):
                 STATE.compute_ops.append(f"{func.name()} (inside a kernel, under the CPU interpreter)")
             return result
         read = _host_read_elements(packet, args, result)
+        twins = STATE.twins
         if read:
             _add_host_reads(read)
+            if twins is not None and any(twins.has(item) for item in _leaves((args, kwargs))):
+                with paused():  # a read of twinned memory reads the twins, as the kernels do
+                    result = func(*twins.swapped(args), **twins.swapped(kwargs))
             if packet == "copy_" and isinstance(result, torch.Tensor):
                 seen = STATE.host_reads.seen(result)
                 if seen is not result:
@@ -231,7 +347,18 @@ class AuditMode(TorchDispatchMode):
         elif STATE.ghost and packet in ALLOCATING_ATEN and isinstance(result, torch.Tensor):
             # Ghost replay: fresh memory must not hold the real call's answer (allocator reuse).
             poison_(result, STATE.poison_variant)
+        elif twins is not None and packet not in ALLOCATING_ATEN and packet not in FROM_SCALARS:
+            twins.follow(func, args, kwargs, result)
         return result
+
+
+# Allowed ops whose results hold nothing of their tensor arguments' values (a twin replay need not follow
+# them): shapes, dtypes and scalars only.
+FROM_SCALARS = frozenset(
+    {"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "new_zeros", "new_ones", "new_full", "arange"}
+    | {"scalar_tensor", "sym_size", "sym_stride", "sym_numel", "sym_storage_offset", "is_contiguous", "is_same_size"}
+    | {"promote_types", "result_type", "can_cast", "_has_compatible_shallow_copy_type"}
+)
 
 
 # Operators that existed before the candidate loaded (guard.remember_builtin_operators): outside ATen, their
@@ -449,6 +576,8 @@ def _count_host_read(original: Any, name: str) -> Any:
         counted = STATE.auditing and not STATE.paused and not STATE.interpreted_launch
         if counted and isinstance(self, torch.Tensor):
             _add_host_reads(self.numel())
+            if STATE.twins is not None and STATE.twins.has(self):
+                self = STATE.twins.view(self)  # a read of twinned memory reads the twin, as the kernels do
         with paused():  # the method's own copies are the read just counted
             value = original(self, *args, **kwargs)
         return STATE.host_reads.seen(value) if counted and name != "__dlpack__" else value
@@ -459,11 +588,24 @@ def _count_host_read(original: Any, name: str) -> Any:
 
 
 def install_host_read_counters() -> None:
-    """Wrap HOST_READ_METHODS on torch.Tensor (before the candidate loads; Integrity watches the wrappers)."""
+    """Wrap HOST_READ_METHODS on torch.Tensor, and data_ptr for twin replays (before the candidate loads;
+    Integrity watches the wrappers)."""
     for name in HOST_READ_METHODS:
         original = getattr(torch.Tensor, name, None)
         if original is not None and not hasattr(original, "__kgb_wrapped__"):
             setattr(torch.Tensor, name, _count_host_read(original, name))
+    if not hasattr(torch.Tensor.data_ptr, "__kgb_wrapped__"):
+        torch.Tensor.data_ptr = _twin_pointer(torch.Tensor.data_ptr)
+
+
+def _twin_pointer(original: Any) -> Any:
+    def data_ptr(self: Any) -> int:
+        pointer = original(self)
+        twins = STATE.twins
+        return pointer if twins is None or not isinstance(self, torch.Tensor) else twins.pointer(self, pointer)
+
+    data_ptr.__kgb_wrapped__ = True  # type: ignore[attr-defined]
+    return data_ptr
 
 
 def _add_host_reads(count: int) -> None:
@@ -522,7 +664,7 @@ class Integrity:
             ("torch.Tensor.fill_", torch.Tensor, "fill_"),
             ("torch.Tensor.untyped_storage", torch.Tensor, "untyped_storage"),
             ("torch.Tensor.set_", torch.Tensor, "set_"),
-            *((f"torch.Tensor.{name}", torch.Tensor, name) for name in HOST_READ_METHODS),
+            *((f"torch.Tensor.{name}", torch.Tensor, name) for name in (*HOST_READ_METHODS, "data_ptr")),
         ]
         if device_module is not None and device_module is not torch.cuda:
             family = getattr(device_module, "__name__", "device").rsplit(".", 1)[-1]

@@ -198,10 +198,12 @@ class Harness(TimingRequests):
 
     # ------------------------------------------------------------------ calls
 
-    def _writes(self, args: Any, kwargs: Any) -> Any:
-        """On the CPU interpreter, the memory this call may write (interpreter_bounds); elsewhere nothing."""
+    def _writes(self, args: Any, kwargs: Any, twins: Any = ()) -> Any:
+        """On the CPU interpreter, the memory this call may write (interpreter_bounds; a twin replay's twins
+        too); elsewhere nothing."""
         if self.device.type == "cpu":
-            return interpreter_bounds.call_writes(args, kwargs)
+            twin_views = [torch.empty(0, dtype=torch.uint8).set_(storage) for storage in twins]
+            return interpreter_bounds.call_writes((args, twin_views), kwargs)
         return contextlib.nullcontext()
 
     def _sync(self) -> None:
@@ -216,11 +218,20 @@ class Harness(TimingRequests):
         variant: int = 0,
         poison_keys: list[Any] = (),
         keep: list[Any] | None = None,
+        twin_payload: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """One call of the candidate. ``keep``: send back only these arguments (None: all of them)."""
+        """One call of the candidate. ``keep``: send back only these arguments (None: all of them).
+        ``twin_payload``: a twin replay (guard.Twins), whose second tree twins the call's storages."""
         started = time.perf_counter()
         compiles, launchers_s = COMPILES[0], LAUNCHER_SECONDS[0]
         decoded = wire.Decoder(blobs, self.device).decode(payload)
+        twins = None
+        if twin_payload is not None:
+            twin_tree = wire.Decoder(blobs, self.device).decode(twin_payload)
+            self.keep_alive.append(twin_tree)
+            twins = guard.Twins()
+            for real, twin in zip(_tensors_of(decoded), _tensors_of(twin_tree), strict=True):
+                twins.add(real, twin)
         self._sync()  # the copies to the device belong to decoding, not to the call
         decoded_at = time.perf_counter()
         args, kwargs = decoded["args"], decoded["kwargs"]
@@ -233,8 +244,10 @@ class Harness(TimingRequests):
         guard.STATE.reset(ghost=ghost)
         guard.STATE.poison_variant = variant
         outcome: dict[str, Any] = {}
+        writable = (args, kwargs) if twins is None else (args, kwargs, list(twins.by_storage.values()))
         try:
-            with guard.audited(), self._writes(args, kwargs):
+            with guard.audited(), self._writes(*writable):
+                guard.STATE.twins = twins
                 returned = function(*args, **kwargs)
             self.compile_windows.take_back()  # a compilation that raised inside a caught exception
             self._sync()
@@ -243,6 +256,9 @@ class Harness(TimingRequests):
             returned = None
         finally:
             guard.STATE.ghost = False
+            guard.STATE.twins = None
+        if twins is not None:  # what the kernels wrote, where they wrote it: the twins of twinned memory
+            returned, args, kwargs = twins.swapped(returned), twins.swapped(args), twins.swapped(kwargs)
         self.compile_windows.take_back()  # before any more GPU work (the encode's copies, ghost replays)
         called_at = time.perf_counter()
         self.keep_alive.append(returned)
@@ -344,6 +360,12 @@ class Harness(TimingRequests):
                     )
                 )
                 integrity += self.integrity.violations() if self.integrity else []
+        twin = None
+        if request.twin_payload is not None and "error" not in real:
+            # After the ghosts, which read back what the real call read (guard.HostReads), not the twins.
+            twin_payload = request.twin_payload
+            twin = self._run_once(entry_point, payload, blobs, ghost=False, keep=keep, twin_payload=twin_payload)
+            integrity += self.integrity.violations() if self.integrity else []
         self.gate.close()  # every output is on the host: the rest is host work
         real_outcome, out_blobs = self._encode_outcome(real)
         repeat_outcome = repeat_offset = None
@@ -357,8 +379,15 @@ class Harness(TimingRequests):
             outcome, ghost_blobs = self._encode_outcome(ghost)
             ghost_outcomes.append(outcome)
             out_blobs = out_blobs + ghost_blobs
+        twin_outcome = twin_offset = None
+        if twin is not None:
+            twin_offset = len(out_blobs)
+            twin_outcome, twin_blobs = self._encode_outcome(twin)
+            out_blobs = out_blobs + twin_blobs
         reply = protocol.Called(
             real=real_outcome,
+            twin=twin_outcome,
+            twin_blob_offset=twin_offset,
             ghosts=tuple(ghost_outcomes),
             ghost_blob_offsets=tuple(ghost_offsets),
             repeat=repeat_outcome,
@@ -367,3 +396,14 @@ class Harness(TimingRequests):
             native_threads=guard.native_thread_count(),
         )
         self.answer(reply, out_blobs)
+
+
+def _tensors_of(tree: Any) -> list[torch.Tensor]:
+    """The tensors of a decoded call's tree, in a fixed order (two trees of one structure pair up)."""
+    if isinstance(tree, torch.Tensor):
+        return [tree]
+    if isinstance(tree, (list, tuple)):
+        return [tensor for item in tree for tensor in _tensors_of(item)]
+    if isinstance(tree, dict):
+        return [tensor for key in sorted(tree, key=str) for tensor in _tensors_of(tree[key])]
+    return []

@@ -65,6 +65,13 @@ BY_BEHAVIOUR = [
     ("aten_overload_computes.py", "torch_call", "rejected", "torch.library in namespace aten"),  # 1: aten::x.y
     ("aten_kernel_replaced.py", "torch_call", "rejected", "torch.library in namespace aten"),  # 1: a CPU kernel
     ("gc_callback_after_the_call.py", "import", "rejected", "harness integrity: gc.callbacks was changed"),  # 1
+    # The twin replay (guard.Twins): Triton reads another draw, so work done where Triton is not gives another
+    # answer, whether the audit was evaded with the judge's source in hand or without it
+    ("audit_switched_off.py", "import", "rejected", "the work was done outside Triton"),  # 1/11: STATE flipped
+    ("ghost_told_by_time.py", "torch_call", "rejected", "the work was done outside Triton"),  # 1/2: a timed marker
+    ("ghost_told_by_kernel_body.py", "import", "rejected", "the work was done outside Triton"),  # 1/2
+    ("tensorbase_numpy_host_math.py", "import", "failed_correctness", "failed on another draw of its inputs"),  # 1
+    ("subprocess_computes.py", "import", "failed_correctness", "failed on another draw of its inputs"),  # 1/9
     ("huge_int_reply.py", "import", "rejected", "header is not JSON this side reads"),  # 12: not our error
     ("kernel_body_torch.py", "torch_in_kernel", "passed", "all 3 cases passed"),  # torch in a kernel never launched
 ]

@@ -351,3 +351,33 @@ def test_a_reason_holds_neither_nul_nor_lone_surrogates():
     assert result.reason == "raised: RuntimeError: a\\x00b\\ud800"
     assert result.failed_case["message"] == "x\\x00" and result.case_results[0].message == "y\\x00"
     result.reason.encode("utf-8")
+
+
+def test_a_twin_replay_hands_triton_the_twins_and_the_wrapper_its_own_inputs():
+    # In a twin replay Triton's pointers (data_ptr) lead into each storage's twin: the inputs' twins hold
+    # another draw, the wrapper's copies of them are copied on the twins too, and memory the wrapper made
+    # gets a twin (a copy) the first time Triton asks for its pointer. Reads within the budget read twins.
+    from evaluation.judge.untrusted import guard
+
+    guard.install_host_read_counters()
+    real, twin = torch.arange(6.0), torch.arange(6.0) + 100
+    twins = guard.Twins()
+    twins.add(real, twin)
+    guard.STATE.twins = twins
+    guard.STATE.reset(ghost=False)
+    try:
+        with guard.audited():
+            twin_base = twin.untyped_storage().data_ptr()
+            assert real[2:].data_ptr() == twin_base + 2 * 4  # views keep their offset into the twin
+            copied = real.view(2, 3).t().contiguous()  # the wrapper's copy, made on the twins as well
+            assert twins.has(copied)
+            assert torch.equal(twins.view(copied), twin.view(2, 3).t().contiguous())
+            assert real[1].item() == 101.0  # a budgeted read reads the twin
+            scratch = torch.zeros(3)
+            pointer = scratch.data_ptr()  # first asked for: a twin, a copy of what it holds
+            assert pointer != scratch.untyped_storage().data_ptr() and twins.has(scratch)
+            assert torch.equal(twins.view(scratch), torch.zeros(3))
+            assert real.numpy().tolist() == [100.0, 101.0, 102.0, 103.0, 104.0, 105.0]
+    finally:
+        guard.STATE.twins = None
+    assert real.data_ptr() == real.untyped_storage().data_ptr()  # no twins outside a twin replay

@@ -27,6 +27,7 @@ def test_good_kernel_passes_small_record(run_judge, name):
         "harness_integrity": "passed",
         "result_channel": "passed",
         "ghost_replay": "passed",
+        "twin_replay": "passed",
         "timing": "skipped",
     }
 
