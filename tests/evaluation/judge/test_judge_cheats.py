@@ -69,7 +69,7 @@ BY_BEHAVIOUR = [
     # answer, whether the audit was evaded with the judge's source in hand or without it
     ("audit_switched_off.py", "import", "rejected", "the work was done outside Triton"),  # 1/11: STATE flipped
     ("ghost_told_by_time.py", "torch_call", "rejected", "the work was done outside Triton"),  # 1/2: a timed marker
-    ("ghost_told_by_kernel_body.py", "import", "rejected", "the work was done outside Triton"),  # 1/2
+    ("ghost_told_by_kernel_body.py", "torch_call", "rejected", "the work was done outside Triton"),  # 1/2
     ("tensorbase_numpy_host_math.py", "import", "failed_correctness", "failed on another draw of its inputs"),  # 1
     ("subprocess_computes.py", "import", "failed_correctness", "failed on another draw of its inputs"),  # 1/9
     ("huge_int_reply.py", "import", "rejected", "header is not JSON this side reads"),  # 12: not our error
