@@ -70,11 +70,27 @@ BY_BEHAVIOUR = [
     ("audit_switched_off.py", "import", "rejected", "the work was done outside Triton"),  # 1/11: STATE flipped
     ("ghost_told_by_time.py", "torch_call", "rejected", "the work was done outside Triton"),  # 1/2: a timed marker
     ("ghost_told_by_kernel_body.py", "torch_call", "rejected", "the work was done outside Triton"),  # 1/2
-    ("tensorbase_numpy_host_math.py", "import", "failed_correctness", "failed on another draw of its inputs"),  # 1
-    ("subprocess_computes.py", "import", "failed_correctness", "failed on another draw of its inputs"),  # 1/9
     ("huge_int_reply.py", "import", "rejected", "header is not JSON this side reads"),  # 12: not our error
     ("kernel_body_torch.py", "torch_in_kernel", "passed", "all 3 cases passed"),  # torch in a kernel never launched
 ]
+
+
+# Host math on a buffer a Triton kernel filled: in the twin replay Triton wrote only the buffer's twin, so the
+# host computed from what the buffer held before, the real call's stale values where the allocator handed the
+# same memory back (the call's own answer: rejected) or anything else (failed on another draw).
+FROM_UNWRITTEN_MEMORY = ["tensorbase_numpy_host_math.py", "subprocess_computes.py"]
+
+
+@pytest.mark.parametrize("scan", ["on", "off"])
+@pytest.mark.parametrize("name", FROM_UNWRITTEN_MEMORY)
+def test_host_math_on_what_triton_wrote_fails_the_twin_replay(run_judge, name, scan):
+    result = run_judge(f"cheats/{name}", static_scan=scan == "on")
+
+    assert (result.status, check_outcomes(result).get("twin_replay")) in {
+        ("rejected", "failed"),
+        ("failed_correctness", None),
+    }, (result.status, result.reason)
+    assert "the work was done outside Triton" in result.reason or "failed on another draw" in result.reason
 
 
 @pytest.mark.parametrize("scan", ["on", "off"])
