@@ -24,7 +24,7 @@ import re
 import sys
 import time
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -287,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"manifest and folder disagree on: {', '.join(missing)}", flush=True)
         return 2
     wanted = [e for e in manifest.values() if not args.only or any(w in e.relative for w in args.only.split(","))]
+    if device_type != "cpu":  # the interpreter's defects do not exist on a GPU, whatever tier it judges
+        wanted = [replace(e, interpreter_defect="") for e in wanted]
     job_args = {
         "chip": chip,
         "device_type": device_type,

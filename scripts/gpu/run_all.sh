@@ -4,6 +4,9 @@
 #
 #     bash scripts/gpu/run_all.sh judge            # fixtures and cheats, do_bench agreement, 5-repeat CV
 #     bash scripts/gpu/run_all.sh verdicts         # every fixture scan on, every cheat scan off, the corpus
+#     bash scripts/gpu/run_all.sh defences [S] [F] [R] [ONLY] # the run-time defences on honest kernels: the
+#                                   # corpus on the smoke tier scan off (S, 160 s), every fixture (F, 140),
+#                                   # the corpus files whose path holds ONLY (round7) on the grids (R, 110)
 #     bash scripts/gpu/run_all.sh round [ONLY] [S] [F] # the composite losses' CUDA eager against CPU eager
 #                                   # (composite_half_check.py, 60 s), the corpus files whose path holds ONLY
 #                                   # (a blind round: round4), scan on and off, in S seconds (260), then every
@@ -245,6 +248,20 @@ elif [ "$PART" = verdicts ]; then
   grep -E "^fixtures with" "$OUT/fixtures.log"
   grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
   [ -s "$OUT/corpus.log" ] && grep -E "^(honest|buggy|summary)|MISMATCH|unexpected" "$OUT/corpus.log" | cut -c1-300
+elif [ "$PART" = defences ]; then
+  # Do the run-time defences (audit hook, integrity watch, twin replay) refuse an honest kernel on a GPU?
+  # Every corpus file on the smoke tier with the scan off (the defences alone decide), every fixture (scan
+  # on, cheats scan off too), then the blind round ONLY (round7) on the original's grids until the caps end.
+  step corpus_smoke "${2:-160}" python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --scan off --tiers smoke
+  mv "$OUT"/corpus_*.json "$OUT/corpus_smoke.json" 2>/dev/null
+  step fixtures "${3:-140}" python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  step corpus_round "${4:-110}" python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --scan off --only "${5:-round7}"
+  echo; echo "== summaries"
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected|WRONG" "$OUT/corpus_smoke.log" | cut -c1-300
+  grep -E "^fixtures with" "$OUT/fixtures.log"
+  grep -v "True" "$OUT/fixtures.log" | grep -E "^(good|wrong|cheats)" | cut -c1-220
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected|WRONG" "$OUT/corpus_round.log" | cut -c1-300
 elif [ "$PART" = round ]; then
   # A blind corpus round on the GPU's tiers (public and held-out), scan on and off, then every fixture: the
   # verdict figures a closing note gives, in one call. First (a minute at most): does CUDA eager round the
