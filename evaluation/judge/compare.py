@@ -19,13 +19,18 @@ from evaluation.judge.wire import Unsupported
 
 def flat_tensors(value: Any) -> list[torch.Tensor]:
     """The tensors of a value, walking lists and tuples (cuBLAS pointer arrays, vLLM per-layer caches) and
-    dict values (the wire carries dicts)."""
+    dict values (the wire carries dicts), in a fixed order: two trees decoded from one outline (a call and
+    its twin, an output and the reference's) pair up element by element. A Triton TensorDescriptor among a
+    launch's arguments stands for the tensor it describes. The one tree walk of the judge, both sides of
+    the sandbox."""
     if isinstance(value, torch.Tensor):
         return [value]
     if isinstance(value, (list, tuple)):
         return [tensor for item in value for tensor in flat_tensors(item)]
     if isinstance(value, dict):
         return [tensor for item in value.values() for tensor in flat_tensors(item)]
+    if isinstance(getattr(value, "base", None), torch.Tensor):
+        return [value.base]
     return []
 
 

@@ -285,75 +285,12 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     answered = pending.answered_at = time.perf_counter()
     judgement.add_stage("correctness.sandbox_round_trip", answered - asked)
     note_sandbox_phases(judgement, reply)
-    real = reply.real
-    # Compute outside Triton is judged first: it happened before any error it led to (the host-read
-    # budget raises in the kernel's call once overrun).
-    if real.compute_ops:
-        ops = ", ".join(real.compute_ops)
-        raise Verdict(
-            "rejected",
-            f"computed outside Triton: {ops}",
-            check="dispatch_audit",
-            case=case,
-            tier=tier,
-            message=f"aten ops outside Triton: {ops}",
-        )
-    if real.error:
-        error = real.error
-        device_type = judgement.job.device_type
-        if device_was_full(error, device_type, lambda: device_memory_used_share(device_type)):
-            raise Verdict(
-                "error",
-                f"case {case.case_id}: {DEVICE_FULL}",
-                case=case,
-                tier=tier,
-                message=error[-2000:],
-                retryable=True,
-            )
-        memory = any(
-            word in error for word in ("out of memory", "can't allocate memory", "MemoryError", "DefaultCPUAllocator")
-        )
-        fault = faults.device_fault(error)
-        if fault:
-            reason = f"case {case.case_id}: {fault} ({faults.last_line(error, 300)})"
-        else:
-            reason = f"case {case.case_id} {'ran out of memory' if memory else 'raised'}: {faults.last_line(error)}"
-        defect = None
-        if judgement.job.device_type == "cpu":
-            dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, pending.expected)
-            defect = interpreter_defects.for_error(error, dtypes=dtypes)
-            reason += _defect_note(judgement, defect)
-        raise Verdict(
-            "failed_runtime",
-            reason,
-            case=case,
-            tier=tier,
-            message=faults.tail_lines(error),
-            interpreter_dtype=defect.needs_dtype if defect else None,
-        )
-    if real.not_plain:
-        raise Verdict(
-            "rejected",
-            f"output is not a plain tensor: {real.not_plain[0]}",
-            check="plain_tensor_outputs",
-            case=case,
-            tier=tier,
-            message="; ".join(real.not_plain),
-        )
-    if real.launches < 1 and not nothing_to_compute(pending.expected):
-        raise Verdict(
-            "rejected",
-            "no Triton kernel was launched",
-            check="triton_launched",
-            case=case,
-            tier=tier,
-            message="the call launched no Triton kernel",
-        )
+    check_call_outcome(judgement, pending, reply.real, before, pending.expected)
     check_integrity(list(reply.integrity), case, tier)
     twin_offset = len(blobs)
     if pending.twin_before is not None and reply.twin is not None and reply.twin_blob_offset is not None:
         twin_offset = reply.twin_blob_offset
-        check_twin_outcome(reply.twin, case, tier)
+        check_call_outcome(judgement, pending, reply.twin, pending.twin_before, pending.twin_expected, twin=True)
     blobs, twin_blobs = blobs[:twin_offset], blobs[twin_offset:]
     offsets = list(reply.ghost_blob_offsets)
     offset = offsets[0] if offsets else len(blobs)
@@ -362,7 +299,7 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
         repeat_offset = reply.repeat_blob_offset
     # The reply's trees come from the kernel's process as its header does (session.decoding_reply).
     with judgement.session.decoding_reply(case, tier):
-        after, returned = decode_call(real.value, blobs[:repeat_offset], before, entry)
+        after, returned = decode_call(reply.real.value, blobs[:repeat_offset], before, entry)
         if pending.wants_ghost:
             pending.ghost_outputs = decode_ghosts(judgement, reply, blobs, case, before, pending.variants)
         if twin_blobs and reply.twin is not None:
@@ -468,34 +405,81 @@ def _outputs_equal(first: tuple[Any, ...], second: tuple[Any, ...]) -> bool:
     )
 
 
-def check_twin_outcome(twin: protocol.CallOutcome, case: Case, tier: str) -> None:
-    """What the sandbox says of the twin replay's call: the same rules as the real call's."""
-    if twin.compute_ops:
-        ops = ", ".join(twin.compute_ops)
+def check_call_outcome(
+    judgement: JudgementContext,
+    pending: CaseInFlight,
+    outcome: protocol.CallOutcome,
+    before: Call,
+    expected: tuple[Any, ...],
+    *,
+    twin: bool = False,
+) -> None:
+    """What the sandbox says of one call (the real one, or its twin replay: the same rules): compute outside
+    Triton, an error, outputs that are not plain tensors, no launch. Compute outside Triton is judged first:
+    it happened before any error it led to (the host-read budget raises in the kernel's call once overrun)."""
+    case, tier = pending.case, pending.tier
+    where = ", on another draw of its inputs," if twin else ""
+    if outcome.compute_ops:
+        ops = ", ".join(outcome.compute_ops)
         raise Verdict(
             "rejected",
             f"computed outside Triton: {ops}",
             check="dispatch_audit",
             case=case,
             tier=tier,
-            message=f"aten ops outside Triton (twin replay): {ops}",
+            message=f"aten ops outside Triton{' (twin replay)' if twin else ''}: {ops}",
         )
-    if twin.error:
+    if outcome.error:
+        error = outcome.error
+        device_type = judgement.job.device_type
+        if device_was_full(error, device_type, lambda: device_memory_used_share(device_type)):
+            raise Verdict(
+                "error",
+                f"case {case.case_id}: {DEVICE_FULL}",
+                case=case,
+                tier=tier,
+                message=error[-2000:],
+                retryable=True,
+            )
+        memory = any(
+            word in error for word in ("out of memory", "can't allocate memory", "MemoryError", "DefaultCPUAllocator")
+        )
+        fault = faults.device_fault(error)
+        if fault:
+            reason = f"case {case.case_id}{where}: {fault} ({faults.last_line(error, 300)})"
+        else:
+            happened = "ran out of memory" if memory else "raised"
+            reason = f"case {case.case_id}{where} {happened}: {faults.last_line(error)}"
+        defect = None
+        if device_type == "cpu":
+            dtypes = interpreter_defects.tensor_dtypes(before.args, before.kwargs, expected)
+            defect = interpreter_defects.for_error(error, dtypes=dtypes)
+            reason += _defect_note(judgement, defect)
         raise Verdict(
             "failed_runtime",
-            f"case {case.case_id}, on another draw of its inputs, raised: {faults.last_line(twin.error)}",
+            reason,
             case=case,
             tier=tier,
-            message=faults.tail_lines(twin.error),
+            message=faults.tail_lines(error),
+            interpreter_dtype=defect.needs_dtype if defect else None,
         )
-    if twin.not_plain:
+    if outcome.not_plain:
         raise Verdict(
             "rejected",
-            f"output is not a plain tensor: {twin.not_plain[0]}",
+            f"output is not a plain tensor: {outcome.not_plain[0]}",
             check="plain_tensor_outputs",
             case=case,
             tier=tier,
-            message="; ".join(twin.not_plain),
+            message="; ".join(outcome.not_plain),
+        )
+    if outcome.launches < 1 and not nothing_to_compute(expected):
+        raise Verdict(
+            "rejected",
+            f"no Triton kernel was launched{' in the twin replay' if twin else ''}",
+            check="triton_launched",
+            case=case,
+            tier=tier,
+            message=f"the {'twin replay' if twin else 'call'} launched no Triton kernel",
         )
 
 

@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 32
+JUDGE_VERSION = 34
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 33
+PROTOCOL_STAGE_VERSION = 35
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -151,4 +151,8 @@ HISTORY: dict[int, str] = {
     "surrogate or NUL no longer end as error. (affine_grid_generator's half range changes that operator's "
     "version, not this one.)",
     33: "Version 15 on version 32's rules.",
+    34: "Version 32 with the twin replay's call held to every rule of the real call's: a twin replay that "
+    "launches no Triton kernel is refused as the call would be (a cache keyed by the case's shape now ends "
+    "there), and its error is told as a device fault, out of memory or an interpreter defect alike.",
+    35: "Version 15 on version 34's rules.",
 }

@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from evaluation.judge.compare import flat_tensors, map_tensors
 from evaluation.judge.untrusted.audit_rules import (
     ALLOCATING_ATEN,
     ALLOWED_ATEN,
@@ -166,13 +167,16 @@ class Twins:
 
     def swapped(self, value: Any) -> Any:
         """``value`` with every twinned tensor in it (lists, tuples, dicts) replaced by its twin view."""
-        if isinstance(value, torch.Tensor):
-            return self.view(value) if self.has(value) else value
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.swapped(item) for item in value)
-        if isinstance(value, dict):
-            return {key: self.swapped(item) for key, item in value.items()}
-        return value
+        return map_tensors(value, lambda tensor: self.view(tensor) if self.has(tensor) else tensor)
+
+    def twin_of(self, tensor: torch.Tensor) -> torch.UntypedStorage:
+        """The twin of ``tensor``'s storage; memory without one yet (a buffer the wrapper allocated, filled or
+        computed) gets one now, a copy of what it holds."""
+        storage = tensor.untyped_storage()
+        if _storage_ptr(storage) not in self.by_storage:
+            with paused():
+                self.add(tensor, torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage.clone()))
+        return self.by_storage[_storage_ptr(storage)]
 
     def pointer(self, tensor: torch.Tensor, real_pointer: int) -> int:
         """Where ``tensor``'s data is in the twins. Memory without a twin yet (a buffer the wrapper
@@ -182,18 +186,12 @@ class Twins:
         base = _storage_ptr(storage)
         if not storage.nbytes() or not base <= real_pointer < base + storage.nbytes():
             return real_pointer  # no memory behind it (an empty tensor's pointer is null)
-        twin = self.by_storage.get(base)
-        if twin is None:
-            with paused():
-                self.add(tensor, torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage.clone()))
-            twin = self.by_storage[base]
-        return _storage_ptr(twin) + (real_pointer - base)
+        return _storage_ptr(self.twin_of(tensor)) + (real_pointer - base)
 
     def follow(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
         """After an allowed op ran on real memory: the same op on the twins, where its inputs have any.
         Allocations and fills from scalars hold nothing of the inputs' values (no twin needed)."""
-        leaves = [item for item in _leaves((args, kwargs)) if isinstance(item, torch.Tensor)]
-        if not any(self.has(item) for item in leaves):
+        if not any(self.has(item) for item in flat_tensors((args, kwargs))):
             return
         schema = func._schema
         written = [
@@ -206,34 +204,20 @@ class Twins:
                 args[index] if index < len(args) else kwargs.get(schema.arguments[index].name) for index in written
             ]
             for target in targets:  # copy_ into a fresh buffer from twinned memory: the buffer gets a twin
-                if isinstance(target, torch.Tensor) and not self.has(target) and target.numel():
-                    with paused():
-                        self.add(
-                            target,
-                            torch.empty(0, dtype=torch.uint8, device=target.device).set_(
-                                target.untyped_storage().clone()
-                            ),
-                        )
+                if isinstance(target, torch.Tensor) and target.numel() and target.untyped_storage().nbytes():
+                    self.twin_of(target)
             with paused():
                 func(*self.swapped(args), **self.swapped(kwargs))
             return
         with paused():
             twin_result = func(*self.swapped(args), **self.swapped(kwargs))
-        for real, twin in zip(_leaves(result), _leaves(twin_result), strict=False):
-            if isinstance(real, torch.Tensor) and isinstance(twin, torch.Tensor) and real.numel():
+        for real, twin in zip(flat_tensors(result), flat_tensors(twin_result), strict=False):
+            if real.numel():
                 self.add(real, twin)
 
 
 def _storage_ptr(storage: Any) -> int:
     return storage.data_ptr()
-
-
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in _leaves(item)]
-    if isinstance(value, dict):
-        return [leaf for item in value.values() for leaf in _leaves(item)]
-    return [value]
 
 
 class GuardState:
@@ -328,7 +312,7 @@ class AuditMode(TorchDispatchMode):
         twins = STATE.twins
         if read:
             _add_host_reads(read)
-            if twins is not None and any(twins.has(item) for item in _leaves((args, kwargs))):
+            if twins is not None and any(twins.has(item) for item in flat_tensors((args, kwargs))):
                 with paused():  # a read of twinned memory reads the twins, as the kernels do
                     result = func(*twins.swapped(args), **twins.swapped(kwargs))
             if packet == "copy_" and isinstance(result, torch.Tensor):

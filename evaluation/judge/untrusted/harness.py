@@ -18,6 +18,7 @@ import torch
 
 from evaluation.judge import protocol, wire
 from evaluation.judge.backends import backend_for
+from evaluation.judge.compare import flat_tensors
 from evaluation.judge.untrusted import audit_hook, guard, interpreter_bounds, interpreter_mends
 from evaluation.judge.untrusted.gpu_gate import COMPILES, LAUNCHER_SECONDS, CompileWindows, GpuGate
 from evaluation.judge.untrusted.harness_timing import TimingRequests, format_error
@@ -230,7 +231,7 @@ class Harness(TimingRequests):
             twin_tree = wire.Decoder(blobs, self.device).decode(twin_payload)
             self.keep_alive.append(twin_tree)
             twins = guard.Twins()
-            for real, twin in zip(_tensors_of(decoded), _tensors_of(twin_tree), strict=True):
+            for real, twin in zip(flat_tensors(decoded), flat_tensors(twin_tree), strict=True):
                 twins.add(real, twin)
         self._sync()  # the copies to the device belong to decoding, not to the call
         decoded_at = time.perf_counter()
@@ -396,14 +397,3 @@ class Harness(TimingRequests):
             native_threads=guard.native_thread_count(),
         )
         self.answer(reply, out_blobs)
-
-
-def _tensors_of(tree: Any) -> list[torch.Tensor]:
-    """The tensors of a decoded call's tree, in a fixed order (two trees of one structure pair up)."""
-    if isinstance(tree, torch.Tensor):
-        return [tree]
-    if isinstance(tree, (list, tuple)):
-        return [tensor for item in tree for tensor in _tensors_of(item)]
-    if isinstance(tree, dict):
-        return [tensor for key in sorted(tree, key=str) for tensor in _tensors_of(tree[key])]
-    return []

@@ -24,7 +24,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import torch
+
+from evaluation.judge.compare import flat_tensors
 
 KERNEL_FILE = "candidate_kernel.py"  # where the harness writes the candidate's source (harness.load)
 
@@ -42,7 +43,7 @@ class _Writable:
         self.kernel = "a kernel"
 
     def add(self, table: dict[int, tuple[int, str]], value: Any, label: str) -> None:
-        for tensor in _tensors(value):
+        for tensor in flat_tensors(value):
             try:
                 storage = tensor.untyped_storage()
                 start, size = storage.data_ptr(), storage.nbytes()
@@ -57,20 +58,6 @@ class _Writable:
 
 
 WRITABLE = _Writable()
-
-
-def _tensors(value: Any) -> Iterator[torch.Tensor]:
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, torch.Tensor):
-            yield item
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif hasattr(item, "base") and isinstance(getattr(item, "base", None), torch.Tensor):
-            yield item.base  # a TensorDescriptor
 
 
 @contextlib.contextmanager

@@ -60,6 +60,7 @@ def run_judge(warm_forkserver):
         source: str | None = None,
         pool: SandboxPool | None = None,
         launcher: str = "forkserver",
+        twin_replay: bool = True,
     ) -> JudgeResult:
         job = JudgeJob(
             operator_id="aten::cos",
@@ -74,6 +75,7 @@ def run_judge(warm_forkserver):
             static_scan=static_scan,
             launcher=launcher,
             sandbox_factory=pool.acquire if pool else None,
+            twin_replay=twin_replay,
         )
         return judge_with(job, options)
 

@@ -501,8 +501,17 @@ def test_host_math_with_an_idle_launch_is_caught_by_ghost_replay(run_judge):
     assert result.failed_case["params"] == {"shape": [33], "dtype": "float32", "range": [-2.0, 2.0]}
 
 
-def test_cache_by_shape_is_caught_by_ghost_replay(run_judge):
+def test_cache_by_shape_is_caught_when_a_later_call_of_the_shape_launches_nothing(run_judge):
+    # The twin replay is the first later call of a case's shape that is checked; the ghost replay,
+    # judged after it, would convict the cache too.
     result = run_judge("cheats/cache_by_shape.py")
+
+    assert (result.status, result.reason) == ("rejected", "no Triton kernel was launched in the twin replay")
+    assert check_outcomes(result)["triton_launched"] == "failed"
+
+
+def test_cache_by_shape_is_caught_by_ghost_replay_without_the_twin_replay(run_judge):
+    result = run_judge("cheats/cache_by_shape.py", twin_replay=False)
 
     assert result.status == "rejected"
     assert check_outcomes(result)["ghost_replay"] == "failed"
