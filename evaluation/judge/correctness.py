@@ -26,6 +26,7 @@ from evaluation.judge.checks import (
     check_ghost_replay,
     decode_call,
     decode_ghosts,
+    doing_nothing_is_correct,
     mutated_inputs,
     pure_output_keys,
     unless_well_posed,
@@ -472,7 +473,12 @@ def check_call_outcome(
             tier=tier,
             message="; ".join(outcome.not_plain),
         )
-    if outcome.launches < 1 and not nothing_to_compute(expected):
+    if (
+        outcome.launches < 1
+        and not nothing_to_compute(expected)
+        # BLAS's quick return (gemv with alpha 0 and beta 1 leaves y as it was; so does cuBLAS): no work
+        and not doing_nothing_is_correct(judgement, case, before, expected)
+    ):
         raise Verdict(
             "rejected",
             f"no Triton kernel was launched{' in the twin replay' if twin else ''}",

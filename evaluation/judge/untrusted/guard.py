@@ -20,6 +20,7 @@ the integrity checks and the comparison outside the sandbox still see.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import threading
 import time
@@ -126,26 +127,53 @@ def _same_kind(recorded: Any, actual: Any) -> bool:
     return True
 
 
+# The largest integer tensor a twin replay reads as a possible pointer table (cuBLAS's batched pointer
+# arrays, a per-layer cache's table): one entry a batch or a layer, never an index tensor's millions.
+POINTER_TABLE_MAX = 65536
+
+
+def _flatten(values: Any) -> list[Any]:
+    if isinstance(values, list):
+        return [item for value in values for item in _flatten(value)]
+    return [values]
+
+
 class Twins:
     """A twin replay's second world of memory (docs/judge.md, "Twin replay"). The call sees the real call's
     inputs; each storage holding them has a twin of the same size holding another draw of the case's inputs.
-    Triton works only on twins: a tensor's ``data_ptr()`` (which Triton's launchers and the interpreter take a
-    kernel's pointers from, and pointer tables are built from) points into its storage's twin, made on first
-    use for memory that has none. Host reads the budget allows read the twins; copies the wrapper makes of
-    twinned memory (``contiguous``, ``clone``, ``copy_``) are made of the twins too, and fills reach them.
-    So an honest call's outputs are the answer for the twins' values, while work done anywhere Triton is
-    not (torch outside the audit's reach, numpy on a tensor's memory, a subprocess) sees only the call's own
-    inputs and none of what Triton wrote, and gives another answer, which the judge tells apart."""
+    Triton works only on twins: each launch's tensor arguments are swapped for the same views of their
+    storages' twins (made on first use for memory that has none, a copy of what it holds), and addresses of
+    the call's memory in its integer arguments and small integer tensors (pointer tables) for the same
+    addresses in the twins. Everything else sees the call's own memory at its own addresses: host reads the
+    budget allows read the twins, and copies the wrapper makes of twinned memory (``contiguous``, ``clone``,
+    ``copy_``) are made of the twins too, but work done anywhere Triton is not (torch outside the audit's
+    reach, numpy or a tensor built on a ``data_ptr()``, a subprocess) sees only the call's own inputs and none
+    of what Triton wrote, and gives another answer, which the judge tells apart."""
 
     def __init__(self) -> None:
         self.by_storage: dict[int, torch.UntypedStorage] = {}
+        self.twin_addresses: set[int] = set()  # a twin's own memory has no twin: Triton works on it as it is
+        self.seen: dict[int, torch.UntypedStorage] = {}  # every storage of the call, by address: pointer tables
         self._alive: list[Any] = []
 
     def add(self, real: torch.Tensor, twin: torch.Tensor) -> None:
         """``twin``'s storage is the twin of ``real``'s (same bytes, same layout of views into them)."""
-        storage = real.untyped_storage()
+        self._pair(real.untyped_storage(), twin)
+
+    def remember(self, value: Any) -> None:
+        """The storages of ``value``'s tensors are the call's memory (an address into one, in a pointer table
+        a launch reads, leads to its twin)."""
+        for tensor in flat_tensors(value):
+            if tensor.device.type != "meta":
+                storage = tensor.untyped_storage()
+                if storage.nbytes() and _storage_ptr(storage) not in self.twin_addresses:
+                    self.seen.setdefault(_storage_ptr(storage), storage)
+
+    def _pair(self, storage: torch.UntypedStorage, twin: torch.Tensor) -> None:
+        self.seen.setdefault(_storage_ptr(storage), storage)
         if storage.nbytes() and _storage_ptr(storage) not in self.by_storage:
             self.by_storage[_storage_ptr(storage)] = twin.untyped_storage()
+            self.twin_addresses.add(_storage_ptr(twin.untyped_storage()))
             self._alive += [storage, twin]
             if STATE.on_tensor is not None:  # the interpreter's bounds: kernels write the twin instead
                 STATE.on_tensor(twin)
@@ -169,24 +197,56 @@ class Twins:
         """``value`` with every twinned tensor in it (lists, tuples, dicts) replaced by its twin view."""
         return map_tensors(value, lambda tensor: self.view(tensor) if self.has(tensor) else tensor)
 
-    def twin_of(self, tensor: torch.Tensor) -> torch.UntypedStorage:
-        """The twin of ``tensor``'s storage; memory without one yet (a buffer the wrapper allocated, filled or
-        computed) gets one now, a copy of what it holds."""
-        storage = tensor.untyped_storage()
+    def twin_of(self, storage: torch.UntypedStorage) -> torch.UntypedStorage:
+        """The twin of ``storage`` (not empty); memory without one yet (a buffer the wrapper allocated, filled
+        or computed) gets one now, a copy of what it holds."""
         if _storage_ptr(storage) not in self.by_storage:
             with paused():
-                self.add(tensor, torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(storage.clone()))
+                self._pair(storage, torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage.clone()))
         return self.by_storage[_storage_ptr(storage)]
 
-    def pointer(self, tensor: torch.Tensor, real_pointer: int) -> int:
-        """Where ``tensor``'s data is in the twins. Memory without a twin yet (a buffer the wrapper
-        allocated, filled or computed) gets one now, a copy of what it holds: Triton reads and writes only
-        twins, so what it writes never reaches the memory the wrapper can read without the budget."""
-        storage = tensor.untyped_storage()
-        base = _storage_ptr(storage)
-        if not storage.nbytes() or not base <= real_pointer < base + storage.nbytes():
-            return real_pointer  # no memory behind it (an empty tensor's pointer is null)
-        return _storage_ptr(self.twin_of(tensor)) + (real_pointer - base)
+    def for_launch(self, value: Any) -> Any:
+        """A launch's argument as Triton gets it in a twin replay: tensors (and TensorDescriptors' tensors)
+        on the twins, addresses of the call's memory (integers, pointer tables) moved into the twins."""
+        if isinstance(value, torch.Tensor):
+            if value.device.type == "meta" or not value.untyped_storage().nbytes():
+                return value
+            storage = value.untyped_storage()
+            if _storage_ptr(storage) in self.twin_addresses:
+                return value
+            self.twin_of(storage)
+            twin = self.view(value)
+            if value.dtype in (torch.int64, torch.uint64) and 0 < value.numel() <= POINTER_TABLE_MAX:
+                with paused():
+                    values = twin.tolist() if twin.dim() else [twin.item()]
+                    moved = [self.address(item) for item in (_flatten(values) if twin.dim() else values)]
+                    if moved != (_flatten(values) if twin.dim() else values):
+                        twin.copy_(torch.tensor(moved, dtype=twin.dtype, device=twin.device).view(twin.shape))
+            return twin
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int):
+            return self.address(value)
+        if isinstance(value, (list, tuple)):
+            return type(value)(self.for_launch(item) for item in value)
+        if isinstance(value, dict):
+            return {key: self.for_launch(item) for key, item in value.items()}
+        if (
+            type(value).__name__ in ("TensorDescriptor", "TensorDescriptorType")
+            and isinstance(getattr(value, "base", None), torch.Tensor)
+            and dataclasses.is_dataclass(value)
+        ):
+            return dataclasses.replace(value, base=self.for_launch(value.base))
+        return value
+
+    def address(self, value: int) -> int:
+        """``value`` moved into the twins where it is an address inside the call's memory, else as it is."""
+        if value < 4096:
+            return value
+        for base, storage in self.seen.items():
+            if base <= value < base + storage.nbytes():
+                return _storage_ptr(self.twin_of(storage)) + (value - base)
+        return value
 
     def follow(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
         """After an allowed op ran on real memory: the same op on the twins, where its inputs have any.
@@ -205,7 +265,7 @@ class Twins:
             ]
             for target in targets:  # copy_ into a fresh buffer from twinned memory: the buffer gets a twin
                 if isinstance(target, torch.Tensor) and target.numel() and target.untyped_storage().nbytes():
-                    self.twin_of(target)
+                    self.twin_of(target.untyped_storage())
             with paused():
                 func(*self.swapped(args), **self.swapped(kwargs))
             return
@@ -216,8 +276,21 @@ class Twins:
                 self.add(real, twin)
 
 
+def _unwrapped(method: Any) -> Any:
+    original = getattr(method, "__kgb_wrapped__", None)
+    return original if callable(original) else method
+
+
+# The judge's own bookkeeping keys storages by their real address; the candidate's UntypedStorage.data_ptr
+# points into twins during a twin replay (install_host_read_counters).
+_STORAGE_ADDRESS = _unwrapped(torch.UntypedStorage.data_ptr)
+
+
 def _storage_ptr(storage: Any) -> int:
-    return storage.data_ptr()
+    return _STORAGE_ADDRESS(storage)
+
+
+storage_address = _storage_ptr
 
 
 class GuardState:
@@ -333,6 +406,8 @@ class AuditMode(TorchDispatchMode):
             poison_(result, STATE.poison_variant)
         elif twins is not None and packet not in ALLOCATING_ATEN and packet not in FROM_SCALARS:
             twins.follow(func, args, kwargs, result)
+        if twins is not None:
+            twins.remember(result)
         return result
 
 
@@ -457,6 +532,9 @@ def _wrap_run(original: Any, owner: type, interpreted: bool = False) -> Any:
                 STATE.foreign_stream_work += 1
             if STATE.ghost:
                 return None
+        if STATE.twins is not None:  # a twin replay: Triton reads and writes the twins, nothing else does
+            with paused():
+                args, kwargs = STATE.twins.for_launch(args), STATE.twins.for_launch(kwargs)
         windows = STATE.launch_windows
         if windows is None or warmup or len(windows) >= LAUNCH_WINDOWS_CAP:
             return launch(self, args, grid, warmup, kwargs)
@@ -572,24 +650,11 @@ def _count_host_read(original: Any, name: str) -> Any:
 
 
 def install_host_read_counters() -> None:
-    """Wrap HOST_READ_METHODS on torch.Tensor, and data_ptr for twin replays (before the candidate loads;
-    Integrity watches the wrappers)."""
+    """Wrap HOST_READ_METHODS on torch.Tensor (before the candidate loads; Integrity watches the wrappers)."""
     for name in HOST_READ_METHODS:
         original = getattr(torch.Tensor, name, None)
         if original is not None and not hasattr(original, "__kgb_wrapped__"):
             setattr(torch.Tensor, name, _count_host_read(original, name))
-    if not hasattr(torch.Tensor.data_ptr, "__kgb_wrapped__"):
-        torch.Tensor.data_ptr = _twin_pointer(torch.Tensor.data_ptr)
-
-
-def _twin_pointer(original: Any) -> Any:
-    def data_ptr(self: Any) -> int:
-        pointer = original(self)
-        twins = STATE.twins
-        return pointer if twins is None or not isinstance(self, torch.Tensor) else twins.pointer(self, pointer)
-
-    data_ptr.__kgb_wrapped__ = True  # type: ignore[attr-defined]
-    return data_ptr
 
 
 def _add_host_reads(count: int) -> None:
@@ -649,6 +714,7 @@ class Integrity:
             ("torch.Tensor.untyped_storage", torch.Tensor, "untyped_storage"),
             ("torch.Tensor.set_", torch.Tensor, "set_"),
             *((f"torch.Tensor.{name}", torch.Tensor, name) for name in (*HOST_READ_METHODS, "data_ptr")),
+            ("torch.UntypedStorage.data_ptr", torch.UntypedStorage, "data_ptr"),
         ]
         if device_module is not None and device_module is not torch.cuda:
             family = getattr(device_module, "__name__", "device").rsplit(".", 1)[-1]
@@ -720,6 +786,9 @@ def warm_up() -> None:
         "triton.experimental.gluon",
         "triton.runtime.interpreter",
         "triton.runtime.autotuner",
+        # torch.compile's first use imports it, and it registers operators in prims' namespace, which the
+        # audit hook refuses once the candidate loads: an honest wrapper under torch.compile would end there.
+        "torch._inductor.inductor_prims",
     ):
         with contextlib.suppress(Exception):  # optional pieces differ between Triton versions
             importlib.import_module(name)

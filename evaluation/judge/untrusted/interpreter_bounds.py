@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from evaluation.judge.compare import flat_tensors
+from evaluation.judge.untrusted import guard
 
 KERNEL_FILE = "candidate_kernel.py"  # where the harness writes the candidate's source (harness.load)
 
@@ -46,7 +47,7 @@ class _Writable:
         for tensor in flat_tensors(value):
             try:
                 storage = tensor.untyped_storage()
-                start, size = storage.data_ptr(), storage.nbytes()
+                start, size = guard.storage_address(storage), storage.nbytes()
             except (RuntimeError, NotImplementedError):  # meta or sparse tensors have no host memory
                 continue
             if start and size and start not in table:

@@ -354,9 +354,11 @@ def test_a_reason_holds_neither_nul_nor_lone_surrogates():
 
 
 def test_a_twin_replay_hands_triton_the_twins_and_the_wrapper_its_own_inputs():
-    # In a twin replay Triton's pointers (data_ptr) lead into each storage's twin: the inputs' twins hold
-    # another draw, the wrapper's copies of them are copied on the twins too, and memory the wrapper made
-    # gets a twin (a copy) the first time Triton asks for its pointer. Reads within the budget read twins.
+    # In a twin replay each launch's arguments are moved into the twins: tensors become the same views of
+    # their storages' twins (memory the wrapper made gets a twin, a copy, when a launch first takes it), and
+    # addresses of the call's memory (an integer, a pointer table) become the same addresses in the twins.
+    # The wrapper's own copies of twinned memory are made on the twins as well; reads within the budget read
+    # twins. Everything else sees the call's own memory at its own address.
     from evaluation.judge.untrusted import guard
 
     guard.install_host_read_counters()
@@ -367,17 +369,22 @@ def test_a_twin_replay_hands_triton_the_twins_and_the_wrapper_its_own_inputs():
     guard.STATE.reset(ghost=False)
     try:
         with guard.audited():
-            twin_base = twin.untyped_storage().data_ptr()
-            assert real[2:].data_ptr() == twin_base + 2 * 4  # views keep their offset into the twin
+            assert real.data_ptr() == real.untyped_storage().data_ptr()  # the wrapper's view: its own memory
+            view = twins.for_launch(real[2:])  # views keep their offset into the twin
+            assert view.data_ptr() == twin.data_ptr() + 2 * 4 and torch.equal(view, twin[2:])
             copied = real.view(2, 3).t().contiguous()  # the wrapper's copy, made on the twins as well
             assert twins.has(copied)
             assert torch.equal(twins.view(copied), twin.view(2, 3).t().contiguous())
             assert real[1].item() == 101.0  # a budgeted read reads the twin
             scratch = torch.zeros(3)
-            pointer = scratch.data_ptr()  # first asked for: a twin, a copy of what it holds
-            assert pointer != scratch.untyped_storage().data_ptr() and twins.has(scratch)
-            assert torch.equal(twins.view(scratch), torch.zeros(3))
+            launched = twins.for_launch(scratch)  # first launched: a twin, a copy of what it holds
+            assert launched.data_ptr() != scratch.data_ptr() and twins.has(scratch)
+            assert torch.equal(launched, torch.zeros(3))
+            table = torch.tensor([real[1:].data_ptr(), scratch.data_ptr(), 7], dtype=torch.int64)
+            moved = twins.for_launch((table, real[3:].data_ptr(), True))
+            assert moved[0].tolist() == [twin.data_ptr() + 4, launched.data_ptr(), 7]
+            assert moved[1:] == (twin.data_ptr() + 12, True)
+            assert table.tolist()[2] == 7  # the wrapper's own table is as it made it
             assert real.numpy().tolist() == [100.0, 101.0, 102.0, 103.0, 104.0, 105.0]
     finally:
         guard.STATE.twins = None
-    assert real.data_ptr() == real.untyped_storage().data_ptr()  # no twins outside a twin replay
