@@ -153,6 +153,11 @@ HISTORY: dict[int, str] = {
     33: "Version 15 on version 32's rules.",
     34: "Version 32 with the twin replay's call held to every rule of the real call's: a twin replay that "
     "launches no Triton kernel is refused as the call would be (a cache keyed by the case's shape now ends "
-    "there), and its error is told as a device fault, out of memory or an interpreter defect alike.",
+    "there), and its error is told as a device fault, out of memory or an interpreter defect alike. Triton's "
+    "launches, not data_ptr(), are moved into the twins (tensor arguments, TensorDescriptors, addresses in "
+    "integers and pointer tables): host math on memory built from a data_ptr() no longer follows the twins. "
+    "A call whose right answer is its untouched in-place outputs (BLAS's quick return) may launch nothing. "
+    "Lazily conjugated and negated views (_conj, conj, _neg_view) are views; torch.compile's prims operators "
+    "load before the audit hook arms.",
     35: "Version 15 on version 34's rules.",
 }

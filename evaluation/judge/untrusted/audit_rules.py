@@ -34,6 +34,10 @@ ALLOWED_ATEN = frozenset(
         "contiguous",
         "detach",
         "alias",
+        # Lazily conjugated or negated views flip a bit, no value (resolve_conj's prompt names self.conj())
+        "_conj",
+        "conj",
+        "_neg_view",
         "view",
         "_unsafe_view",
         "reshape",

@@ -79,6 +79,14 @@ BY_BEHAVIOUR = [
 # host computed from what the buffer held before, the real call's stale values where the allocator handed the
 # same memory back (the call's own answer: rejected) or anything else (failed on another draw).
 FROM_UNWRITTEN_MEMORY = ["tensorbase_numpy_host_math.py", "subprocess_computes.py"]
+# The round-8 red team's: numpy or a torch storage built on the address data_ptr() gives (the host's math
+# would follow the twins if data_ptr led there; only Triton's launches are moved into them), and a twin
+# replay told apart by a tensor's address against its storage's (both are the call's own).
+FROM_UNWRITTEN_MEMORY += [
+    "raw_memory_numpy_at_data_ptr.py",
+    "raw_memory_storage_at_data_ptr.py",
+    "twin_told_by_storage_address.py",
+]
 
 
 @pytest.mark.parametrize("scan", ["on", "off"])

@@ -211,3 +211,12 @@ def test_giant_output_is_refused_without_reading_it(run_judge):
     assert result.status == "failed_runtime"
     assert "are far larger than expected" in result.reason
     assert "exceed the cap" in result.failed_case["message"]
+
+
+@pytest.mark.parametrize("scan", ["on", "off"])
+def test_a_wrapper_under_torch_compile_passes(run_judge, scan):
+    # torch.compile's first use loads operators into prims' namespace, which the audit hook refuses once the
+    # candidate loads: the sandbox imports that module ahead of the candidate. The scan only notes the name.
+    result = run_judge("good/cos_torch_compile_wrapper.py", static_scan=scan == "on")
+
+    assert (result.status, result.reason) == ("passed", "all 3 cases passed")
