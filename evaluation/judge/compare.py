@@ -58,6 +58,17 @@ def storage_bytes(tensor: torch.Tensor) -> torch.Tensor:
     return torch.empty(0, dtype=torch.uint8, device=tensor.device).set_(tensor.untyped_storage())
 
 
+def with_lazy_bits(source: torch.Tensor, view: torch.Tensor) -> torch.Tensor:
+    """``view`` (a view rebuilt on ``source``'s bytes) read as ``source`` reads: a lazily negated or conjugated
+    view (resolve_neg's and resolve_conj's inputs) holds raw values in its storage, and a bit says how they
+    read. Every copy of a call's tensors and the wire between the judge and the sandbox keep it."""
+    if source.is_neg():
+        view = view._neg_view()
+    if source.is_conj():
+        view = view.conj()
+    return view
+
+
 def storage_copier(device: torch.device | None = None) -> Callable[[torch.Tensor], torch.Tensor]:
     """``copy(tensor)``: ``tensor`` rebuilt (sizes, strides, offset) on a copy of its storage on ``device``
     (None: the tensor's own). Each distinct storage is copied once per copier, straight device to device,
@@ -72,9 +83,10 @@ def storage_copier(device: torch.device | None = None) -> Callable[[torch.Tensor
             target = tensor.device if device is None else device
             copies[key] = (storage, storage_bytes(tensor).to(target, copy=True).untyped_storage())
         copied = copies[key][1]
-        return torch.empty(0, dtype=tensor.dtype, device=copied.device).set_(
+        view = torch.empty(0, dtype=tensor.dtype, device=copied.device).set_(
             copied, tensor.storage_offset(), tensor.size(), tensor.stride()
         )
+        return with_lazy_bits(tensor, view)
 
     return copy
 
@@ -392,8 +404,9 @@ def bit_identical(before: Any, after: Any) -> bool:
             return False
         if before.numel() == 0:
             return True
-        left = before.detach().cpu().contiguous().reshape(-1)
-        right = after.detach().cpu().contiguous().reshape(-1)
+        # The values as they read (a lazily negated or conjugated view's bit applied), then their bits.
+        left = before.detach().cpu().resolve_conj().resolve_neg().contiguous().reshape(-1)
+        right = after.detach().cpu().resolve_conj().resolve_neg().contiguous().reshape(-1)
         if left.dtype == torch.bool:
             return torch.equal(left, right)
         return torch.equal(left.view(torch.uint8), right.view(torch.uint8))

@@ -158,6 +158,8 @@ HISTORY: dict[int, str] = {
     "integers and pointer tables): host math on memory built from a data_ptr() no longer follows the twins. "
     "A call whose right answer is its untouched in-place outputs (BLAS's quick return) may launch nothing. "
     "Lazily conjugated and negated views (_conj, conj, _neg_view) are views; torch.compile's prims operators "
-    "load before the audit hook arms.",
+    "load before the audit hook arms. A lazily negated or conjugated input (resolve_neg's, resolve_conj's) "
+    "reaches the kernel with its bit and comes back with it (the wire dropped it, and every honest kernel "
+    "was refused for changing its input); an output still carrying the bit is not a plain tensor.",
     35: "Version 15 on version 34's rules.",
 }

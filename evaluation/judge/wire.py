@@ -105,15 +105,20 @@ class Encoder:
 
     def encode(self, value: Any) -> Any:
         if isinstance(value, torch.Tensor):
-            return {
-                "__tensor__": {
-                    "storage": self.storage_of(value),
-                    "dtype": dtype_name(value.dtype),
-                    "size": list(value.shape),
-                    "stride": list(value.stride()),
-                    "offset": value.storage_offset(),
-                }
+            header = {
+                "storage": self.storage_of(value),
+                "dtype": dtype_name(value.dtype),
+                "size": list(value.shape),
+                "stride": list(value.stride()),
+                "offset": value.storage_offset(),
             }
+            # A lazily negated or conjugated view sends its storage's raw values and the bit that says how
+            # they read (compare.with_lazy_bits).
+            if value.is_neg():
+                header["neg"] = True
+            if value.is_conj():
+                header["conj"] = True
+            return {"__tensor__": header}
         if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
             return value
         if isinstance(value, float):
@@ -183,7 +188,12 @@ class Decoder:
         if (last + 1) * itemsize > storage.nbytes() and not (any(item == 0 for item in size)):
             raise WireError("tensor view runs past its storage")
         try:  # metadata only (nothing is allocated): what torch refuses here is the view's description
-            return torch.empty(0, dtype=dtype, device=self.device).set_(storage, offset, size, stride)
+            tensor = torch.empty(0, dtype=dtype, device=self.device).set_(storage, offset, size, stride)
+            if meta.get("neg") is True:
+                tensor = tensor._neg_view()
+            if meta.get("conj") is True:
+                tensor = tensor.conj()
+            return tensor
         except (RuntimeError, TypeError, ValueError) as error:
             raise WireError(f"bad tensor geometry: {str(error).splitlines()[0][:200]}") from None
 

@@ -808,6 +808,8 @@ def not_plain(value: Any, path: str = "return") -> list[str]:
             problems.append(f"{path} is a {type(value).__qualname__}, not a plain torch.Tensor")
         elif value.layout != torch.strided or value.device.type == "meta":
             problems.append(f"{path} has no dense storage ({value.layout}, {value.device})")
+        elif value.is_neg() or value.is_conj():  # resolve_neg's input handed back: its values, none computed
+            problems.append(f"{path} is a lazily {'negated' if value.is_neg() else 'conjugated'} view")
     elif value is not None and not isinstance(value, (bool, int, float, complex)):
         problems.append(f"{path} is a {type(value).__qualname__}")
     return problems

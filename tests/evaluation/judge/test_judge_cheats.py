@@ -725,3 +725,20 @@ def test_no_launch_is_honest_only_where_there_is_nothing_to_compute(run_judge):
     result = run_judge("good/cos_returns_early_when_empty.py", spec=spec)
     assert (result.status, result.cases_passed) == ("passed", 4), result.reason
     assert run_judge("cheats/no_launch.py", spec=spec).status == "rejected"
+
+
+def test_a_lazily_negated_input_handed_back_is_not_a_resolved_output():
+    # The wire carries resolve_neg's neg bit to the kernel and back: values that only read right through
+    # the bit are the input's own, not an output.
+    from conftest import kernel_source
+
+    from evaluation.judge.job import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, judge_with
+
+    source = kernel_source("cheats/resolve_neg_hands_back_its_input.py")
+    for scan in (True, False):
+        job = JudgeJob("aten::resolve_neg", source, "cpu-interpreter", "cpu", tiers=("smoke",), time_budget_s=120)
+        result = judge_with(job, JudgeOptions(static_scan=scan))
+
+        assert result.status == "rejected"
+        assert "output is not a plain tensor: return is a lazily negated view" in result.reason

@@ -11,6 +11,7 @@ import torch
 
 from evaluation.judge import wire
 from evaluation.judge.backends import chip_slug_for, detect_chip
+from evaluation.judge.compare import bit_identical, storage_copier
 from evaluation.judge.static_scan import scan_source
 
 HONEST = """
@@ -388,3 +389,19 @@ def test_a_twin_replay_hands_triton_the_twins_and_the_wrapper_its_own_inputs():
             assert real.numpy().tolist() == [100.0, 101.0, 102.0, 103.0, 104.0, 105.0]
     finally:
         guard.STATE.twins = None
+
+
+def test_the_wire_keeps_a_lazily_negated_or_conjugated_view_as_it_reads():
+    # resolve_neg's and resolve_conj's inputs: the storage holds the raw values, a bit says how they read
+    negated = torch.tensor([1.0, -2.0])._neg_view()
+    conjugated = torch.tensor([1 + 2j, 3 - 4j]).conj()
+    encoder = wire.Encoder()
+    payload = encoder.encode([negated, conjugated, torch.tensor([5.0])])
+    got = wire.Decoder(encoder.blobs).decode(payload)
+
+    assert got[0].is_neg() and got[0].tolist() == [-1.0, 2.0]
+    assert got[1].is_conj() and got[1].resolve_conj().tolist() == [1 - 2j, 3 + 4j]
+    assert not got[2].is_neg() and not got[2].is_conj()
+    assert bit_identical(negated, got[0]) and not bit_identical(negated, torch.tensor([1.0, -2.0]))
+    copied = storage_copier()(negated)
+    assert copied.is_neg() and copied.data_ptr() != negated.data_ptr() and torch.equal(copied, negated)
