@@ -152,6 +152,9 @@ class OperatorSpec:
     judgement: Judgement = "allclose"
     judgement_notes: str = ""  # how the op is judged, in words, when it is not plain allclose
     stat_check: StatCheck | None = None
+    # A statistical record whose answer is not random (only an order inside it is free: moe_align's ids
+    # within a segment): the judge also calls it on another draw of its inputs (the twin replay).
+    answer_is_deterministic: bool = False
     # float64 second opinion (EXPLOITS 16): bound on ||out - ref64|| / ||ref64|| for fp32 outputs, or None.
     fp64_relative_bound: float | None = None
     bytes_moved: Callable[[Case], int] | None = None  # None: the judge counts input + output bytes

@@ -198,10 +198,10 @@ def pure_output_keys(
         poison_tree(private.get(key))
         returned = judgement.spec.reference(case, private)
         outputs = map_tensors(judgement.spec.outputs_of(case, private, returned), lambda t: t.detach())
-        if (
-            judgement.spec.judgement == "statistical"
-            or compare_outputs(judgement.spec, case, sent, outputs, expected) is None
-        ):
+        # A statistical record's check accepts any valid draw, so a random op's output buffer passes it
+        # poisoned too; a deterministic answer checked through it (moe_lora_align_block_size: the slices of
+        # empty slots must keep their zeros) does not, and is not poisoned.
+        if compare_outputs(judgement.spec, case, sent, outputs, expected) is None:
             keys.append(key)
     return keys
 
@@ -280,6 +280,18 @@ def doing_nothing_is_correct(judgement: JudgementContext, case: Case, before: Ca
         return False
     untouched = tuple(before.get(key) for key in entry.mutates)
     return compare_outputs(judgement.spec, case, before, untouched, expected) is None
+
+
+def untouched_is_the_answer(judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
+    """True when an in-place call's exact answer is its untouched inputs, bit for bit (BLAS's quick return:
+    gemv with alpha 0 and beta 1): a call that launches nothing there did all the work there was."""
+    entry = judgement.spec.entry_point(case.entry_point)
+    if entry.compare_return or not entry.mutates:
+        return False
+    untouched = tuple(before.get(key) for key in entry.mutates)
+    return len(untouched) == len(expected) and all(
+        bit_identical(left, right) for left, right in zip(untouched, expected, strict=True)
+    )
 
 
 def unless_well_posed(

@@ -26,10 +26,10 @@ from evaluation.judge.checks import (
     check_ghost_replay,
     decode_call,
     decode_ghosts,
-    doing_nothing_is_correct,
     mutated_inputs,
     pure_output_keys,
     unless_well_posed,
+    untouched_is_the_answer,
 )
 from evaluation.judge.compare import (
     compare_outputs,
@@ -205,7 +205,8 @@ def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, 
         and any(item.numel() > 0 for item in expected_tensors)
     )
     twin_sent, twin_expected = None, ()
-    if wants_ghost and judgement.options.twin_replay and judgement.spec.judgement != "statistical":
+    random = judgement.spec.judgement == "statistical" and not judgement.spec.answer_is_deterministic
+    if wants_ghost and judgement.options.twin_replay and not random:
         twin_sent = judgement.make_call(case, twin_seed(seed))
         if same_call_outline(sent, twin_sent):
             twin_expected = judgement.expected(case, twin_sent)
@@ -477,7 +478,7 @@ def check_call_outcome(
         outcome.launches < 1
         and not nothing_to_compute(expected)
         # BLAS's quick return (gemv with alpha 0 and beta 1 leaves y as it was; so does cuBLAS): no work
-        and not doing_nothing_is_correct(judgement, case, before, expected)
+        and not untouched_is_the_answer(judgement, case, before, expected)
     ):
         raise Verdict(
             "rejected",

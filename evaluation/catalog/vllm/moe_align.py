@@ -143,6 +143,7 @@ MOE_ALIGN_BLOCK_SIZE = record(
     compare_return=False,
     judgement="statistical",
     stat_check=moe_align_check,
+    answer_is_deterministic=True,
     judgement_notes=(
         "A deterministic check (run through stat_check): num_tokens_post_pad and experts_ids exact; "
         "sorted_token_ids compared as a multiset within each expert's padded segment (the original's rule: "
@@ -444,6 +445,7 @@ MOE_LORA_ALIGN_BLOCK_SIZE = record(
     compare_return=False,
     judgement="statistical",
     stat_check=lora_check,
+    answer_is_deterministic=True,
     judgement_notes=(
         "A deterministic check (run through stat_check): num_tokens_post_pad and experts_ids exact; "
         "sorted_token_ids compared as a multiset within each slice's expert segments; slices of empty or "

@@ -127,6 +127,45 @@ def _same_kind(recorded: Any, actual: Any) -> bool:
     return True
 
 
+class StaleBuffers:
+    """A ghost replay's memory that outlives calls: a buffer the wrapper keeps between calls (a module-level
+    scratch or workspace) still holds what the real call's kernels wrote, so a wrapper that copies its answer
+    from there (``out.copy_(scratch)``) would look right with every launch a no-op. Each no-op launch poisons
+    the memory it would have written (every tensor argument that is neither the call's own nor fresh, which
+    allocation already poisoned), and the replay puts it back as it was when it ends: a cache that no launch
+    of the replay touches still holds the real call's answer, which convicts."""
+
+    def __init__(self, call: Any, variant: int) -> None:
+        self.variant = variant
+        self.call = {_storage_ptr(t.untyped_storage()) for t in flat_tensors(call) if t.device.type != "meta"}
+        self.new: set[int] = set()
+        self.saved: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+
+    def fresh(self, tensor: torch.Tensor) -> None:
+        self.new.add(_storage_ptr(tensor.untyped_storage()))
+
+    def poison_launched(self, args: Any, kwargs: Any) -> None:
+        with paused():
+            for tensor in flat_tensors((args, kwargs)):
+                storage = tensor.untyped_storage()
+                address = _storage_ptr(storage)
+                if tensor.device.type == "meta" or not storage.nbytes() or not tensor.element_size():
+                    continue
+                if address in self.call or address in self.new or address in self.saved:
+                    continue
+                self.saved[address] = (storage, storage.clone())
+                count = storage.nbytes() // tensor.element_size()
+                poison_(
+                    torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(storage, 0, (count,)), self.variant
+                )
+
+    def restore(self) -> None:
+        with paused():
+            for storage, copy in self.saved.values():
+                storage.copy_(copy)
+        self.saved.clear()
+
+
 # The largest integer tensor a twin replay reads as a possible pointer table (cuBLAS's batched pointer
 # arrays, a per-layer cache's table): one entry a batch or a layer, never an index tensor's millions.
 POINTER_TABLE_MAX = 65536
@@ -312,6 +351,7 @@ class GuardState:
         self.host_read_elements = 0
         self.host_reads = HostReads()
         self.twins: Twins | None = None  # a twin replay's (Twins), None in every other call
+        self.stale: StaleBuffers | None = None  # a ghost replay's (StaleBuffers), None in every other call
         # Timed calls: the stream the timing loop records its events on, how to read the current one, and
         # how many launches / tensor ops this call issued on any other stream (work the events never see).
         self.timed_stream: Any = None
@@ -404,6 +444,8 @@ class AuditMode(TorchDispatchMode):
         elif STATE.ghost and packet in ALLOCATING_ATEN and isinstance(result, torch.Tensor):
             # Ghost replay: fresh memory must not hold the real call's answer (allocator reuse).
             poison_(result, STATE.poison_variant)
+            if STATE.stale is not None:
+                STATE.stale.fresh(result)
         elif twins is not None and packet not in ALLOCATING_ATEN and packet not in FROM_SCALARS:
             twins.follow(func, args, kwargs, result)
         if twins is not None:
@@ -531,6 +573,8 @@ def _wrap_run(original: Any, owner: type, interpreted: bool = False) -> Any:
             if STATE.off_timed_stream():
                 STATE.foreign_stream_work += 1
             if STATE.ghost:
+                if STATE.stale is not None:
+                    STATE.stale.poison_launched(args, kwargs)
                 return None
         if STATE.twins is not None:  # a twin replay: Triton reads and writes the twins, nothing else does
             with paused():

@@ -244,6 +244,7 @@ class Harness(TimingRequests):
         function = getattr(self.module, entry_point)
         guard.STATE.reset(ghost=ghost)
         guard.STATE.poison_variant = variant
+        stale = guard.STATE.stale = guard.StaleBuffers((args, kwargs), variant) if ghost else None
         outcome: dict[str, Any] = {}
         writable = (args, kwargs) if twins is None else (args, kwargs, list(twins.by_storage.values()))
         try:
@@ -285,6 +286,9 @@ class Harness(TimingRequests):
             "call": called_at - decoded_at,
             "encode": time.perf_counter() - called_at,
         }
+        if stale is not None:  # after the outputs' host copies: a kept buffer returned as is reads poisoned
+            guard.STATE.stale = None
+            stale.restore()
         outcome["compiles"] = COMPILES[0] - compiles
         if LAUNCHER_SECONDS[0] > launchers_s:  # part of "call": the launchers it built while the GPU was lent
             outcome["phase_s"]["launchers_lent"] = LAUNCHER_SECONDS[0] - launchers_s

@@ -742,3 +742,21 @@ def test_a_lazily_negated_input_handed_back_is_not_a_resolved_output():
 
         assert result.status == "rejected"
         assert "output is not a plain tensor: return is a lazily negated view" in result.reason
+
+
+def test_a_statistical_record_with_a_deterministic_answer_gets_a_twin_replay():
+    # moe_align_block_size is checked by stat_check (the order inside a segment is free) but its answer is
+    # not random: numpy on TensorBase.numpy (outside the host-read budget) computed it, Triton copied it out.
+    from conftest import kernel_source
+
+    from evaluation.judge.job import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, judge_with
+
+    source = kernel_source("cheats/moe_align_numpy_on_the_base_class.py")
+    job = JudgeJob(
+        "vllm13::moe_align_block_size", source, "cpu-interpreter", "cpu", tiers=("smoke",), time_budget_s=120
+    )
+    result = judge_with(job, JudgeOptions(static_scan=False))
+
+    assert result.status == "rejected" and "the work was done outside Triton" in result.reason
+    assert check_outcomes(result)["twin_replay"] == "failed"

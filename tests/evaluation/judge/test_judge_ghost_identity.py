@@ -17,14 +17,14 @@ from evaluation.catalog.spec import Call, Case
 REFERENCE = Path(__file__).resolve().parents[3] / "evaluation/catalog/reference_kernels/aten__add_.py"
 
 
-def identity_case_record(x_value: float):
+def identity_case_record(x_value: float, alpha: float = 0.001):
     record = get_operator("aten::add_")
-    case = Case("add__Tensor", {"alpha": 0.001, "dtype": "bfloat16", "shape": [], "other_shape": []})
+    case = Case("add__Tensor", {"alpha": alpha, "dtype": "bfloat16", "shape": [], "other_shape": []})
 
     def make_inputs(case: Case, generator: torch.Generator) -> Call:
         return Call(
             args=[torch.tensor(x_value, dtype=torch.bfloat16), torch.tensor(0.5, dtype=torch.bfloat16)],
-            kwargs={"alpha": 0.001},
+            kwargs={"alpha": alpha},
         )
 
     return dataclasses.replace(record, make_inputs=make_inputs, smoke=(case,))
@@ -37,5 +37,14 @@ def test_an_in_place_call_that_leaves_its_input_unchanged_is_not_rejected(run_ju
 
 def test_a_no_op_kernel_is_still_rejected_when_the_call_must_change_its_input(run_judge):
     no_op = REFERENCE.read_text() + "\n\ndef add__Tensor(self, other, *, alpha=1):\n    return self\n"
-    result = run_judge("", spec=identity_case_record(0.25), source=no_op)
+    result = run_judge("", spec=identity_case_record(0.25, alpha=1.0), source=no_op)
     assert result.status != "passed"
+
+
+def test_a_call_whose_answer_is_its_untouched_input_may_launch_nothing(run_judge):
+    # 0.25 + 0.001 * 0.5 rounds back to 0.25 in bfloat16: returning self unlaunched is the exact answer, as
+    # BLAS's quick return (alpha 0, beta 1) is. Where the answer is only within tolerance of the input, a
+    # launch is still owed.
+    no_op = REFERENCE.read_text() + "\n\ndef add__Tensor(self, other, *, alpha=1):\n    return self\n"
+    assert run_judge("", spec=identity_case_record(0.25), source=no_op).status == "passed"
+    assert run_judge("", spec=identity_case_record(0.25, alpha=0.004), source=no_op).status == "rejected"

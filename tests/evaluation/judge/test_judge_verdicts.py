@@ -220,3 +220,13 @@ def test_a_wrapper_under_torch_compile_passes(run_judge, scan):
     result = run_judge("good/cos_torch_compile_wrapper.py", static_scan=scan == "on")
 
     assert (result.status, result.reason) == ("passed", "all 3 cases passed")
+
+
+@pytest.mark.parametrize("scan", ["on", "off"])
+def test_an_answer_staged_in_a_scratch_kept_between_calls_passes(run_judge, scan):
+    # The kernel writes a module-level scratch, the wrapper copies it out: in the ghost replay the no-op
+    # launch poisons the scratch it would have written (put back afterwards), so the copy is not the real
+    # call's answer left behind there.
+    result = run_judge("good/cos_scratch_kept_between_calls.py", static_scan=scan == "on")
+
+    assert (result.status, result.reason) == ("passed", "all 3 cases passed")
