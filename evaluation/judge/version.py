@@ -153,9 +153,9 @@ HISTORY: dict[int, str] = {
     33: "Version 15 on version 32's rules.",
     34: "Version 32 with the twin replay's call held to every rule of the real call's: a twin replay that "
     "launches no Triton kernel is refused as the call would be (a cache keyed by the case's shape now ends "
-    "there), and its error is told as a device fault, out of memory or an interpreter defect alike. Triton's "
-    "launches, not data_ptr(), are moved into the twins (tensor arguments, TensorDescriptors, addresses in "
-    "integers and pointer tables): host math on memory built from a data_ptr() no longer follows the twins. "
+    "there), and its error is told as a device fault, out of memory or an interpreter defect alike. A storage's "
+    "data_ptr() leads into the twins as a tensor's does (an offset from the two is the view's own, and no "
+    "address tells the replay apart), and torch laid over a bare address is refused (rejected). "
     "A call whose exact answer is its untouched in-place outputs (BLAS's quick return) may launch nothing. "
     "A ghost replay's no-op launches poison the memory they would have written that outlives calls (a "
     "scratch kept between calls), put back afterwards. Statistical records with deterministic answers "

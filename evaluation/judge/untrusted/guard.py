@@ -20,7 +20,6 @@ the integrity checks and the comparison outside the sandbox still see.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import gc
 import threading
 import time
@@ -166,50 +165,30 @@ class StaleBuffers:
         self.saved.clear()
 
 
-# The largest integer tensor a twin replay reads as a possible pointer table (cuBLAS's batched pointer
-# arrays, a per-layer cache's table): one entry a batch or a layer, never an index tensor's millions.
-POINTER_TABLE_MAX = 65536
-
-
-def _flatten(values: Any) -> list[Any]:
-    if isinstance(values, list):
-        return [item for value in values for item in _flatten(value)]
-    return [values]
-
-
 class Twins:
     """A twin replay's second world of memory (docs/judge.md, "Twin replay"). The call sees the real call's
     inputs; each storage holding them has a twin of the same size holding another draw of the case's inputs.
-    Triton works only on twins: each launch's tensor arguments are swapped for the same views of their
-    storages' twins (made on first use for memory that has none, a copy of what it holds), and addresses of
-    the call's memory in its integer arguments and small integer tensors (pointer tables) for the same
-    addresses in the twins. Everything else sees the call's own memory at its own addresses: host reads the
-    budget allows read the twins, and copies the wrapper makes of twinned memory (``contiguous``, ``clone``,
-    ``copy_``) are made of the twins too, but work done anywhere Triton is not (torch outside the audit's
-    reach, numpy or a tensor built on a ``data_ptr()``, a subprocess) sees only the call's own inputs and none
-    of what Triton wrote, and gives another answer, which the judge tells apart."""
+    Triton works only on twins: a tensor's ``data_ptr()`` (which Triton's launchers and the interpreter take a
+    kernel's pointers from, and pointer tables are built from) points into its storage's twin, made on first
+    use for memory that has none (a copy of what it holds), and so does its storage's ``data_ptr()``: every
+    address the call can learn, from the wrapper or from a kernel that stores its own pointers, is a twin's,
+    so none tells the replay apart. Host reads the budget allows read the twins; copies the wrapper makes of
+    twinned memory (``contiguous``, ``clone``, ``copy_``) are made of the twins too, and fills reach them.
+    So an honest call's outputs are the answer for the twins' values, while work done anywhere Triton is not
+    (torch outside the audit's reach, numpy on ``TensorBase.numpy()``, a subprocess) sees only the call's own
+    inputs and none of what Triton wrote, and gives another answer, which the judge tells apart. Memory
+    built on a raw address (``refuse_raw_memory``) is refused, since at a twin's address it would follow."""
 
     def __init__(self) -> None:
         self.by_storage: dict[int, torch.UntypedStorage] = {}
         self.twin_addresses: set[int] = set()  # a twin's own memory has no twin: Triton works on it as it is
-        self.seen: dict[int, torch.UntypedStorage] = {}  # every storage of the call, by address: pointer tables
         self._alive: list[Any] = []
 
     def add(self, real: torch.Tensor, twin: torch.Tensor) -> None:
         """``twin``'s storage is the twin of ``real``'s (same bytes, same layout of views into them)."""
         self._pair(real.untyped_storage(), twin)
 
-    def remember(self, value: Any) -> None:
-        """The storages of ``value``'s tensors are the call's memory (an address into one, in a pointer table
-        a launch reads, leads to its twin)."""
-        for tensor in flat_tensors(value):
-            if tensor.device.type != "meta":
-                storage = tensor.untyped_storage()
-                if storage.nbytes() and _storage_ptr(storage) not in self.twin_addresses:
-                    self.seen.setdefault(_storage_ptr(storage), storage)
-
     def _pair(self, storage: torch.UntypedStorage, twin: torch.Tensor) -> None:
-        self.seen.setdefault(_storage_ptr(storage), storage)
         if storage.nbytes() and _storage_ptr(storage) not in self.by_storage:
             self.by_storage[_storage_ptr(storage)] = twin.untyped_storage()
             self.twin_addresses.add(_storage_ptr(twin.untyped_storage()))
@@ -244,48 +223,19 @@ class Twins:
                 self._pair(storage, torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage.clone()))
         return self.by_storage[_storage_ptr(storage)]
 
-    def for_launch(self, value: Any) -> Any:
-        """A launch's argument as Triton gets it in a twin replay: tensors (and TensorDescriptors' tensors)
-        on the twins, addresses of the call's memory (integers, pointer tables) moved into the twins."""
-        if isinstance(value, torch.Tensor):
-            if value.device.type == "meta" or not value.untyped_storage().nbytes():
-                return value
-            storage = value.untyped_storage()
-            if _storage_ptr(storage) in self.twin_addresses:
-                return value
-            self.twin_of(storage)
-            twin = self.view(value)
-            if value.dtype in (torch.int64, torch.uint64) and 0 < value.numel() <= POINTER_TABLE_MAX:
-                with paused():
-                    values = twin.tolist() if twin.dim() else [twin.item()]
-                    moved = [self.address(item) for item in (_flatten(values) if twin.dim() else values)]
-                    if moved != (_flatten(values) if twin.dim() else values):
-                        twin.copy_(torch.tensor(moved, dtype=twin.dtype, device=twin.device).view(twin.shape))
-            return twin
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, int):
-            return self.address(value)
-        if isinstance(value, (list, tuple)):
-            return type(value)(self.for_launch(item) for item in value)
-        if isinstance(value, dict):
-            return {key: self.for_launch(item) for key, item in value.items()}
-        if (
-            type(value).__name__ in ("TensorDescriptor", "TensorDescriptorType")
-            and isinstance(getattr(value, "base", None), torch.Tensor)
-            and dataclasses.is_dataclass(value)
-        ):
-            return dataclasses.replace(value, base=self.for_launch(value.base))
-        return value
+    def pointer(self, tensor: torch.Tensor, real_pointer: int) -> int:
+        """Where ``tensor``'s data is in the twins (``Tensor.data_ptr`` during a twin replay)."""
+        storage = tensor.untyped_storage()
+        base = _storage_ptr(storage)
+        if not storage.nbytes() or not base <= real_pointer < base + storage.nbytes() or base in self.twin_addresses:
+            return real_pointer  # no memory behind it (an empty tensor's pointer is null), or a twin's own
+        return _storage_ptr(self.twin_of(storage)) + (real_pointer - base)
 
-    def address(self, value: int) -> int:
-        """``value`` moved into the twins where it is an address inside the call's memory, else as it is."""
-        if value < 4096:
-            return value
-        for base, storage in self.seen.items():
-            if base <= value < base + storage.nbytes():
-                return _storage_ptr(self.twin_of(storage)) + (value - base)
-        return value
+    def storage_pointer(self, storage: torch.UntypedStorage) -> int:
+        """Where ``storage`` is in the twins (``UntypedStorage.data_ptr`` during a twin replay)."""
+        if not storage.nbytes() or storage.device.type == "meta" or _storage_ptr(storage) in self.twin_addresses:
+            return _storage_ptr(storage)
+        return _storage_ptr(self.twin_of(storage))
 
     def follow(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
         """After an allowed op ran on real memory: the same op on the twins, where its inputs have any.
@@ -448,8 +398,6 @@ class AuditMode(TorchDispatchMode):
                 STATE.stale.fresh(result)
         elif twins is not None and packet not in ALLOCATING_ATEN and packet not in FROM_SCALARS:
             twins.follow(func, args, kwargs, result)
-        if twins is not None:
-            twins.remember(result)
         return result
 
 
@@ -576,9 +524,6 @@ def _wrap_run(original: Any, owner: type, interpreted: bool = False) -> Any:
                 if STATE.stale is not None:
                     STATE.stale.poison_launched(args, kwargs)
                 return None
-        if STATE.twins is not None:  # a twin replay: Triton reads and writes the twins, nothing else does
-            with paused():
-                args, kwargs = STATE.twins.for_launch(args), STATE.twins.for_launch(kwargs)
         windows = STATE.launch_windows
         if windows is None or warmup or len(windows) >= LAUNCH_WINDOWS_CAP:
             return launch(self, args, grid, warmup, kwargs)
@@ -694,11 +639,79 @@ def _count_host_read(original: Any, name: str) -> Any:
 
 
 def install_host_read_counters() -> None:
-    """Wrap HOST_READ_METHODS on torch.Tensor (before the candidate loads; Integrity watches the wrappers)."""
+    """Wrap HOST_READ_METHODS on torch.Tensor, and the tensor's and the storage's data_ptr for twin replays
+    (before the candidate loads; Integrity watches the wrappers)."""
     for name in HOST_READ_METHODS:
         original = getattr(torch.Tensor, name, None)
         if original is not None and not hasattr(original, "__kgb_wrapped__"):
             setattr(torch.Tensor, name, _count_host_read(original, name))
+    if not hasattr(torch.Tensor.data_ptr, "__kgb_wrapped__"):
+        torch.Tensor.data_ptr = _twin_pointer(torch.Tensor.data_ptr)
+    if not hasattr(torch.UntypedStorage.data_ptr, "__kgb_wrapped__"):
+        torch.UntypedStorage.data_ptr = _twin_storage_pointer(torch.UntypedStorage.data_ptr)
+    refuse_raw_memory()
+
+
+# torch's ways to lay a tensor over memory named by a bare address: at a twin's address in a twin replay,
+# work on it would follow the twins Triton reads (numpy's __array_interface__ on the CPU is not torch's to
+# refuse: docs/judge.md, "Not covered").
+RAW_MEMORY_BUILDERS = ("as_tensor", "asarray", "tensor")
+
+
+def refuse_raw_memory() -> None:
+    """Replace torch._C._construct_storage_from_data_pointer with a refusal, and refuse objects that offer
+    ``__cuda_array_interface__`` (raw device addresses) to torch.as_tensor / asarray / tensor."""
+    if not hasattr(torch._C._construct_storage_from_data_pointer, "__kgb_wrapped__"):
+        torch._C._construct_storage_from_data_pointer = _raw_memory_refusal(
+            torch._C._construct_storage_from_data_pointer, "torch._C._construct_storage_from_data_pointer"
+        )
+    for name in RAW_MEMORY_BUILDERS:
+        original = getattr(torch, name)
+        if not hasattr(original, "__kgb_wrapped__"):
+            setattr(torch, name, _no_raw_device_memory(original, name))
+
+
+def _raw_memory_refusal(original: Any, name: str) -> Any:
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        STATE.compute_ops.append(f"memory built on a raw address ({name})")
+        raise RuntimeError(f"{name} is refused in the sandbox: memory built on a raw address")
+
+    refused.__kgb_wrapped__ = original  # type: ignore[attr-defined]
+    return refused
+
+
+def _no_raw_device_memory(original: Any, name: str) -> Any:
+    def build(*args: Any, **kwargs: Any) -> Any:
+        for data in (*args[:1], *kwargs.values()):
+            if not isinstance(data, torch.Tensor) and hasattr(type(data), "__cuda_array_interface__"):
+                STATE.compute_ops.append(f"memory built on a raw address (torch.{name} of a __cuda_array_interface__)")
+                raise RuntimeError(f"torch.{name} of a __cuda_array_interface__ is refused in the sandbox")
+        return original(*args, **kwargs)
+
+    build.__name__ = build.__qualname__ = name
+    build.__kgb_wrapped__ = original  # type: ignore[attr-defined]
+    return build
+
+
+def _twin_pointer(original: Any) -> Any:
+    def data_ptr(self: Any) -> int:
+        pointer = original(self)
+        twins = STATE.twins
+        return pointer if twins is None or not isinstance(self, torch.Tensor) else twins.pointer(self, pointer)
+
+    data_ptr.__kgb_wrapped__ = original  # type: ignore[attr-defined]
+    return data_ptr
+
+
+def _twin_storage_pointer(original: Any) -> Any:
+    def data_ptr(self: Any) -> int:
+        twins = STATE.twins
+        if twins is None or not isinstance(self, torch.UntypedStorage):
+            return original(self)
+        return twins.storage_pointer(self)
+
+    data_ptr.__kgb_wrapped__ = original  # type: ignore[attr-defined]
+    return data_ptr
 
 
 def _add_host_reads(count: int) -> None:
@@ -759,6 +772,8 @@ class Integrity:
             ("torch.Tensor.set_", torch.Tensor, "set_"),
             *((f"torch.Tensor.{name}", torch.Tensor, name) for name in (*HOST_READ_METHODS, "data_ptr")),
             ("torch.UntypedStorage.data_ptr", torch.UntypedStorage, "data_ptr"),
+            ("torch._C._construct_storage_from_data_pointer", torch._C, "_construct_storage_from_data_pointer"),
+            *((f"torch.{name}", torch, name) for name in RAW_MEMORY_BUILDERS),
         ]
         if device_module is not None and device_module is not torch.cuda:
             family = getattr(device_module, "__name__", "device").rsplit(".", 1)[-1]

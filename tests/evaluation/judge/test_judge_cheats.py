@@ -79,14 +79,37 @@ BY_BEHAVIOUR = [
 # host computed from what the buffer held before, the real call's stale values where the allocator handed the
 # same memory back (the call's own answer: rejected) or anything else (failed on another draw).
 FROM_UNWRITTEN_MEMORY = ["tensorbase_numpy_host_math.py", "subprocess_computes.py"]
-# The round-8 red team's: numpy or a torch storage built on the address data_ptr() gives (the host's math
-# would follow the twins if data_ptr led there; only Triton's launches are moved into them), and a twin
-# replay told apart by a tensor's address against its storage's (both are the call's own).
+# The round-8 and round-9 red teams' ways to tell a twin replay from the real call, each then computing
+# with torch unaudited outside it: a tensor's address against its storage's, a pointer a Triton kernel
+# stored against data_ptr(), a marker Triton wrote read through numpy at data_ptr(). Every address the call
+# can learn is a twin's in a twin replay, so none differs, and the unaudited work shows there.
 FROM_UNWRITTEN_MEMORY += [
-    "raw_memory_numpy_at_data_ptr.py",
-    "raw_memory_storage_at_data_ptr.py",
     "twin_told_by_storage_address.py",
+    "twin_told_by_revealed_pointer.py",
+    "twin_told_by_numpy_marker.py",
 ]
+# torch laid over a bare address (data_ptr(), or a pointer a Triton kernel stored and the wrapper read
+# back): at a twin's address it would follow the twins.
+RAW_MEMORY = ["raw_memory_storage_at_data_ptr.py", "raw_memory_storage_at_revealed_pointer.py"]
+# Open on the CPU interpreter (docs/judge.md, "Not covered"): numpy's __array_interface__ takes a bare address,
+# which at a twin's follows the twins Triton reads; there is no hook for it in numpy. On a GPU the address is
+# device memory, which numpy cannot read, and torch's ways to it are refused (RAW_MEMORY).
+NUMPY_RAW_MEMORY = ["raw_memory_numpy_at_data_ptr.py", "raw_memory_numpy_at_revealed_pointer.py"]
+
+
+@pytest.mark.parametrize("scan", ["on", "off"])
+@pytest.mark.parametrize("name", RAW_MEMORY)
+def test_torch_built_on_a_raw_address_is_refused(run_judge, name, scan):
+    result = run_judge(f"cheats/{name}", static_scan=scan == "on")
+
+    assert result.status == "rejected"
+    assert "memory built on a raw address (torch._C._construct_storage_from_data_pointer)" in result.reason
+
+
+@pytest.mark.xfail(strict=True, reason="numpy at a bare address on the CPU interpreter: open (docs/judge.md)")
+@pytest.mark.parametrize("name", NUMPY_RAW_MEMORY)
+def test_numpy_built_on_a_raw_address_on_the_interpreter(run_judge, name):
+    assert run_judge(f"cheats/{name}", static_scan=False).status != "passed"
 
 
 @pytest.mark.parametrize("scan", ["on", "off"])
@@ -760,3 +783,17 @@ def test_a_statistical_record_with_a_deterministic_answer_gets_a_twin_replay():
 
     assert result.status == "rejected" and "the work was done outside Triton" in result.reason
     assert check_outcomes(result)["twin_replay"] == "failed"
+
+
+def test_offsets_between_allocations_from_one_base_pointer_pass_the_twin_replay():
+    # Honest (round-9 red team): the kernel addresses every input of a cat from the first one's pointer plus
+    # each one's offset from it, data_ptr() differences. The twins' addresses keep them consistent.
+    from conftest import kernel_source
+
+    from evaluation.judge.job import JudgeJob
+    from evaluation.judge.runner import JudgeOptions, judge_with
+
+    job = JudgeJob("aten::cat", kernel_source("good/cat_offsets_from_one_base.py"), "cpu-interpreter", "cpu")
+    result = judge_with(job, JudgeOptions(static_scan=False))
+
+    assert (result.status, check_outcomes(result).get("twin_replay")) == ("passed", "passed"), result.reason

@@ -355,11 +355,10 @@ def test_a_reason_holds_neither_nul_nor_lone_surrogates():
 
 
 def test_a_twin_replay_hands_triton_the_twins_and_the_wrapper_its_own_inputs():
-    # In a twin replay each launch's arguments are moved into the twins: tensors become the same views of
-    # their storages' twins (memory the wrapper made gets a twin, a copy, when a launch first takes it), and
-    # addresses of the call's memory (an integer, a pointer table) become the same addresses in the twins.
-    # The wrapper's own copies of twinned memory are made on the twins as well; reads within the budget read
-    # twins. Everything else sees the call's own memory at its own address.
+    # In a twin replay Triton's pointers (data_ptr) lead into each storage's twin, and so do the storages'
+    # own addresses: the inputs' twins hold another draw, the wrapper's copies of them are copied on the
+    # twins too, and memory the wrapper made gets a twin (a copy) the first time its address is asked for.
+    # Reads within the budget read twins. The judge's own bookkeeping keeps the real addresses.
     from evaluation.judge.untrusted import guard
 
     guard.install_host_read_counters()
@@ -370,25 +369,41 @@ def test_a_twin_replay_hands_triton_the_twins_and_the_wrapper_its_own_inputs():
     guard.STATE.reset(ghost=False)
     try:
         with guard.audited():
-            assert real.data_ptr() == real.untyped_storage().data_ptr()  # the wrapper's view: its own memory
-            view = twins.for_launch(real[2:])  # views keep their offset into the twin
-            assert view.data_ptr() == twin.data_ptr() + 2 * 4 and torch.equal(view, twin[2:])
+            twin_base = twin.untyped_storage().data_ptr()  # a twin's own memory is where it is
+            assert real[2:].data_ptr() == twin_base + 2 * 4  # views keep their offset into the twin
+            assert real[2:].untyped_storage().data_ptr() == twin_base  # so an offset from the two is the view's
             copied = real.view(2, 3).t().contiguous()  # the wrapper's copy, made on the twins as well
             assert twins.has(copied)
             assert torch.equal(twins.view(copied), twin.view(2, 3).t().contiguous())
             assert real[1].item() == 101.0  # a budgeted read reads the twin
             scratch = torch.zeros(3)
-            launched = twins.for_launch(scratch)  # first launched: a twin, a copy of what it holds
-            assert launched.data_ptr() != scratch.data_ptr() and twins.has(scratch)
-            assert torch.equal(launched, torch.zeros(3))
-            table = torch.tensor([real[1:].data_ptr(), scratch.data_ptr(), 7], dtype=torch.int64)
-            moved = twins.for_launch((table, real[3:].data_ptr(), True))
-            assert moved[0].tolist() == [twin.data_ptr() + 4, launched.data_ptr(), 7]
-            assert moved[1:] == (twin.data_ptr() + 12, True)
-            assert table.tolist()[2] == 7  # the wrapper's own table is as it made it
+            pointer = scratch.data_ptr()  # first asked for: a twin, a copy of what it holds
+            assert pointer != guard.storage_address(scratch.untyped_storage()) and twins.has(scratch)
+            assert scratch.untyped_storage().data_ptr() == pointer
+            assert torch.equal(twins.view(scratch), torch.zeros(3))
             assert real.numpy().tolist() == [100.0, 101.0, 102.0, 103.0, 104.0, 105.0]
     finally:
         guard.STATE.twins = None
+    assert real.data_ptr() == real.untyped_storage().data_ptr() == guard.storage_address(real.untyped_storage())
+
+
+def test_memory_built_on_a_raw_address_is_refused_in_the_sandbox():
+    # At a twin's address such memory would follow the twins; on the call's own it is work outside Triton.
+    from evaluation.judge.untrusted import guard
+
+    guard.install_host_read_counters()
+    guard.STATE.reset(ghost=False)
+    x = torch.arange(4.0)
+    with pytest.raises(RuntimeError, match="raw address"):
+        torch._C._construct_storage_from_data_pointer(x.data_ptr(), x.device, 16)
+
+    class Device:
+        __cuda_array_interface__ = {"data": (x.data_ptr(), False), "shape": (4,), "typestr": "<f4", "version": 2}
+
+    with pytest.raises(RuntimeError, match="__cuda_array_interface__"):
+        torch.as_tensor(Device())
+    assert guard.STATE.compute_ops[-1].startswith("memory built on a raw address")
+    assert torch.equal(torch.as_tensor([1.0, 2.0]), torch.tensor([1.0, 2.0]))  # plain data as before
 
 
 def test_the_wire_keeps_a_lazily_negated_or_conjugated_view_as_it_reads():

@@ -27,7 +27,8 @@ def _e4m3_bits_to_fp32(b):
     normal = normal_bits.to(tl.float32, bitcast=True)
     # subnormals: man * 2^-9
     sub = man.to(tl.float32) * 0.001953125
-    sub = tl.where(sign == 1, -sub, sub)
+    # multiply (not negate) so that 0x80 decodes to -0.0
+    sub = sub * (1 - 2 * sign).to(tl.float32)
     val = tl.where(exp == 0, sub, normal)
     is_nan = (exp == 0xF) & (man == 0x7)
     return tl.where(is_nan, float("nan"), val)

@@ -45,6 +45,7 @@ def _fused_moe_q8_0_kernel(
     xq_ptr,
     xd_ptr,
     w_ptr,
+    wq_ptr,
     y_ptr,
     sorted_token_ids_ptr,
     expert_ids_ptr,
@@ -60,6 +61,8 @@ def _fused_moe_q8_0_kernel(
     BLOCK_BYTES: tl.constexpr,
     BLOCK_SIZE_M: tl.constexpr,
     BLOCK_SIZE_N: tl.constexpr,
+    NBLK: tl.constexpr,
+    DOT_M: tl.constexpr,
 ):
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
@@ -67,8 +70,9 @@ def _fused_moe_q8_0_kernel(
     if pid_m * BLOCK_SIZE_M >= num_tokens_post_padded:
         return
 
-    offs_m = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    m_mask = offs_m < num_tokens_post_padded
+    offs_r = tl.arange(0, DOT_M)
+    offs_m = pid_m * BLOCK_SIZE_M + offs_r
+    m_mask = (offs_r < BLOCK_SIZE_M) & (offs_m < num_tokens_post_padded)
     offs_token = tl.load(sorted_token_ids_ptr + offs_m, mask=m_mask, other=num_valid_tokens)
     token_mask = (offs_token < num_valid_tokens) & m_mask
     src_tok = offs_token // top_k
@@ -77,25 +81,43 @@ def _fused_moe_q8_0_kernel(
     offs_n = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
     mask_n = offs_n < nrows
     offs_j = tl.arange(0, QK)
-    w_rows = w_ptr + expert * stride_we + offs_n.to(tl.int64) * stride_wr
+    w_row_off = expert * stride_we + offs_n.to(tl.int64) * stride_wr
 
-    acc = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for kb in range(0, num_blocks):
+    offs_kc = tl.arange(0, NBLK * QK)
+    kc_blk = offs_kc // QK  # block index inside the chunk
+    offs_b = tl.arange(0, NBLK)
+    offs_j = tl.arange(0, QK)
+    # tl.dot needs >= 16 rows: pad the 4-slot routing block with masked rows
+    acc = tl.zeros((DOT_M, BLOCK_SIZE_N), dtype=tl.float32)
+    for kb0 in range(0, num_blocks, NBLK):
+        kb = kb0 + kc_blk
+        kmask = kb < num_blocks
+        # dequantised Q8_1 activations: half(d_x) * q_x  (exact in fp32)
         qx = tl.load(
-            xq_ptr + src_tok[:, None] * (num_blocks * QK) + kb * QK + offs_j[None, :],
-            mask=token_mask[:, None],
+            xq_ptr + src_tok[:, None] * (num_blocks * QK) + (kb0 * QK + offs_kc)[None, :],
+            mask=token_mask[:, None] & kmask[None, :],
             other=0,
-        ).to(tl.float32)  # [M, QK]
-        dx = tl.load(xd_ptr + src_tok * num_blocks + kb, mask=token_mask, other=0.0)
-        blk = w_rows + kb * BLOCK_BYTES
-        d_lo = tl.load(blk, mask=mask_n, other=0).to(tl.int32)
-        d_hi = tl.load(blk + 1, mask=mask_n, other=0).to(tl.int32)
+        ).to(tl.float32)
+        dx = tl.load(
+            xd_ptr + src_tok[:, None] * num_blocks + kb[None, :],
+            mask=token_mask[:, None] & kmask[None, :],
+            other=0.0,
+        )
+        x = qx * dx  # [DOT_M, NBLK*QK]
+        # dequantised Q8_0 weights: d_w * q_w  (exact in fp32)
+        blk_b = kb0 + offs_b
+        bmask = mask_n[:, None] & (blk_b < num_blocks)[None, :]
+        blk = w_row_off[:, None] + (blk_b * BLOCK_BYTES)[None, :]  # byte offsets [N, NBLK]
+        d_lo = tl.load(w_ptr + blk, mask=bmask, other=0).to(tl.int32)
+        d_hi = tl.load(w_ptr + blk + 1, mask=bmask, other=0).to(tl.int32)
         dw = (d_lo | (d_hi << 8)).to(tl.int16).to(tl.float16, bitcast=True).to(tl.float32)
         qw = tl.load(
-            blk[:, None] + 2 + offs_j[None, :], mask=mask_n[:, None], other=0
-        ).to(tl.int8, bitcast=True).to(tl.float32)  # [N, QK]
-        sumi = tl.sum(qx[:, None, :] * qw[None, :, :], axis=2)  # [M, N]
-        acc += dw[None, :] * dx[:, None] * sumi
+            wq_ptr + (blk + 2)[:, :, None] + offs_j[None, None, :],
+            mask=bmask[:, :, None],
+            other=0,
+        ).to(tl.float32)  # int8 view of W -> [N, NBLK, QK]
+        w = tl.reshape(qw * dw[:, :, None], (BLOCK_SIZE_N, NBLK * QK))
+        acc = tl.dot(x, tl.trans(w), acc, input_precision="ieee")
 
     tl.store(
         y_ptr + offs_token.to(tl.int64)[:, None] * stride_yt + offs_n[None, :],
@@ -105,8 +127,11 @@ def _fused_moe_q8_0_kernel(
 
 
 @functools.lru_cache(maxsize=64)
-def _block_n(row: int) -> int:
-    return min(64, triton.next_power_of_2(row))
+def _tile_config(row: int, num_blocks: int, on_gpu: bool) -> tuple:
+    # (BLOCK_SIZE_N, K blocks per iteration)
+    if on_gpu:
+        return max(16, min(64, triton.next_power_of_2(row))), min(4, triton.next_power_of_2(num_blocks))
+    return min(256, triton.next_power_of_2(row)), min(32, triton.next_power_of_2(num_blocks))
 
 
 def ggml_moe_a8(
@@ -138,14 +163,15 @@ def ggml_moe_a8(
     sorted_token_ids = sorted_token_ids.contiguous()
     expert_ids = expert_ids.contiguous()
     em = sorted_token_ids.numel()
-    BLOCK_N = _block_n(row)
+    BLOCK_N, NBLK = _tile_config(row, num_blocks, X.is_cuda)
     grid = (triton.cdiv(em, MOE_BLOCK_M), triton.cdiv(row, BLOCK_N))
     _fused_moe_q8_0_kernel[grid](
-        x_q, x_d, W, out,
+        x_q, x_d, W, W.view(torch.int8), out,
         sorted_token_ids, expert_ids, num_tokens_post_padded,
         row, num_blocks, tokens * top_k,
         W.stride(0), W.stride(1), out.stride(0),
         top_k=top_k, QK=QK8_0, BLOCK_BYTES=Q8_0_BYTES,
-        BLOCK_SIZE_M=MOE_BLOCK_M, BLOCK_SIZE_N=BLOCK_N,
+        BLOCK_SIZE_M=MOE_BLOCK_M, BLOCK_SIZE_N=BLOCK_N, NBLK=NBLK,
+        DOT_M=16,
     )
     return out
