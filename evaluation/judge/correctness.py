@@ -276,13 +276,7 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
         tier,
         reply_cap=_reply_cap(encoder.blobs, pending.expected, pending.variants + int(twin_payload is not None)),
         gpu=True,
-        call_limit_s=judgement.job.call_limit_s(
-            judgement.reference_seconds.get(case.case_id, 0.0),
-            calls=1
-            + (pending.variants if pending.wants_ghost else 0)
-            + int(pending.wants_repeat)
-            + int(twin_payload is not None),
-        ),
+        call_limit_s=_call_limit_s(judgement, pending, twin=twin_payload is not None),
     )
     answered = pending.answered_at = time.perf_counter()
     judgement.add_stage("correctness.sandbox_round_trip", answered - asked)
@@ -404,6 +398,19 @@ def _outputs_equal(first: tuple[Any, ...], second: tuple[Any, ...]) -> bool:
     left, right = flat_tensors(first), flat_tensors(second)
     return len(left) == len(right) and all(
         a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(left, right, strict=True)
+    )
+
+
+def _call_limit_s(judgement: JudgementContext, pending: CaseInFlight, *, twin: bool) -> float:
+    """The request's limit: the per-call limit for each call it makes, and the floor for each that launches
+    (the real call, a random operator's repeat, the twin replay; ghost replays launch nothing). Without the
+    floor per call, an interpreted kernel near a minute a call ran out of time in its twin replay."""
+    launching = 1 + int(pending.wants_repeat) + int(twin)
+    calls = launching + (pending.variants if pending.wants_ghost else 0)
+    job = judgement.job
+    return max(
+        job.call_limit_s(judgement.reference_seconds.get(pending.case.case_id, 0.0), calls),
+        launching * job.call_limit_s(0.0),
     )
 
 

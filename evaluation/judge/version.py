@@ -162,7 +162,8 @@ HISTORY: dict[int, str] = {
     "(moe_align_block_size, its LoRA variant) get the twin replay, and their pure outputs are found as every "
     "record's are (moe_lora_align_block_size's empty slots are no longer poisoned). "
     "Lazily conjugated and negated views (_conj, conj, _neg_view) are views; torch.compile's prims operators "
-    "load before the audit hook arms. A lazily negated or conjugated input (resolve_neg's, resolve_conj's) "
+    "load before the audit hook arms. A correctness request gets the per-call floor for each call of it that "
+    "launches (an interpreted kernel near a minute a call timed out in its twin replay). A lazily negated or conjugated input (resolve_neg's, resolve_conj's) "
     "reaches the kernel with its bit and comes back with it (the wire dropped it, and every honest kernel "
     "was refused for changing its input); an output still carrying the bit is not a plain tensor.",
     35: "Version 15 on version 34's rules.",
