@@ -163,8 +163,9 @@ HISTORY: dict[int, str] = {
     "record's are (moe_lora_align_block_size's empty slots are no longer poisoned). "
     "Lazily conjugated and negated views (_conj, conj, _neg_view) are views; torch.compile's prims operators "
     "load before the audit hook arms. A correctness request gets the per-call floor for each call of it that "
-    "launches (an interpreted kernel near a minute a call timed out in its twin replay). A lazily negated or conjugated input (resolve_neg's, resolve_conj's) "
-    "reaches the kernel with its bit and comes back with it (the wire dropped it, and every honest kernel "
-    "was refused for changing its input); an output still carrying the bit is not a plain tensor.",
+    "launches, and on the interpreter 3000 times the reference's time a call, not 1000 (an interpreted kernel "
+    "near a minute a call timed out in its twin replay). A lazily negated or conjugated input (resolve_neg's, "
+    "resolve_conj's) reaches the kernel with its bit and comes back with it (the wire dropped it, and every "
+    "honest kernel was refused for changing its input); an output still carrying the bit is not a plain tensor.",
     35: "Version 15 on version 34's rules.",
 }
