@@ -273,24 +273,29 @@ def poison_is_correct(
     return True
 
 
-def doing_nothing_is_correct(judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
-    """True when an in-place call's right answer is its untouched inputs, so a no-op replay must pass."""
+def _untouched_outputs(judgement: JudgementContext, case: Case, before: Call) -> tuple[Any, ...] | None:
+    """An in-place call's compared outputs had it changed nothing (its mutated inputs as they were), or None
+    where the call returns its answer."""
     entry = judgement.spec.entry_point(case.entry_point)
     if entry.compare_return or not entry.mutates:
-        return False
-    untouched = tuple(before.get(key) for key in entry.mutates)
-    return compare_outputs(judgement.spec, case, before, untouched, expected) is None
+        return None
+    return tuple(before.get(key) for key in entry.mutates)
+
+
+def doing_nothing_is_correct(judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
+    """True when an in-place call's right answer is its untouched inputs, so a no-op replay must pass."""
+    untouched = _untouched_outputs(judgement, case, before)
+    return untouched is not None and compare_outputs(judgement.spec, case, before, untouched, expected) is None
 
 
 def untouched_is_the_answer(judgement: JudgementContext, case: Case, before: Call, expected: tuple[Any, ...]) -> bool:
     """True when an in-place call's exact answer is its untouched inputs, bit for bit (BLAS's quick return:
     gemv with alpha 0 and beta 1): a call that launches nothing there did all the work there was."""
-    entry = judgement.spec.entry_point(case.entry_point)
-    if entry.compare_return or not entry.mutates:
-        return False
-    untouched = tuple(before.get(key) for key in entry.mutates)
-    return len(untouched) == len(expected) and all(
-        bit_identical(left, right) for left, right in zip(untouched, expected, strict=True)
+    untouched = _untouched_outputs(judgement, case, before)
+    return (
+        untouched is not None
+        and len(untouched) == len(expected)
+        and all(bit_identical(left, right) for left, right in zip(untouched, expected, strict=True))
     )
 
 

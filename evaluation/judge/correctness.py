@@ -205,8 +205,8 @@ def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, 
         and any(item.numel() > 0 for item in expected_tensors)
     )
     twin_sent, twin_expected = None, ()
-    random = judgement.spec.judgement == "statistical" and not judgement.spec.answer_is_deterministic
-    if wants_ghost and judgement.options.twin_replay and not random:
+    random_answer = judgement.spec.judgement == "statistical" and not judgement.spec.answer_is_deterministic
+    if wants_ghost and judgement.options.twin_replay and not random_answer:
         twin_sent = judgement.make_call(case, twin_seed(seed))
         if same_call_outline(sent, twin_sent):
             twin_expected = judgement.expected(case, twin_sent)

@@ -136,18 +136,18 @@ class StaleBuffers:
 
     def __init__(self, call: Any, variant: int) -> None:
         self.variant = variant
-        self.call = {_storage_ptr(t.untyped_storage()) for t in flat_tensors(call) if t.device.type != "meta"}
+        self.call = {storage_address(t.untyped_storage()) for t in flat_tensors(call) if t.device.type != "meta"}
         self.new: set[int] = set()
         self.saved: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
 
     def fresh(self, tensor: torch.Tensor) -> None:
-        self.new.add(_storage_ptr(tensor.untyped_storage()))
+        self.new.add(storage_address(tensor.untyped_storage()))
 
     def poison_launched(self, args: Any, kwargs: Any) -> None:
         with paused():
             for tensor in flat_tensors((args, kwargs)):
                 storage = tensor.untyped_storage()
-                address = _storage_ptr(storage)
+                address = storage_address(storage)
                 if tensor.device.type == "meta" or not storage.nbytes() or not tensor.element_size():
                     continue
                 if address in self.call or address in self.new or address in self.saved:
@@ -189,9 +189,9 @@ class Twins:
         self._pair(real.untyped_storage(), twin)
 
     def _pair(self, storage: torch.UntypedStorage, twin: torch.Tensor) -> None:
-        if storage.nbytes() and _storage_ptr(storage) not in self.by_storage:
-            self.by_storage[_storage_ptr(storage)] = twin.untyped_storage()
-            self.twin_addresses.add(_storage_ptr(twin.untyped_storage()))
+        if storage.nbytes() and storage_address(storage) not in self.by_storage:
+            self.by_storage[storage_address(storage)] = twin.untyped_storage()
+            self.twin_addresses.add(storage_address(twin.untyped_storage()))
             self._alive += [storage, twin]
             if STATE.on_tensor is not None:  # the interpreter's bounds: kernels write the twin instead
                 STATE.on_tensor(twin)
@@ -200,12 +200,12 @@ class Twins:
         return (
             isinstance(tensor, torch.Tensor)
             and tensor.device.type != "meta"
-            and _storage_ptr(tensor.untyped_storage()) in self.by_storage
+            and storage_address(tensor.untyped_storage()) in self.by_storage
         )
 
     def view(self, tensor: torch.Tensor) -> torch.Tensor:
         """``tensor``'s geometry on its storage's twin."""
-        twin = self.by_storage[_storage_ptr(tensor.untyped_storage())]
+        twin = self.by_storage[storage_address(tensor.untyped_storage())]
         with paused():
             return torch.empty(0, dtype=tensor.dtype, device=tensor.device).set_(
                 twin, tensor.storage_offset(), tensor.size(), tensor.stride()
@@ -218,24 +218,24 @@ class Twins:
     def twin_of(self, storage: torch.UntypedStorage) -> torch.UntypedStorage:
         """The twin of ``storage`` (not empty); memory without one yet (a buffer the wrapper allocated, filled
         or computed) gets one now, a copy of what it holds."""
-        if _storage_ptr(storage) not in self.by_storage:
+        if storage_address(storage) not in self.by_storage:
             with paused():
                 self._pair(storage, torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage.clone()))
-        return self.by_storage[_storage_ptr(storage)]
+        return self.by_storage[storage_address(storage)]
 
     def pointer(self, tensor: torch.Tensor, real_pointer: int) -> int:
         """Where ``tensor``'s data is in the twins (``Tensor.data_ptr`` during a twin replay)."""
         storage = tensor.untyped_storage()
-        base = _storage_ptr(storage)
+        base = storage_address(storage)
         if not storage.nbytes() or not base <= real_pointer < base + storage.nbytes() or base in self.twin_addresses:
             return real_pointer  # no memory behind it (an empty tensor's pointer is null), or a twin's own
-        return _storage_ptr(self.twin_of(storage)) + (real_pointer - base)
+        return storage_address(self.twin_of(storage)) + (real_pointer - base)
 
     def storage_pointer(self, storage: torch.UntypedStorage) -> int:
         """Where ``storage`` is in the twins (``UntypedStorage.data_ptr`` during a twin replay)."""
-        if not storage.nbytes() or storage.device.type == "meta" or _storage_ptr(storage) in self.twin_addresses:
-            return _storage_ptr(storage)
-        return _storage_ptr(self.twin_of(storage))
+        if not storage.nbytes() or storage.device.type == "meta" or storage_address(storage) in self.twin_addresses:
+            return storage_address(storage)
+        return storage_address(self.twin_of(storage))
 
     def follow(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
         """After an allowed op ran on real memory: the same op on the twins, where its inputs have any.
@@ -275,11 +275,9 @@ def _unwrapped(method: Any) -> Any:
 _STORAGE_ADDRESS = _unwrapped(torch.UntypedStorage.data_ptr)
 
 
-def _storage_ptr(storage: Any) -> int:
+def storage_address(storage: Any) -> int:
+    """``storage``'s real address, whatever its data_ptr says during a twin replay."""
     return _STORAGE_ADDRESS(storage)
-
-
-storage_address = _storage_ptr
 
 
 class GuardState:
