@@ -191,9 +191,14 @@ def pure_output_keys(
     if entry.mutated_are_inputs:
         return []
     keys = []
+    # ``sent`` is drawn on the CPU and ``expected`` lives on the reference device: the check reads the call
+    # beside the outputs, so it gets a copy where they are (a GPU's statistical check mixed the two).
+    unpoisoned = None
     for key in entry.mutates:
         if sum(tensor.numel() for tensor in flat_tensors(sent.get(key))) == 0:
             continue
+        if unpoisoned is None:
+            unpoisoned = to_device(sent, judgement.reference_device)
         private = to_device(sent, judgement.reference_device)  # a copy: ``sent`` itself stays as drawn
         poison_tree(private.get(key))
         returned = judgement.spec.reference(case, private)
@@ -201,7 +206,7 @@ def pure_output_keys(
         # A statistical record's check accepts any valid draw, so a random op's output buffer passes it
         # poisoned too; a deterministic answer checked through it (moe_lora_align_block_size: the slices of
         # empty slots must keep their zeros) does not, and is not poisoned.
-        if compare_outputs(judgement.spec, case, sent, outputs, expected) is None:
+        if compare_outputs(judgement.spec, case, unpoisoned, outputs, expected) is None:
             keys.append(key)
     return keys
 
