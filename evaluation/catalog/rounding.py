@@ -24,6 +24,12 @@ UNIT_ROUNDOFF = {torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8, torch.float32
 FP32_STEP = 1.0 + 2.0**-10
 
 
+# How far fp32 math of one formula may land from the exact value it rounds to a grid (an integer code's .5,
+# the midpoint of two half or float8 values), relative: a few fp32 roundings (a GPU's division is 2 units
+# from the correctly rounded quotient). Within it of a tie, the value may round either way.
+FP32_TIE = 8 * 2.0**-24
+
+
 # How far fp32 math of an algebraic step (a GPU's rsqrt.approx, another order of a float32 reduction) may be
 # from its exact value, relative: a few fp32 units, with room.
 FP32_ALGEBRAIC = 2.0**-18

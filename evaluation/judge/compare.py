@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from evaluation.catalog.rounding import rounded_range
+from evaluation.catalog.rounding import FP32_TIE, rounded_range
 from evaluation.catalog.spec import Call, Case, OperatorSpec
 from evaluation.judge.wire import Unsupported
 
@@ -209,10 +209,8 @@ def _kernel_and_reference(out: torch.Tensor, ref: torch.Tensor, flat: int) -> st
     return f"{shown[0]} from the kernel, {shown[1]} from the reference"
 
 
-# fp32 roundings an exact value may be from a tie of the output's grid (an integer code's .5, the midpoint
-# of two half or float8 values) and still round either way: fp32 math of the same formula lands either side.
-INTEGER_TIE_ULPS = 8
-TIE_SLACK = INTEGER_TIE_ULPS * 2.0**-24
+# How near (relative) an exact value may be to a tie of the output's grid and still round either way.
+TIE_SLACK = FP32_TIE
 
 
 def _either_side_of_a_tie(out: torch.Tensor, exact: torch.Tensor, dtype: torch.dtype, **close: Any) -> torch.Tensor:

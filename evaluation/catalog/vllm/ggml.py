@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import torch
 
+from evaluation.catalog.rounding import FP32_TIE, rounded_range
 from evaluation.catalog.spec import Call, Case, OperatorSpec, dtype_of
 from evaluation.catalog.vllm.common import cases, rand, randint, randn, record
 from evaluation.catalog.vllm.moe_align import moe_align_reference
@@ -70,6 +71,74 @@ def quantize_q8_1(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, tor
 def block_dots(weight_q: torch.Tensor, x_q: torch.Tensor) -> torch.Tensor:
     """Integer dot products per block: [R, B, 32] x [T, B, 32] -> [T, R, B] (exact, via float64)."""
     return torch.einsum("rbk,tbk->trb", weight_q.double(), x_q.double()).float()
+
+
+# --- Q8_1 as ranges: the judge's exact_formula ----------------------------------------------------------------
+#
+# q_x = roundf(x / d_x) has no single right answer where x / d_x sits at a code's .5: a GPU's fp32 division
+# (Triton's ``/`` is not correctly rounded) or the reference's lands either side, and one flipped code moves
+# every output of its token by |d_w q_w d_x|, far past fp32's tolerance (on the H200 an honest ggml_moe_a8
+# was 1.96 from the reference on 1,307 of 76,032 values of a held-out case, one code of one token). half(d_x)
+# and half(sum x) likewise round either way next to a half midpoint. The exact formulas below carry every such
+# value as a centre and a radius (zero away from ties) through the dot products in float64, and the judge
+# accepts any output within tolerance of the range (``compare.exact_alternative_accepts``). A wrong kernel (a
+# truncating quantiser, the wrong expert, a missing scale) is off on most values and stays outside.
+
+Interval = tuple[torch.Tensor, torch.Tensor]  # (centre, radius), float64
+
+
+Q8_1_TIES = (
+    "Q8_1's codes round x / d_x half away from zero, and where the quotient sits within a few fp32 roundings "
+    "of a .5 (a GPU's fp32 division is not correctly rounded) either code is right; so is either neighbour "
+    "of half(d_x) and half(sum x) next to a half midpoint. One code moves every output of its token far past "
+    "fp32's tolerance, so an output within tolerance of the range those roundings span passes."
+)
+
+
+def interval_of(low: torch.Tensor, high: torch.Tensor) -> Interval:
+    return (low + high) / 2, (high - low) / 2
+
+
+def interval_product(a: Interval, b: Interval) -> Interval:
+    """Every product of a value in ``a`` and one in ``b`` lies in the result (midpoint-radius arithmetic)."""
+    (a_centre, a_radius), (b_centre, b_radius) = a, b
+    return a_centre * b_centre, a_centre.abs() * b_radius + a_radius * b_centre.abs() + a_radius * b_radius
+
+
+def quantize_q8_1_ranges(values: torch.Tensor) -> tuple[Interval, Interval, Interval]:
+    """Q8_1 of [rows, cols] fp32 as intervals: (q [rows, blocks, 32], half(d) [rows, blocks], half(sum)
+    [rows, blocks]), each code either integer next to x / d where the quotient is within a few fp32
+    roundings of a tie, each half value either neighbour where fp32 math of it may sit on the other side."""
+    rows, cols = values.shape
+    blocks = values.double().reshape(rows, cols // QK, QK)
+    amax = blocks.abs().amax(dim=-1)
+    scale = (amax / 127.0).float().double()  # d in fp32, as the kernel divides by it
+    magnitude = torch.where(amax[..., None] == 0, 0.0, blocks.abs() / scale[..., None])
+    code_low = torch.floor(magnitude * (1 - FP32_TIE) + 0.5)
+    code_high = torch.floor(magnitude * (1 + FP32_TIE) + 0.5)
+    sign = torch.sign(blocks)
+    codes = interval_of(
+        torch.minimum(sign * code_low, sign * code_high), torch.maximum(sign * code_low, sign * code_high)
+    )
+    scales = interval_of(*rounded_range(scale, scale, torch.float16, FP32_TIE))
+    # An fp32 sum of 32 values in any order is within 32 roundings of sum |x| of the exact sum.
+    total, spread = blocks.sum(dim=-1), QK * 2.0**-24 * blocks.abs().sum(dim=-1)
+    sums = interval_of(*rounded_range(total - spread, total + spread, torch.float16, FP32_TIE))
+    return codes, scales, sums
+
+
+def block_dot_ranges(weight_q: torch.Tensor, codes: Interval) -> Interval:
+    """``block_dots`` of exact integer weights [R, B, 32] and codes [T, B, 32] given as intervals."""
+    weights = weight_q.double()
+    return (
+        torch.einsum("rbk,tbk->trb", weights, codes[0]),
+        torch.einsum("rbk,tbk->trb", weights.abs(), codes[1]),
+    )
+
+
+def as_bounds(centre: torch.Tensor, radius: torch.Tensor) -> tuple[tuple[torch.Tensor, torch.Tensor]]:
+    """One output's (lowest, highest), the form ``exact_formula`` gives a range in."""
+    return ((centre - radius, centre + radius),)
 
 
 # --- ggml_dequantize ---------------------------------------------------------------------------------------
@@ -162,6 +231,19 @@ def mul_mat_reference(case: Case, call: Call) -> torch.Tensor:
     return per_block.sum(dim=-1).to(activations.dtype)
 
 
+def mul_mat_exact(case: Case, call: Call):
+    """The range of Y over every rounding of Q8_1 that may go either way (``quantize_q8_1_ranges``)."""
+    raw, activations, _kind, rows = call.args
+    w_scale, w_q = parse_q4_0(raw, rows)
+    codes, scales, sums = quantize_q8_1_ranges(activations)
+    integer = block_dot_ranges(w_q, codes)  # [T, R, B]
+    scaled = interval_product((scales[0][:, None, :], scales[1][:, None, :]), integer)
+    centre = scaled[0] - 8.0 * sums[0][:, None, :]
+    radius = scaled[1] + 8.0 * sums[1][:, None, :]
+    w = w_scale.double()[None]
+    return as_bounds((w * centre).sum(dim=-1), (w.abs() * radius).sum(dim=-1))
+
+
 MUL_MAT_NOTES = (
     "W uint8 [row, col/32*18]: GGUF Q4_0 blocks (little-endian fp16 d, then 16 bytes: value j < 16 is the low "
     "nibble of byte j, value j + 16 the high nibble; weight = (q - 8) * d). quant_type 2. X fp32 [batch, col] "
@@ -186,6 +268,8 @@ GGML_MUL_MAT_A8 = record(
     signature="ggml_mul_mat_a8(W: Tensor, X: Tensor, quant_type: int, row: int) -> Tensor",
     make_inputs=mul_mat_inputs,
     reference=mul_mat_reference,
+    exact_formula=mul_mat_exact,
+    exact_formula_why=Q8_1_TIES,
     smoke=cases(
         "ggml_mul_mat_a8",
         [{"col": 64, "row": 16, "batch": 4}, {"col": 128, "row": 8, "batch": 3}],
@@ -238,6 +322,8 @@ GGML_MUL_MAT_VEC_A8 = record(
     signature="ggml_mul_mat_vec_a8(W: Tensor, X: Tensor, quant_type: int, row: int) -> Tensor",
     make_inputs=mul_mat_inputs,
     reference=mul_mat_reference,
+    exact_formula=mul_mat_exact,
+    exact_formula_why=Q8_1_TIES,
     smoke=cases(
         "ggml_mul_mat_vec_a8",
         [{"col": 64, "row": 16, "batch": 1}, {"col": 128, "row": 8, "batch": 1}],
@@ -336,18 +422,57 @@ def moe_a8_inputs(case: Case, generator: torch.Generator) -> Call:
     return Call(args=[activations, weight, sorted_ids, expert_ids, post_pad, Q8_0, params["row"], top_k, tokens])
 
 
-def moe_a8_reference(case: Case, call: Call) -> torch.Tensor:
-    activations, weight, sorted_ids, expert_ids, post_pad, _kind, rows, top_k, tokens = call.args
-    numel = tokens * top_k
+def expert_dot_ranges(
+    weight: torch.Tensor,
+    activations: torch.Tensor,
+    experts_of_rows: torch.Tensor,
+    tokens_of_rows: torch.Tensor,
+    rows: int,
+) -> Interval:
+    """``expert_dots`` over every rounding of Q8_1 that may go either way, as (centre, radius)."""
+    (codes_centre, codes_radius), scales, _ = quantize_q8_1_ranges(activations)
+    experts = weight.size(0)
+    w_scale, w_q = parse_q8_0(weight.reshape(experts * rows, -1), experts * rows)
+    w_scale, w_q = w_scale.double().reshape(experts, rows, -1), w_q.reshape(experts, rows, -1, QK)
+    shape = (experts_of_rows.numel(), rows)
+    centre = torch.zeros(shape, dtype=torch.float64, device=activations.device)
+    radius = torch.zeros(shape, dtype=torch.float64, device=activations.device)
+    for expert in torch.unique(experts_of_rows).tolist():
+        pairs = (experts_of_rows == expert).nonzero().flatten()
+        tokens = tokens_of_rows[pairs]
+        integer = block_dot_ranges(w_q[expert], (codes_centre[tokens], codes_radius[tokens]))  # [P_e, R, B]
+        scaled = interval_product((scales[0][tokens][:, None, :], scales[1][tokens][:, None, :]), integer)
+        centre[pairs] = (w_scale[expert][None] * scaled[0]).sum(dim=-1)
+        radius[pairs] = (w_scale[expert].abs()[None] * scaled[1]).sum(dim=-1)
+    return centre, radius
+
+
+def moe_routing(call: Call) -> tuple[torch.Tensor, torch.Tensor]:
+    """(output rows written, the expert of each) from ggml_moe_a8's moe_align_block_size routing."""
+    activations, _weight, sorted_ids, expert_ids, post_pad, _kind, _rows, top_k, tokens = call.args
     used = int(post_pad.reshape(-1)[0])
     positions = torch.arange(used, device=activations.device)
     slots = sorted_ids[:used].to(torch.int64)
-    valid = slots < numel
+    valid = slots < tokens * top_k
     positions, slots = positions[valid], slots[valid]
-    experts = expert_ids.to(torch.int64)[positions // MOE_BLOCK]
-    output = torch.zeros((numel, rows), dtype=activations.dtype, device=activations.device)
+    return slots, expert_ids.to(torch.int64)[positions // MOE_BLOCK]
+
+
+def moe_a8_reference(case: Case, call: Call) -> torch.Tensor:
+    activations, weight, _sorted, _experts, _post_pad, _kind, rows, top_k, tokens = call.args
+    slots, experts = moe_routing(call)
+    output = torch.zeros((tokens * top_k, rows), dtype=activations.dtype, device=activations.device)
     output[slots] = expert_dots(weight, activations, experts, slots // top_k, rows).to(activations.dtype)
     return output
+
+
+def moe_a8_exact(case: Case, call: Call):
+    activations, weight, _sorted, _experts, _post_pad, _kind, rows, top_k, tokens = call.args
+    slots, experts = moe_routing(call)
+    centre = torch.zeros((tokens * top_k, rows), dtype=torch.float64, device=activations.device)
+    radius = torch.zeros_like(centre)
+    centre[slots], radius[slots] = expert_dot_ranges(weight, activations, experts, slots // top_k, rows)
+    return as_bounds(centre, radius)
 
 
 def moe_vec_reference(case: Case, call: Call) -> torch.Tensor:
@@ -355,6 +480,13 @@ def moe_vec_reference(case: Case, call: Call) -> torch.Tensor:
     slots = torch.arange(tokens * top_k, device=activations.device)
     experts = topk_ids.reshape(-1).to(torch.int64)
     return expert_dots(weight, activations, experts, slots // top_k, rows).to(activations.dtype)
+
+
+def moe_vec_exact(case: Case, call: Call):
+    activations, weight, topk_ids, top_k, _kind, rows, tokens = call.args
+    slots = torch.arange(tokens * top_k, device=activations.device)
+    experts = topk_ids.reshape(-1).to(torch.int64)
+    return as_bounds(*expert_dot_ranges(weight, activations, experts, slots // top_k, rows))
 
 
 MOE_CONFIGS = (
@@ -408,6 +540,8 @@ GGML_MOE_A8 = record(
     ),
     make_inputs=moe_a8_inputs,
     reference=moe_a8_reference,
+    exact_formula=moe_a8_exact,
+    exact_formula_why=Q8_1_TIES,
     smoke=cases(
         "ggml_moe_a8",
         [{"experts": 4, "tokens": 3, "top_k": 2, "hidden": 64, "row": 8}],
@@ -447,6 +581,8 @@ GGML_MOE_A8_VEC = record(
     ),
     make_inputs=moe_a8_inputs,
     reference=moe_vec_reference,
+    exact_formula=moe_vec_exact,
+    exact_formula_why=Q8_1_TIES,
     smoke=cases(
         "ggml_moe_a8_vec",
         [{"experts": 4, "tokens": 3, "top_k": 2, "hidden": 64, "row": 8}],
