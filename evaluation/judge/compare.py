@@ -7,6 +7,7 @@ message naming the first output that does not and why.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,7 @@ import torch
 
 from evaluation.catalog.rounding import FP32_TIE, rounded_range
 from evaluation.catalog.spec import Call, Case, OperatorSpec
-from evaluation.judge.wire import Unsupported
+from evaluation.judge.wire import Unsupported, lazily_read
 
 
 def flat_tensors(value: Any) -> list[torch.Tensor]:
@@ -29,9 +30,20 @@ def flat_tensors(value: Any) -> list[torch.Tensor]:
         return [tensor for item in value for tensor in flat_tensors(item)]
     if isinstance(value, dict):
         return [tensor for item in value.values() for tensor in flat_tensors(item)]
-    if isinstance(getattr(value, "base", None), torch.Tensor):
-        return [value.base]
-    return []
+    described = _described_tensor(value)
+    return [described] if described is not None else []
+
+
+def _described_tensor(value: Any) -> torch.Tensor | None:
+    """The tensor a Triton TensorDescriptor describes; None for anything else. Only Triton's own class (not
+    a subclass, whose ``base`` could be a property of the candidate's) is read, and only once a kernel has
+    imported it (sys.modules: the walk never imports Triton)."""
+    module = sys.modules.get("triton.tools.tensor_descriptor")
+    descriptor = getattr(module, "TensorDescriptor", None)
+    if descriptor is None or type(value) is not descriptor:
+        return None
+    base = value.base
+    return base if isinstance(base, torch.Tensor) else None
 
 
 def tensor_bytes(value: Any) -> int:
@@ -62,11 +74,7 @@ def with_lazy_bits(source: torch.Tensor, view: torch.Tensor) -> torch.Tensor:
     """``view`` (a view rebuilt on ``source``'s bytes) read as ``source`` reads: a lazily negated or conjugated
     view (resolve_neg's and resolve_conj's inputs) holds raw values in its storage, and a bit says how they
     read. Every copy of a call's tensors and the wire between the judge and the sandbox keep it."""
-    if source.is_neg():
-        view = view._neg_view()
-    if source.is_conj():
-        view = view.conj()
-    return view
+    return lazily_read(view, negated=source.is_neg(), conjugated=source.is_conj())
 
 
 def storage_copier(device: torch.device | None = None) -> Callable[[torch.Tensor], torch.Tensor]:

@@ -48,6 +48,16 @@ for _name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnu
         DTYPES[_name] = getattr(torch, _name)
 
 
+def lazily_read(view: torch.Tensor, negated: bool, conjugated: bool) -> torch.Tensor:
+    """``view`` with resolve_neg's and resolve_conj's lazy bits set: its storage holds raw values and the bits
+    say how they read (``compare.with_lazy_bits`` keeps them on every copy, the wire carries them)."""
+    if negated:
+        view = view._neg_view()
+    if conjugated:
+        view = view.conj()
+    return view
+
+
 class WireError(Exception):
     """A malformed, oversized or forged message: the peer broke the protocol."""
 
@@ -189,11 +199,7 @@ class Decoder:
             raise WireError("tensor view runs past its storage")
         try:  # metadata only (nothing is allocated): what torch refuses here is the view's description
             tensor = torch.empty(0, dtype=dtype, device=self.device).set_(storage, offset, size, stride)
-            if meta.get("neg") is True:
-                tensor = tensor._neg_view()
-            if meta.get("conj") is True:
-                tensor = tensor.conj()
-            return tensor
+            return lazily_read(tensor, negated=meta.get("neg") is True, conjugated=meta.get("conj") is True)
         except (RuntimeError, TypeError, ValueError) as error:
             raise WireError(f"bad tensor geometry: {str(error).splitlines()[0][:200]}") from None
 

@@ -420,3 +420,24 @@ def test_the_wire_keeps_a_lazily_negated_or_conjugated_view_as_it_reads():
     assert bit_identical(negated, got[0]) and not bit_identical(negated, torch.tensor([1.0, -2.0]))
     copied = storage_copier()(negated)
     assert copied.is_neg() and copied.data_ptr() != negated.data_ptr() and torch.equal(copied, negated)
+
+
+def test_the_tree_walk_reads_a_triton_tensor_descriptor_and_no_lookalike():
+    # A TensorDescriptor among a launch's arguments stands for its tensor (the twin replay swaps it); an
+    # object of the candidate's with a tensor ``base`` (a property it could run code in) is not walked.
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from evaluation.judge.compare import flat_tensors
+
+    tensor = torch.zeros(8, 16)
+    descriptor = TensorDescriptor.from_tensor(tensor, [8, 16])
+
+    class Lookalike:
+        base = tensor
+
+    class Subclass(TensorDescriptor):
+        pass
+
+    assert [t is tensor for t in flat_tensors([1, descriptor, {"k": tensor}])] == [True, True]
+    assert flat_tensors(Lookalike()) == []
+    assert flat_tensors(Subclass(tensor, [8, 16], [16, 1], [8, 16])) == []
