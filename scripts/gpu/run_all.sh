@@ -62,6 +62,10 @@
 #                                                   # check compared for the readback (probe_figures.py)
 #     bash scripts/gpu/run_all.sh submission_agree [S] [END] # the 110-kernel submission with the protocol stage
 #                                                   # on (S seconds), then agree_quiet on AGREE10 until END
+#     bash scripts/gpu/run_all.sh recheck_submission_agree FIXTURES ONLY [S] [END] # after fixes: those
+#                                                   # fixtures and corpus files (substrings), the 110-kernel
+#                                                   # submission with the protocol stage on (S seconds), then
+#                                                   # agree_quiet on AGREE10 until END
 #     bash scripts/gpu/run_all.sh unwatched_submission [S] [END] [ROUNDS] # the unwatched check's fixtures in
 #                                                   # ROUNDS rounds, the submission with the protocol stage on,
 #                                                   # then back_to_back_parity.py until END seconds
@@ -562,6 +566,25 @@ elif [ "$PART" = submission_agree ]; then
   cat "$OUT/catalog_summary.txt"
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   pack_out refs.log agree.log agree.json catalog_summary.txt lock_timeline.json run.log
+elif [ "$PART" = recheck_submission_agree ]; then
+  # One call after fixes: the fixtures whose labels hold FIXTURES and the corpus files whose paths hold ONLY
+  # (comma-separated substrings; scan off, the original's grids), then the 110-kernel submission with the
+  # protocol stage on (S seconds), then the protocol speedup against do_bench on AGREE10 until END seconds.
+  step fixtures 60 python3 scripts/gpu/judge_h200.py --sections fixtures --jobs "$JOBS" --fixtures-only "$2"
+  mv "$OUT/judge_h200.json" "$OUT/fixtures.json" 2>/dev/null
+  step corpus 70 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --scan off --only "$3"
+  export KGB_PROTOCOL_TIMING=on
+  catalog "${4:-360}" 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  bash "$0" agree_quiet "$AGREE10" $((${5:-585} - SECONDS))
+  echo; echo "== summaries"
+  grep -E "^fixtures with" "$OUT/fixtures.log"
+  grep -E "^(good|wrong|cheats)" "$OUT/fixtures.log" | cut -c1-220
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected|WRONG" "$OUT/corpus.log" | cut -c1-300
+  cat "$OUT/catalog_summary.txt"
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  for json in "$OUT"/corpus_*.json; do [ -f "$json" ] && gzip -f "$json"; done
+  pack_out refs.log agree.log agree.json catalog_summary.txt fixtures.log corpus.log run.log
 elif [ "$PART" = unwatched_submission ]; then
   export KGB_PROTOCOL_TIMING=on
   # One call: the unwatched check's fixtures (the cheats named *_when_unwatched, cache_answers_the_probe and
