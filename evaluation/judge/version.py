@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 34
+JUDGE_VERSION = 36
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 35
+PROTOCOL_STAGE_VERSION = 37
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -168,4 +168,9 @@ HISTORY: dict[int, str] = {
     "resolve_conj's) reaches the kernel with its bit and comes back with it (the wire dropped it, and every "
     "honest kernel was refused for changing its input); an output still carrying the bit is not a plain tensor.",
     35: "Version 15 on version 34's rules.",
+    36: "Version 34 with a statistical record's pure outputs found with the call on the reference device, "
+    "where the outputs are: on a GPU the check read the CPU draw beside CUDA outputs, and every judgement of "
+    "rrelu_with_noise ended as error. (The GGUF a8 records' Q8_1 ties, either rounding of a code at a .5, "
+    "changed the records themselves: their operator versions.)",
+    37: "Version 15 on version 36's rules.",
 }
