@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 36
+JUDGE_VERSION = 38
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 37
+PROTOCOL_STAGE_VERSION = 39
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -173,4 +173,9 @@ HISTORY: dict[int, str] = {
     "rrelu_with_noise ended as error. (The GGUF a8 records' Q8_1 ties, either rounding of a code at a .5, "
     "changed the records themselves: their operator versions.)",
     37: "Version 15 on version 36's rules.",
+    38: "Version 36 with the CPU interpreter's twin replay time-shared: every interpreted launch of a twin "
+    "replay runs on the twins and again on the real memory, at the real addresses, so host math at a "
+    "bare address (numpy's __array_interface__) reads the call's own inputs and never reaches the twins, "
+    "where before it read the twins and passed. Judgements on a GPU are unchanged.",
+    39: "Version 15 on version 38's rules.",
 }

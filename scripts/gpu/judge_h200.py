@@ -79,6 +79,9 @@ HARMLESS_CHEATS = {
     # on a GPU it passes (H100, 2026-12-07); a thread that computes is left to the twin replay.
     "spawn_thread_unwrapped.py",
 }
+# Cheats the judge does not refuse yet (strict xfails in test_judge_cheats.py; docs/judge.md, "Not covered"):
+# expected to pass, so that the day one is refused shows here as a verdict not as expected.
+OPEN_CHEATS = {"twin_replay_read_from_the_guard.py"}
 # Wrong kernels whose failure must be failed_runtime with this cause in the reason (never error).
 RUNTIME_CAUSES = {"illegal_address.py": "illegal memory access"}
 SPECIAL_STATUSES = {"published_shapes.py": "failed_correctness"}  # only with held_out in the tiers
@@ -286,7 +289,7 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
             if path.name in TEST_ONLY_FIXTURES:
                 continue
             tiers = ("public", "held_out") if path.name in SPECIAL_STATUSES else ("public",)
-            must_pass = folder == "good" or path.name in HARMLESS_CHEATS
+            must_pass = folder == "good" or path.name in HARMLESS_CHEATS or path.name in OPEN_CHEATS
             timed = folder == "good" or path.name in TIMED_CHEATS
             tasks.append(
                 (
@@ -310,7 +313,7 @@ def section_fixtures(chip: str, device: str, args: argparse.Namespace) -> None:
                     False,
                     # Timed here: an address-keyed cache does hit once timing's rotating buffers come back,
                     # and its launch-less timed calls are rejected.
-                    name in HARMLESS_CHEATS and name != "cache_by_data_ptr.py",
+                    (name in HARMLESS_CHEATS and name != "cache_by_data_ptr.py") or name in OPEN_CHEATS,
                 )
             )
     try:

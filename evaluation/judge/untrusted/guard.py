@@ -177,11 +177,21 @@ class Twins:
     So an honest call's outputs are the answer for the twins' values, while work done anywhere Triton is not
     (torch outside the audit's reach, numpy on ``TensorBase.numpy()``, a subprocess) sees only the call's own
     inputs and none of what Triton wrote, and gives another answer, which the judge tells apart. Memory
-    built on a raw address (``refuse_raw_memory``) is refused, since at a twin's address it would follow."""
+    built on a raw address (``refuse_raw_memory``) is refused, since at a twin's address it would follow.
 
-    def __init__(self) -> None:
-        self.by_storage: dict[int, torch.UntypedStorage] = {}
+    ``time_shared`` (the CPU interpreter, where host code reaches memory by its address through numpy's
+    ``__array_interface__``, which torch cannot refuse): no address is a twin's. Each interpreted launch
+    runs twice: first with every twinned storage holding its twin (what the kernel writes there goes back
+    to the twin), then on the real memory as the call left it. Between launches the call's memory holds what
+    the real call would hold, Triton's writes included, so nothing at any address tells the replay apart,
+    and host math there reads the call's own inputs and never reaches the twins, as on a GPU, whose memory
+    host code cannot read at all."""
+
+    def __init__(self, *, time_shared: bool = False) -> None:
+        self.by_storage: dict[int, torch.UntypedStorage] = {}  # real storage's address -> its twin
         self.twin_addresses: set[int] = set()  # a twin's own memory has no twin: Triton works on it as it is
+        self.time_shared = time_shared
+        self._pairs: list[tuple[torch.UntypedStorage, torch.UntypedStorage]] = []
         self._alive: list[Any] = []
 
     def add(self, real: torch.Tensor, twin: torch.Tensor) -> None:
@@ -192,6 +202,7 @@ class Twins:
         if storage.nbytes() and storage_address(storage) not in self.by_storage:
             self.by_storage[storage_address(storage)] = twin.untyped_storage()
             self.twin_addresses.add(storage_address(twin.untyped_storage()))
+            self._pairs.append((storage, twin.untyped_storage()))
             self._alive += [storage, twin]
             if STATE.on_tensor is not None:  # the interpreter's bounds: kernels write the twin instead
                 STATE.on_tensor(twin)
@@ -229,13 +240,36 @@ class Twins:
         base = storage_address(storage)
         if not storage.nbytes() or not base <= real_pointer < base + storage.nbytes() or base in self.twin_addresses:
             return real_pointer  # no memory behind it (an empty tensor's pointer is null), or a twin's own
-        return storage_address(self.twin_of(storage)) + (real_pointer - base)
+        twin = self.twin_of(storage)  # memory whose address the call learns may reach a kernel: it gets a twin
+        return real_pointer if self.time_shared else storage_address(twin) + (real_pointer - base)
 
     def storage_pointer(self, storage: torch.UntypedStorage) -> int:
         """Where ``storage`` is in the twins (``UntypedStorage.data_ptr`` during a twin replay)."""
         if not storage.nbytes() or storage.device.type == "meta" or storage_address(storage) in self.twin_addresses:
             return storage_address(storage)
-        return storage_address(self.twin_of(storage))
+        twin = self.twin_of(storage)
+        return storage_address(storage) if self.time_shared else storage_address(twin)
+
+    @contextlib.contextmanager
+    def twin_world(self, launch_arguments: Any) -> Any:
+        """Meanwhile (a time-shared launch's first run) every twinned storage holds its twin; afterwards the
+        twin holds what the kernel left there and the storage its own bytes again. The launch's tensor
+        arguments get twins first, so that none is left out of the swap."""
+        for tensor in flat_tensors(launch_arguments):
+            if tensor.device.type != "meta" and tensor.untyped_storage().nbytes():
+                self.twin_of(tensor.untyped_storage())
+        swapped = []
+        with paused():
+            for real, twin in self._pairs:
+                swapped.append((real, twin, real.clone()))
+                real.copy_(twin)
+        try:
+            yield
+        finally:
+            with paused():
+                for real, twin, own in swapped:
+                    twin.copy_(real)
+                    real.copy_(own)
 
     def follow(self, func: Any, args: tuple, kwargs: dict, result: Any) -> None:
         """After an allowed op ran on real memory: the same op on the twins, where its inputs have any.
@@ -496,8 +530,12 @@ LAUNCH_WINDOWS_CAP = 256
 def _wrap_run(original: Any, owner: type, interpreted: bool = False) -> Any:
     def launch(self: Any, args: tuple, grid: Any, warmup: bool, kwargs: dict) -> Any:
         if interpreted:
+            twins = STATE.twins if not STATE.interpreted_launch else None
             STATE.interpreted_launch += 1
             try:
+                if twins is not None and twins.time_shared:  # the twins' run, then the real memory's
+                    with twins.twin_world((args, kwargs)):
+                        original(self, *args, grid=grid, warmup=warmup, **kwargs)
                 return original(self, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
                 STATE.interpreted_launch -= 1

@@ -230,7 +230,7 @@ class Harness(TimingRequests):
         if twin_payload is not None:
             twin_tree = wire.Decoder(blobs, self.device).decode(twin_payload)
             self.keep_alive.append(twin_tree)
-            twins = guard.Twins()
+            twins = guard.Twins(time_shared=self.device.type == "cpu")
             for real, twin in zip(flat_tensors(decoded), flat_tensors(twin_tree), strict=True):
                 twins.add(real, twin)
         self._sync()  # the copies to the device belong to decoding, not to the call

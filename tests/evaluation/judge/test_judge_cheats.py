@@ -91,25 +91,27 @@ FROM_UNWRITTEN_MEMORY += [
 # torch laid over a bare address (data_ptr(), or a pointer a Triton kernel stored and the wrapper read
 # back): at a twin's address it would follow the twins.
 RAW_MEMORY = ["raw_memory_storage_at_data_ptr.py", "raw_memory_storage_at_revealed_pointer.py"]
-# Open on the CPU interpreter (docs/judge.md, "Not covered"): numpy's __array_interface__ takes a bare address,
-# which at a twin's follows the twins Triton reads; there is no hook for it in numpy. On a GPU the address is
-# device memory, which numpy cannot read, and torch's ways to it are refused (RAW_MEMORY).
+# numpy's __array_interface__ takes a bare address, and numpy has no hook to refuse it. On a GPU the address is
+# device memory, which numpy cannot read; on the CPU interpreter a twin replay runs each launch on the twins
+# and again on the real memory (guard.Twins, time_shared), so host math between launches reads the call's own
+# inputs, and what it writes there never reaches the twins.
 NUMPY_RAW_MEMORY = ["raw_memory_numpy_at_data_ptr.py", "raw_memory_numpy_at_revealed_pointer.py"]
 
 
 @pytest.mark.parametrize("scan", ["on", "off"])
-@pytest.mark.parametrize("name", RAW_MEMORY)
-def test_torch_built_on_a_raw_address_is_refused(run_judge, name, scan):
+@pytest.mark.parametrize("name", NUMPY_RAW_MEMORY)
+def test_numpy_at_a_bare_address_fails_the_twin_replay_on_the_interpreter(run_judge, name, scan):
     result = run_judge(f"cheats/{name}", static_scan=scan == "on")
 
-    assert result.status == "rejected"
-    assert "memory built on a raw address (torch._C._construct_storage_from_data_pointer)" in result.reason
+    assert result.status == "failed_correctness", (result.status, result.reason)
+    assert "failed on another draw" in result.reason, result.reason
 
 
-@pytest.mark.xfail(strict=True, reason="numpy at a bare address on the CPU interpreter: open (docs/judge.md)")
-@pytest.mark.parametrize("name", NUMPY_RAW_MEMORY)
-def test_numpy_built_on_a_raw_address_on_the_interpreter(run_judge, name):
-    assert run_judge(f"cheats/{name}", static_scan=False).status != "passed"
+@pytest.mark.xfail(
+    strict=True, reason="open: a kernel written against the guard's source reads the twin replay's map (docs/judge.md)"
+)
+def test_a_kernel_that_reads_the_twin_replays_own_state_is_refused(run_judge):
+    assert run_judge("cheats/twin_replay_read_from_the_guard.py", static_scan=False).status != "passed"
 
 
 @pytest.mark.parametrize("scan", ["on", "off"])
