@@ -8,9 +8,9 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 38
+JUDGE_VERSION = 40
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 39
+PROTOCOL_STAGE_VERSION = 41
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -178,4 +178,9 @@ HISTORY: dict[int, str] = {
     "bare address (numpy's __array_interface__) reads the call's own inputs and never reaches the twins, "
     "where before it read the twins and passed. Judgements on a GPU are unchanged.",
     39: "Version 15 on version 38's rules.",
+    40: "Version 38 with the cuBLAS baseline timed again on GPUs: the audit hook (since version 32) ended the "
+    "sandbox at the baseline's first ctypes call in the timing loop and every cuBLAS kernel was rejected once "
+    "timed; a ctypes event now goes through where every frame on the stack is code the judge loaded before "
+    "arming.",
+    41: "Version 15 on version 40's rules.",
 }

@@ -12,7 +12,12 @@ and says which event on stderr; the trusted side turns that into a rejection (se
 process, rather than raising, leaves the kernel no exception to catch and no record to erase.
 
 The harness, Triton and torch use none of these events once the candidate loads (Triton's launcher builds
-with a compiler in a subprocess, which stays allowed; the sandbox's own ctypes calls happen before arming).
+with a compiler in a subprocess, which stays allowed). One of the judge's own parts does: the cuBLAS baseline
+(``evaluation/catalog/cublas/cublas_baseline.py``, the real routine through its C API, as the original times
+it) makes ctypes calls in the timing loops. A ctypes event is let through where every frame on the stack runs
+code the judge had loaded when the hook was armed (``trusted_code``): the candidate's own code is always on
+the stack while it runs, so this lets none of its calls through. Code objects are compared by identity, not
+by file name (a candidate can compile code under any name).
 """
 
 from __future__ import annotations
@@ -106,18 +111,75 @@ def install_library_event() -> tuple[tuple[Any, str], ...]:
     return ((torch._C, "_dispatch_library"),)
 
 
-def arm() -> None:
-    """From now on, end the process on a refused event."""
+CTYPES_EVENTS = frozenset(event for event in REFUSED_EVENTS if event.startswith("ctypes."))
+
+
+def trusted_code(package_dir: str) -> frozenset[Any]:
+    """The code objects of every function the judge has loaded from ``package_dir`` (its modules' functions,
+    classes' methods and properties, and every function nested in them), of ctypes' own Python (its foreign
+    calls pass through it), and of the frames on the stack now (the process's entry down to here). Called
+    just before arming."""
+    import ctypes
+    import types
+
+    found: set[Any] = set()
+    prefixes = (package_dir, os.path.dirname(ctypes.__file__) + os.sep)
+
+    def add_code(code: types.CodeType) -> None:
+        if code not in found:
+            found.add(code)
+            for constant in code.co_consts:
+                if isinstance(constant, types.CodeType):
+                    add_code(constant)
+
+    def add(value: Any, depth: int = 0) -> None:
+        value = getattr(value, "__wrapped__", value)  # functools.cache and friends
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if isinstance(value, types.FunctionType) and value.__code__.co_filename.startswith(prefixes):
+            add_code(value.__code__)
+        elif isinstance(value, property):
+            for function in (value.fget, value.fset, value.fdel):
+                if function is not None:
+                    add(function, depth)
+        elif isinstance(value, type) and depth < 2 and loaded_from_prefixes(value.__module__):
+            for member in list(vars(value).values()):
+                add(member, depth + 1)
+
+    def loaded_from_prefixes(module_name: str) -> bool:
+        return (getattr(sys.modules.get(module_name), "__file__", None) or "").startswith(prefixes)
+
+    for name, module in list(sys.modules.items()):
+        if loaded_from_prefixes(name):
+            for value in list(vars(module).values()):
+                add(value)
+    frame = sys._getframe()
+    while frame is not None:
+        found.add(frame.f_code)
+        frame = frame.f_back
+    return frozenset(found)
+
+
+def arm(trusted: frozenset[Any] = frozenset()) -> None:
+    """From now on, end the process on a refused event. ``trusted`` (``trusted_code``): a ctypes event whose
+    every frame runs one of these code objects is the judge's own (the cuBLAS baseline) and goes through."""
     import ctypes  # noqa: F401  (loaded now: its import opens libraries, which is refused once armed)
 
-    exit_now, write, refused = os._exit, os.write, REFUSED_EVENTS
+    exit_now, write, refused, getframe = os._exit, os.write, REFUSED_EVENTS, sys._getframe
 
-    protected = PROTECTED_NAMESPACES
+    protected, ctypes_events = PROTECTED_NAMESPACES, CTYPES_EVENTS
+
+    def judges_own(frame: Any) -> bool:
+        while frame is not None:
+            if frame.f_code not in trusted:
+                return False
+            frame = frame.f_back
+        return True
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
         if event == LIBRARY_EVENT and len(args) > 1 and args[1] in protected:
             event = f"torch.library in namespace {args[1]}"
-        elif event not in refused:
+        elif event not in refused or (event in ctypes_events and trusted and judges_own(getframe(1))):
             return
         try:
             write(2, f"\n{REFUSED_MARK} {event}\n".encode())

@@ -124,8 +124,10 @@ def main() -> int:
     # A broken record module is the judge's concern (records.find_operator), not the zygote's.
     with contextlib.suppress(Exception):
         registry.all_operators()
-    import evaluation.judge.untrusted.harness  # noqa: F401
+    import evaluation.judge.untrusted.harness
     import evaluation.judge.untrusted.timing  # noqa: F401
+
+    evaluation.judge.untrusted.harness.import_the_judges_own_ctypes_callers()
 
     sock = socket.socket(fileno=options.sock_fd)
     statuses: dict[int, int] = {}

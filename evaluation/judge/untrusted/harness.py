@@ -145,6 +145,7 @@ class Harness(TimingRequests):
         from evaluation.judge.untrusted import audit_rules, harness_timing, timing_sets
 
         guard.remember_builtin_operators()
+        prepare_the_judges_own_ctypes_calls(self.device)
         harness = sys.modules[__name__]
         own_modules = (guard, audit_rules, audit_hook, harness, harness_timing, timing_sets, wire, protocol)
         self.integrity = guard.Integrity(
@@ -177,7 +178,8 @@ class Harness(TimingRequests):
             path = os.path.join(os.getcwd(), "candidate_kernel.py")
             with open(path, "w", encoding="utf-8") as handle:
                 handle.write(request.source)
-            audit_hook.arm()  # for the rest of this process's life: it runs the candidate's code from here on
+            # For the rest of this process's life: it runs the candidate's code from here on.
+            audit_hook.arm(audit_hook.trusted_code(JUDGE_PACKAGE_DIR))
             spec = importlib.util.spec_from_file_location("candidate_kernel", path)
             module = importlib.util.module_from_spec(spec)
             sys.modules["candidate_kernel"] = module
@@ -401,3 +403,40 @@ class Harness(TimingRequests):
             native_threads=guard.native_thread_count(),
         )
         self.answer(reply, out_blobs)
+
+
+# Code loaded from here before the audit hook is armed is the judge's own (audit_hook.trusted_code).
+JUDGE_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+# Every module on the stack of the judge's own ctypes calls (the timing loops and the cuBLAS baseline they
+# time): imported before the audit hook is armed, so that it knows their code (audit_hook.trusted_code). The
+# zygote imports them too (forkserver_main): a sandbox's view may not show the package to import it later.
+JUDGES_OWN_CTYPES_CALLERS = (
+    "evaluation.catalog.cublas.cublas_baseline",
+    "evaluation.judge.inputs",
+    "evaluation.judge.records",
+    "evaluation.judge.untrusted.clock",
+    "evaluation.judge.untrusted.gpu_gate",
+    "evaluation.judge.untrusted.harness_timing",
+    "evaluation.judge.untrusted.released_hold",
+    "evaluation.judge.untrusted.timing",
+    "evaluation.judge.untrusted.timing_back_to_back",
+    "evaluation.judge.untrusted.timing_do_bench",
+    "evaluation.judge.untrusted.timing_sets",
+)
+
+
+def import_the_judges_own_ctypes_callers() -> None:
+    for name in JUDGES_OWN_CTYPES_CALLERS:
+        importlib.import_module(name)
+
+
+def prepare_the_judges_own_ctypes_calls(device: torch.device) -> None:
+    """Before the candidate loads: those modules imported, and on a CUDA device libcublas opened (the hook
+    would refuse the dlopen later)."""
+    import_the_judges_own_ctypes_callers()
+    if device.type == "cuda":
+        from evaluation.catalog.cublas import cublas_baseline
+
+        cublas_baseline.load_cublas()
