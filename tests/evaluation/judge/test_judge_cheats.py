@@ -95,7 +95,11 @@ RAW_MEMORY = ["raw_memory_storage_at_data_ptr.py", "raw_memory_storage_at_reveal
 # device memory, which numpy cannot read; on the CPU interpreter a twin replay runs each launch on the twins
 # and again on the real memory (guard.Twins, time_shared), so host math between launches reads the call's own
 # inputs, and what it writes there never reaches the twins.
-NUMPY_RAW_MEMORY = ["raw_memory_numpy_at_data_ptr.py", "raw_memory_numpy_at_revealed_pointer.py"]
+NUMPY_RAW_MEMORY = [
+    "raw_memory_numpy_at_data_ptr.py",
+    "raw_memory_numpy_at_revealed_pointer.py",
+    "raw_memory_numpy_into_from_numpy.py",
+]
 
 
 @pytest.mark.parametrize("scan", ["on", "off"])
@@ -103,8 +107,13 @@ NUMPY_RAW_MEMORY = ["raw_memory_numpy_at_data_ptr.py", "raw_memory_numpy_at_reve
 def test_numpy_at_a_bare_address_fails_the_twin_replay_on_the_interpreter(run_judge, name, scan):
     result = run_judge(f"cheats/{name}", static_scan=scan == "on")
 
-    assert result.status == "failed_correctness", (result.status, result.reason)
-    assert "failed on another draw" in result.reason, result.reason
+    # The answer for the call's own inputs is "work done outside Triton"; a mix of them and what the kernels
+    # left fails on the twins' draw.
+    assert (result.status, check_outcomes(result).get("twin_replay")) in {
+        ("rejected", "failed"),
+        ("failed_correctness", None),
+    }, (result.status, result.reason)
+    assert "the work was done outside Triton" in result.reason or "failed on another draw" in result.reason
 
 
 @pytest.mark.xfail(
