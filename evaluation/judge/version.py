@@ -176,7 +176,8 @@ HISTORY: dict[int, str] = {
     38: "Version 36 with the CPU interpreter's twin replay time-shared: every interpreted launch of a twin "
     "replay runs on the twins and again on the real memory, at the real addresses, so host math at a "
     "bare address (numpy's __array_interface__) reads the call's own inputs and never reaches the twins, "
-    "where before it read the twins and passed. Judgements on a GPU are unchanged.",
+    "where before it read the twins and passed; a budgeted host read there (.numpy(), __dlpack__) hands "
+    "back a copy of the twin's elements, not memory beside them. Judgements on a GPU are unchanged.",
     39: "Version 15 on version 38's rules.",
     40: "Version 38 with the cuBLAS baseline timed again on GPUs: the audit hook (since version 32) ended the "
     "sandbox at the baseline's first ctypes call in the timing loop and every cuBLAS kernel was rejected once "

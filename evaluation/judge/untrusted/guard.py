@@ -665,6 +665,11 @@ def _count_host_read(original: Any, name: str) -> Any:
             _add_host_reads(self.numel())
             if STATE.twins is not None and STATE.twins.has(self):
                 self = STATE.twins.view(self)  # a read of twinned memory reads the twin, as the kernels do
+                if STATE.twins.time_shared:
+                    # On the CPU, .numpy() and __dlpack__ share the tensor's memory: its address would lead
+                    # numpy past the elements counted, into the twin. A copy of those elements leads nowhere.
+                    with paused():
+                        self = self.clone()
         with paused():  # the method's own copies are the read just counted
             value = original(self, *args, **kwargs)
         return STATE.host_reads.seen(value) if counted and name != "__dlpack__" else value

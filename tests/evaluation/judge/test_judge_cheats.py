@@ -51,7 +51,9 @@ BY_BEHAVIOUR = [
     ("stream_hide.py", "torch_call", "failed_runtime", "torch.cuda.Stream"),  # 9: no CUDA stream on the CPU
     ("gc_scan.py", "import", "rejected", "the kernel's process used gc.get_objects"),  # 13: the heap is closed
     # The round-7 red team's (scan off, every one passed or ended as our error before its defence):
-    ("numpy_host_math_triton_copy.py", "import", "rejected", "host reads of more than 64 tensor elements"),  # 1
+    # 1: host math through Tensor.numpy(); within the budget (the first case) the array a twin replay hands
+    # back is a copy, so what numpy computes in it never reaches the twin Triton reads next.
+    ("numpy_host_math_triton_copy.py", "import", "failed_correctness", "failed on another draw of its inputs"),
     ("fork_child_compute.py", "import", "rejected", "the kernel's process used os.fork"),  # 1/9: unaudited copy
     ("ctypes_read_data_ptr.py", "import", "rejected", "the kernel's process used ctypes.cdata"),  # 1: raw memory
     # 1/2: torch with the dispatch mode popped or the Python key excluded, the ghost replay told apart by a
@@ -99,6 +101,7 @@ NUMPY_RAW_MEMORY = [
     "raw_memory_numpy_at_data_ptr.py",
     "raw_memory_numpy_at_revealed_pointer.py",
     "raw_memory_numpy_into_from_numpy.py",
+    "raw_memory_numpy_past_a_budgeted_read.py",
 ]
 
 
