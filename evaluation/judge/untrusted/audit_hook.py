@@ -14,7 +14,9 @@ process, rather than raising, leaves the kernel no exception to catch and no rec
 The harness, Triton and torch use none of these events once the candidate loads (Triton's launcher builds
 with a compiler in a subprocess, which stays allowed). One of the judge's own parts does: the cuBLAS baseline
 (``evaluation/catalog/cublas/cublas_baseline.py``, the real routine through its C API, as the original times
-it) makes ctypes calls in the timing loops. A ctypes event is let through where every frame on the stack runs
+it) looks its routines up in libcublas (``ctypes.dlsym``) when the timing loops first build its calls; the
+foreign calls themselves raise no event, so the timed loop pays nothing here. A ctypes event is let through
+where every frame on the stack runs
 code the judge had loaded when the hook was armed (``trusted_code``): the candidate's own code is always on
 the stack while it runs, so this lets none of its calls through. Code objects are compared by identity, not
 by file name (a candidate can compile code under any name).

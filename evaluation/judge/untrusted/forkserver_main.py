@@ -125,8 +125,8 @@ def main() -> int:
     with contextlib.suppress(Exception):
         registry.all_operators()
     import evaluation.judge.untrusted.harness
-    import evaluation.judge.untrusted.timing  # noqa: F401
 
+    # The timing loops among them: the zygote's children import nothing of the judge's later.
     evaluation.judge.untrusted.harness.import_the_judges_own_ctypes_callers()
 
     sock = socket.socket(fileno=options.sock_fd)

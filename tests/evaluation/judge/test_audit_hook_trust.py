@@ -2,7 +2,8 @@
 (the cuBLAS baseline in the timing loops): the candidate's code, on the stack whenever it runs, never is.
 
 Each scenario runs in a fresh interpreter (an audit hook cannot be removed), with a small package standing in
-for the judge's: ``judge_side.call_libc()`` makes a foreign call through ctypes."""
+for the judge's: ``judge_side.call_libc()`` looks a libc routine up through ctypes (``ctypes.dlsym``, the
+event the cuBLAS baseline raises; the foreign call itself raises none) and calls it."""
 
 import subprocess
 import sys
