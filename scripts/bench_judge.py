@@ -36,6 +36,19 @@ def warm_sandboxes(device_type: str) -> None:
     warm_forkserver(device_type)  # waits until the zygote has imported torch and triton
 
 
+def jobs_fitting(requested: int, device_type: str) -> int:
+    """``requested`` judgements at once, or as many as the device's memory holds (what a worker does:
+    evaluation.judge.context.judges_for_device), saying so when that is fewer."""
+    from evaluation.judge.backends import backend_for
+    from evaluation.judge.context import judges_for_device
+
+    total = backend_for(device_type).total_memory() if device_type != "cpu" else None
+    fitting = judges_for_device(requested, total)
+    if fitting < requested:
+        print(f"{requested} judges at once asked for; {fitting} fit the device's {total / 1024**3:.0f} GiB", flush=True)
+    return fitting
+
+
 def judge_pool(jobs: int, device_type: str):
     """``jobs`` spawned judging processes, each with its fork-server zygote started (``warm_sandboxes``): a
     worker's pool with that concurrency. Submitted functions must live at module level (pickled by name)."""

@@ -292,8 +292,15 @@ def detect_chip() -> tuple[str, str]:
     return slug, device
 
 
-def detect_chip_isolated(timeout_s: float = 180.0) -> tuple[str, str]:
-    """``detect_chip`` in a child interpreter, so this process never initialises a device. For a Celery
+def detect_device() -> tuple[str, str, int | None]:
+    """``detect_chip`` and the device's memory in bytes (None on the CPU, or where the family cannot say)."""
+    slug, device = detect_chip()
+    backend = BACKENDS.get(device)
+    return slug, device, backend.total_memory() if backend is not None and device != "cpu" else None
+
+
+def detect_chip_isolated(timeout_s: float = 180.0) -> tuple[str, str, int | None]:
+    """``detect_device`` in a child interpreter, so this process never initialises a device. For a Celery
     worker's parent: its prefork children (and the children it re-forks later) inherit whatever it did, and
     a CUDA context does not survive a fork."""
     import json
@@ -301,13 +308,13 @@ def detect_chip_isolated(timeout_s: float = 180.0) -> tuple[str, str]:
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    code = "import json; from evaluation.judge.backends import detect_chip; print(json.dumps(detect_chip()))"
+    code = "import json; from evaluation.judge.backends import detect_device; print(json.dumps(detect_device()))"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout_s, cwd=root, env=env, check=True
     )
-    slug, device = json.loads(done.stdout.strip().splitlines()[-1])
-    return str(slug), str(device)
+    slug, device, total_bytes = json.loads(done.stdout.strip().splitlines()[-1])
+    return str(slug), str(device), int(total_bytes) if total_bytes else None
 
 
 def peaks_for(chip_slug: str) -> tuple[float | None, dict[str, float]]:

@@ -38,6 +38,25 @@ SANDBOX_KEEP_ALIVE_BYTES = 4 * 1024**3
 CONTEXTS_PER_JUDGE_BYTES = 3 * 512 * 1024**2
 
 
+# The device memory one judgement needs at its largest case when many share a GPU: its two processes'
+# contexts and spare, the trusted cache and kept tensors above, and the case itself twice over (the twin
+# replay draws a second set of inputs and references). Measured on the public and held-out grids: 16 judges
+# ran on the H200's 139 GiB (8.7 GiB each) with no device full, as 24 did (5.8 GiB) before the twin replay;
+# 16 on an H100's 79 GiB (4.9 GiB each) ran three judgements out of memory (2026-12-07). A worker judges at
+# most the device's memory over this many at once (judges_for_device); KGB_DEVICE_BYTES_PER_JUDGE overrides.
+DEVICE_BYTES_PER_JUDGE = 6 * 1024**3
+
+
+def judges_for_device(requested: int, device_total_bytes: int | None) -> int:
+    """How many of ``requested`` judgements may share a device of ``device_total_bytes`` (all of them where
+    its memory is unknown: the CPU interpreter's cases live in host memory)."""
+    requested = max(1, requested)
+    if not device_total_bytes:
+        return requested
+    per_judge = int(os.environ.get("KGB_DEVICE_BYTES_PER_JUDGE") or DEVICE_BYTES_PER_JUDGE)
+    return max(1, min(requested, device_total_bytes // max(1, per_judge)))
+
+
 def device_memory_budget(device_total_bytes: int | None, judges: int) -> tuple[int, int]:
     """(trusted cache, sandbox keep-alive) in bytes for one of ``judges`` judgements sharing a device of
     ``device_total_bytes``: the defaults when unknown or alone, never under 256 / 512 MiB."""

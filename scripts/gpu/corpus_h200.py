@@ -276,8 +276,12 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from evaluation.judge.backends import detect_chip
 
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from bench_judge import jobs_fitting
+
         chip, device_type = detect_chip()
         default_tiers = "public,held_out"
+        args.jobs = jobs_fitting(args.jobs, device_type)
     tiers = tuple(t for t in (args.tiers or default_tiers).split(",") if t)
     check_reason = tiers == ("smoke",)
     modes = [mode for mode in SCAN_MODES if args.scan in ("both", mode.removeprefix("scan_"))]

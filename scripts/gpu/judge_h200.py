@@ -1237,7 +1237,10 @@ def main() -> int:
         help="protocol_dobench without the judge or do_bench: every case's sides built and called (CPU too)",
     )
     args = parser.parse_args()
+    from bench_judge import jobs_fitting
+
     chip, device = detect_chip()
+    args.jobs, args.refs_jobs = jobs_fitting(args.jobs, device), jobs_fitting(args.refs_jobs, device)
     OUTPUT["environment"] = {
         "chip": chip,
         "device": device,

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_judge import judge_pool, timed_judge  # noqa: E402
+from bench_judge import jobs_fitting, judge_pool, timed_judge  # noqa: E402
 
 from evaluation.judge import JudgeJob  # noqa: E402
 from evaluation.judge.backends import detect_chip  # noqa: E402
@@ -157,6 +157,7 @@ def main() -> int:
     else:
         chip, device_type = detect_chip()
         tiers, timing = ("public", "held_out"), not args.no_timing
+        args.jobs = jobs_fitting(args.jobs, device_type)
     paths = sorted(KERNEL_DIR.glob("*__*.py"))
     if args.only:
         wanted = args.only.split(",")

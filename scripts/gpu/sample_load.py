@@ -1,4 +1,4 @@
-"""Sample the host's CPU use and the GPU's utilisation and SM clock once a second, until killed or a
+"""Sample the host's CPU use and the GPU's utilisation, SM clock and memory in use once a second, until killed or a
 ``--seconds`` limit: how busy a many-judge run keeps the machine (is it the CPUs or the GPU that set the pace?).
 
 CPU use is also split by role, in cores: trusted judges (the pool's spawned processes), sandboxes (a slot uid
@@ -39,11 +39,16 @@ def cpu_times() -> tuple[int, int]:
     return sum(fields) - idle, sum(fields)
 
 
-def gpu_sample() -> tuple[str, str]:
+def gpu_sample() -> tuple[str, str, str]:
+    """Utilisation (%), SM clock (MHz) and device memory in use (MiB), as nvidia-smi reports them."""
     try:
         out = (
             subprocess.run(
-                ["nvidia-smi", "--query-gpu=utilization.gpu,clocks.sm", "--format=csv,noheader,nounits"],
+                [
+                    "nvidia-smi",
+                    "--query-gpu=utilization.gpu,clocks.sm,memory.used,memory.total",
+                    "--format=csv,noheader,nounits",
+                ],
                 capture_output=True,
                 text=True,
                 timeout=5,
@@ -51,10 +56,10 @@ def gpu_sample() -> tuple[str, str]:
             .stdout.strip()
             .splitlines()[0]
         )
-        utilisation, clock = (part.strip() for part in out.split(","))
-        return utilisation, clock
+        utilisation, clock, used, _total = (part.strip() for part in out.split(","))
+        return utilisation, clock, used
     except (OSError, IndexError, ValueError, subprocess.SubprocessError):
-        return "", ""
+        return "", "", ""
 
 
 ROLES = ("trusted", "sandbox", "compilers", "other")
@@ -116,7 +121,7 @@ def sample(path: Path, seconds: float) -> None:
     busy_before, total_before = cpu_times()
     ticks_before, at_before = process_ticks(), time.monotonic()
     with path.open("w") as out:
-        out.write("seconds,cpu_busy,gpu_util,sm_mhz," + ",".join(f"cores_{role}" for role in ROLES) + "\n")
+        out.write("seconds,cpu_busy,gpu_util,sm_mhz,gpu_mem_mib," + ",".join(f"cores_{role}" for role in ROLES) + "\n")
         while time.monotonic() - started < seconds:
             time.sleep(1.0)
             busy, total = cpu_times()
@@ -125,9 +130,9 @@ def sample(path: Path, seconds: float) -> None:
             ticks, at = process_ticks(), time.monotonic()
             cores = role_cores(ticks_before, ticks, at - at_before)
             ticks_before, at_before = ticks, at
-            utilisation, clock = gpu_sample()
+            utilisation, clock, used = gpu_sample()
             out.write(
-                f"{time.monotonic() - started:.1f},{share:.3f},{utilisation},{clock},"
+                f"{time.monotonic() - started:.1f},{share:.3f},{utilisation},{clock},{used},"
                 + ",".join(f"{cores[role]:.2f}" for role in ROLES)
                 + "\n"
             )
@@ -140,6 +145,8 @@ def summary(path: Path) -> str:
     rows = [line.split(",") for line in lines[1:] if line.count(",") == len(header) - 1]
     cpu = [float(row[1]) for row in rows]
     gpu = [float(row[2]) for row in rows if row[2]]
+    memory_column = header.index("gpu_mem_mib") if "gpu_mem_mib" in header else None  # older CSVs lack it
+    memory = [float(row[memory_column]) for row in rows if memory_column is not None and row[memory_column]]
     if not cpu:
         return "no samples"
     deciles = statistics.quantiles(cpu, n=10) if len(cpu) > 1 else cpu
@@ -148,6 +155,11 @@ def summary(path: Path) -> str:
         f"{len(rows)} samples: CPU busy mean {100 * statistics.mean(cpu):.0f}% (median "
         f"{100 * statistics.median(cpu):.0f}%, 90th percentile {100 * deciles[-1]:.0f}%)"
         + (f", GPU utilisation mean {statistics.mean(gpu):.0f}% (median {statistics.median(gpu):.0f}%)" if gpu else "")
+        + (
+            f", device memory in use peak {max(memory) / 1024:.1f} GiB (median {statistics.median(memory) / 1024:.1f})"
+            if memory
+            else ""
+        )
         + (
             "; core-seconds by role: "
             + ", ".join(f"{role} {sum(float(row[index]) for row in rows):.0f}" for role, index in roles)

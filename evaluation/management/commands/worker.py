@@ -57,7 +57,7 @@ class Command(BaseCommand):
             die_with_parent(int(supervisor), signal.SIGTERM)  # warm shutdown if the supervisor is gone
         # Detected in a child interpreter: this process forks the pool, and a device it had initialised
         # would be unusable in every child. The answer is handed down, so nobody here touches the device.
-        chip_slug, device_type = detect_chip_isolated()
+        chip_slug, device_type, device_bytes = detect_chip_isolated()
         os.environ["KGB_CHIP"], os.environ["KGB_DEVICE_TYPE"] = chip_slug, device_type
         if options["all_gpus"] or options["gpus"]:
             self.supervise(chip_slug, device_type, options)
@@ -67,8 +67,17 @@ class Command(BaseCommand):
         cleaned = sweep_host()
         if any(cleaned.values()):
             self.stdout.write(f"swept what dead judgements left: {cleaned}")
-        # Judgements at once on this worker's GPU: each keeps less device memory cached when there are many.
-        os.environ.setdefault("KGB_JUDGES_PER_DEVICE", str(options["concurrency"]))
+        # Judgements at once on this worker's GPU: no more than its memory holds (an H100 asked for 16 ran
+        # three out of memory), and each keeps less device memory cached when there are many.
+        from evaluation.judge.context import judges_for_device
+
+        concurrency = judges_for_device(options["concurrency"], device_bytes)
+        if concurrency < options["concurrency"]:
+            self.stdout.write(
+                f"{options['concurrency']} judgements at once asked for; {concurrency} fit this device's "
+                f"{device_bytes / 1024**3:.0f} GiB (KGB_DEVICE_BYTES_PER_JUDGE)"
+            )
+        os.environ.setdefault("KGB_JUDGES_PER_DEVICE", str(concurrency))
         name = options["name"] or f"{chip_slug}@{os.uname().nodename}-{os.getpid()}"
         argv = [
             "celery",
@@ -80,7 +89,7 @@ class Command(BaseCommand):
             "-n",
             name,
             "--concurrency",
-            str(options["concurrency"]),
+            str(concurrency),
             "--prefetch-multiplier",
             "1",
             "--without-gossip",

@@ -79,7 +79,8 @@ def test_a_process_that_will_fork_can_know_its_chip_without_touching_the_device(
 
     monkeypatch.delenv("KGB_CHIP", raising=False)
     monkeypatch.delenv("KGB_DEVICE_TYPE", raising=False)
-    assert detect_chip_isolated() == detect_chip()
+    # With the device's memory (None on the CPU: no GPU here), which sizes the worker's pool.
+    assert detect_chip_isolated() == (*detect_chip(), None)
     monkeypatch.setenv("KGB_CHIP", "nvidia-h200")
     monkeypatch.setenv("KGB_DEVICE_TYPE", "cuda")
 

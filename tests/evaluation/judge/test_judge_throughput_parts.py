@@ -845,6 +845,22 @@ def test_each_judge_keeps_less_device_memory_cached_the_more_share_the_gpu():
     assert device_memory_budget(16 * gib, 64) == (256 * 1024**2, 512 * 1024**2)
 
 
+def test_a_device_takes_no_more_judges_at_once_than_its_memory_holds(monkeypatch):
+    """16 judges asked for: all 16 on an H200's 139 GiB, 13 on an H100's 79 GiB (16 ran three judgements out of
+    memory there), all of them where the memory is unknown (the CPU interpreter), never none."""
+    from evaluation.judge.context import judges_for_device
+
+    gib = 1024**3
+    monkeypatch.delenv("KGB_DEVICE_BYTES_PER_JUDGE", raising=False)
+    assert judges_for_device(16, 139 * gib) == 16
+    assert judges_for_device(16, 79 * gib) == 13
+    assert judges_for_device(16, None) == 16
+    assert judges_for_device(4, 2 * gib) == 1
+    assert judges_for_device(0, 139 * gib) == 1
+    monkeypatch.setenv("KGB_DEVICE_BYTES_PER_JUDGE", str(4 * gib))  # a host whose grids are smaller
+    assert judges_for_device(24, 79 * gib) == 19
+
+
 def test_the_agreement_split_keeps_cases_where_do_bench_disagreed_with_itself_apart():
     """scripts/gpu/agreement_split.py: per operator, the judge's and do_bench's second run's ratios to do_bench
     over every case and over the steady ones (do_bench's two runs within 5 %), and over every steady case how
