@@ -207,6 +207,7 @@ def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, 
     twin_sent, twin_expected = None, ()
     random_answer = judgement.spec.judgement == "statistical" and not judgement.spec.answer_is_deterministic
     if wants_ghost and judgement.options.twin_replay and not random_answer:
+        twin_started = time.perf_counter()
         twin_sent = judgement.make_call(case, twin_seed(seed))
         if same_call_outline(sent, twin_sent):
             twin_expected = judgement.expected(case, twin_sent)
@@ -214,6 +215,8 @@ def prepare_case(judgement: JudgementContext, tier: str, case: Case, seed: int, 
                 twin_sent = None  # the answer does not depend on the inputs' values: the replay proves nothing
         else:
             twin_sent = None  # a builder that draws shapes or scalars: no twin of the same call
+        # The twin replay's own costs are kept apart (correctness.twin_*, sandbox.twin.*): what it adds.
+        judgement.add_stage("correctness.twin_inputs", time.perf_counter() - twin_started)
     return CaseInFlight(
         tier=tier,
         case=case,
@@ -248,6 +251,7 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
     payload = encoder.encode({"args": pending.sent.args, "kwargs": pending.sent.kwargs})
     twin_payload = None
     if pending.twin_sent is not None:
+        twin_started = time.perf_counter()
         # Not poisoned: which arguments are pure outputs is worked out on the real draw (a mask all True
         # makes masked_fill_'s self one), and need not hold for this one.
         twin = pending.twin_sent
@@ -256,6 +260,7 @@ def call_sandbox(judgement: JudgementContext, pending: CaseInFlight) -> None:
         )
         twin_payload = encoder.encode({"args": twin.args, "kwargs": twin.kwargs})
         pending.twin_sent = None
+        judgement.add_stage("correctness.twin_encode", time.perf_counter() - twin_started)
     pending.sent = None  # the sandbox has its copy, ``before`` the untouched one
     asked = time.perf_counter()
     # Ghost replays send back only what is compared (the return value, mutated arguments).
@@ -353,7 +358,9 @@ def judge_outputs(judgement: JudgementContext, pending: CaseInFlight, record: bo
     if pending.wants_ghost:
         check_ghost_replay(judgement, pending.ghost_outputs, case, tier, before, expected)
     if pending.twin_outputs is not None:
+        twin_started = time.perf_counter()
         check_twin_replay(judgement, pending, expected)
+        judgement.add_stage("correctness.twin_checks", time.perf_counter() - twin_started)
     judgement.passed_case_dtypes.append(dtypes)
     if record:
         judgement.case_results.append(
@@ -545,9 +552,10 @@ def _defect_note(judgement: JudgementContext, defect: interpreter_defects.Interp
 
 
 def note_sandbox_phases(judgement: JudgementContext, reply: protocol.Called) -> None:
-    """The sandbox's own account of a call (decode, call, encode; ghosts apart; Triton compilations).
+    """The sandbox's own account of a call (decode, call, encode; ghosts and the twin apart; Triton compilations).
     Untrusted numbers, used only to show where time goes (the decoder dropped malformed ones)."""
-    for kind, outcomes in (("sandbox", [reply.real]), ("sandbox.ghost", reply.ghosts)):
+    twins = [reply.twin] if reply.twin is not None else []
+    for kind, outcomes in (("sandbox", [reply.real]), ("sandbox.ghost", reply.ghosts), ("sandbox.twin", twins)):
         for outcome in outcomes:
             for phase in protocol.CALL_PHASES:
                 value = outcome.phase_s.get(phase)
