@@ -9,8 +9,9 @@ version show as stale, as runs of an older operator version do, until they are j
 from __future__ import annotations
 
 JUDGE_VERSION = 40
-# Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it.
-PROTOCOL_STAGE_VERSION = 41
+# Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it. A change
+# to that stage alone bumps this one only; the next change to the rules takes the next free number (43).
+PROTOCOL_STAGE_VERSION = 42
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -184,4 +185,8 @@ HISTORY: dict[int, str] = {
     "timed; a ctypes event now goes through where every frame on the stack is code the judge loaded before "
     "arming.",
     41: "Version 15 on version 40's rules.",
+    42: "Version 41 with the protocol stage's original loops (do_bench's, calls back to back) calling Triton as a "
+    "plain process does: Triton's own JITFunction.run, each compiled launch counted by Triton's launcher hook; "
+    "the judge's wrapper (0.7 us a launch on an idle core) read as the kernel's time on launch-bound calls. "
+    "Verdicts and the device-time stage unchanged (version 40).",
 }

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from evaluation.judge import protocol, wire
+from evaluation.judge.untrusted import guard
 from evaluation.judge.untrusted.timing_sets import host_snapshot
 
 
@@ -132,10 +133,13 @@ class TimingRequests:
         spotting = dict(
             spot_checks=request.spot_checks, rng=random.Random(request.spot_seed), keep_alive=self.keep_alive
         )
+        # The original's loops: the call as a plain process makes it, launches counted by Triton's launcher.
         if request.window == "do_bench":
-            return time_like_do_bench(sets=candidate_sets, reference_sets=reference_sets, **spotting, **shared)
+            with guard.bare_launches():
+                return time_like_do_bench(sets=candidate_sets, reference_sets=reference_sets, **spotting, **shared)
         if request.window == "back_to_back":
-            return time_back_to_back(sets=candidate_sets, reference_sets=reference_sets, **spotting, **shared)
+            with guard.bare_launches():
+                return time_back_to_back(sets=candidate_sets, reference_sets=reference_sets, **spotting, **shared)
         return time_interleaved(
             candidate_sets=candidate_sets,
             reference_sets=reference_sets,

@@ -526,3 +526,65 @@ def test_a_spot_checked_case_times_its_reference_on_sets_of_its_own():
             host_clock=True,
         )
         assert seen and all(tensor is reference_set["args"][0] for tensor in seen)
+
+
+def test_the_original_loops_call_triton_as_a_plain_process_does_and_still_count_launches(monkeypatch):
+    """guard.bare_launches, around the do_bench and back-to-back loops: JITFunction.run is Triton's own for
+    their duration (the judge's wrapper costs host time a plain process does not spend, which a launch-bound
+    call would read as the kernel's), and each compiled launch is counted by Triton's launcher hook instead;
+    the wrapper is back afterwards, and a replacement made meanwhile is kept for Integrity to name."""
+    from triton import knobs
+    from triton.runtime.jit import JITFunction
+
+    original = JITFunction.__dict__["run"]
+    monkeypatch.setattr(JITFunction, "run", guard._wrap_run(original, JITFunction))
+    wrapper = JITFunction.__dict__["run"]
+    integrity = guard.Integrity({"JITFunction.run": (JITFunction, wrapper)})
+    guard.STATE.reset(ghost=False)
+    try:
+        with guard.bare_launches():
+            assert JITFunction.__dict__["run"] is original
+            for _ in range(3):
+                knobs.runtime.launch_enter_hook(None)  # what Triton's C launcher calls before each launch
+        assert guard.STATE.launches == 3
+        assert JITFunction.__dict__["run"] is wrapper and integrity.violations() == []
+        knobs.runtime.launch_enter_hook(None)
+        assert guard.STATE.launches == 3  # counted there only: elsewhere the wrapper counts
+
+        def impostor(self, *args, grid, warmup, **kwargs):
+            return None
+
+        with guard.bare_launches():
+            JITFunction.run = impostor
+        assert JITFunction.__dict__["run"] is impostor
+        assert "JITFunction.run (launch hook) was replaced" in integrity.violations()
+    finally:
+        guard.STATE.reset(ghost=False)
+    assert guard._count_launch not in knobs.runtime.launch_enter_hook.calls
+
+
+def test_interpreted_launches_are_still_counted_inside_the_original_loops(monkeypatch):
+    """The interpreter has no launcher hooks: its launches keep the wrapper, inside bare_launches too."""
+    import triton
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+    @triton.jit
+    def add_one(x_ptr, n, BLOCK: tl.constexpr):
+        offsets = tl.arange(0, BLOCK)
+        mask = offsets < n
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + 1, mask=mask)
+
+    assert isinstance(add_one, InterpretedFunction)
+    original = InterpretedFunction.__dict__["run"]
+    monkeypatch.setattr(InterpretedFunction, "run", guard._wrap_run(original, InterpretedFunction, interpreted=True))
+    x = torch.zeros(8)
+    guard.STATE.reset(ghost=False)
+    try:
+        with guard.bare_launches():
+            add_one[(1,)](x, 8, BLOCK=8)
+        assert guard.STATE.launches == 1 and x.tolist() == [1.0] * 8
+    finally:
+        guard.STATE.reset(ghost=False)
