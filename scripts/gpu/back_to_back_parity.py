@@ -10,7 +10,9 @@ one cause.
 3. the same after the judge's launch hooks are installed (guard.install_launch_hooks): the hooks;
 4. the same with Triton's compile hooks set as the sandbox sets them (knobs.runtime.jit_cache_hook and
    jit_post_compile_hook): the compile hooks;
-5. the host's time per candidate call (synchronised every 100 calls).
+5. the same inside guard.bare_launches, as the sandbox's protocol stage runs the original's loops since
+   protocol stage version 42 (Triton's own JITFunction.run, launches counted by its launcher hook): bare;
+6. the host's time per candidate call (synchronised every 100 calls), plain, hooked and bare.
 
 On the H200 (2026-12-02) the judge's candidate side of launch-bound cuBLAS cases read 3-9 us a call more
 than the same file in a plain process, in a sandbox judged alone; if 1-4 agree here, that time is the
@@ -98,19 +100,29 @@ def main() -> None:
         judge_loop_us(function, reference, call, mutates) for _, function, reference, call, mutates, *_ in plans
     ]
     hooked_host = [host_us(plan[5], calls=1000) for plan in plans]
+    with guard.bare_launches():
+        bare = [judge_loop_us(*plan[1:5]) for plan in plans]
+        bare_host = [host_us(plan[5], calls=1000) for plan in plans]
     print(
         f"{'case':<64}{'original c / r us':>19}{'loop c / r':>16}{'hooks c / r':>16}{'compile c / r':>16}"
-        f"{'host us':>9}{'hooked':>8}   speedups: original  loop  hooks  compile"
+        f"{'bare c / r':>16}{'host us':>9}{'hooked':>8}{'bare':>8}   speedups: original  loop  hooks  compile  bare"
     )
-    rows = zip(plans, hooked, compile_hooked, hooked_host, strict=True)
-    for plan, (hook_c, hook_r), (comp_c, comp_r), hooked_us in rows:
+    speedups: dict[str, list[list[float]]] = {}
+    rows = zip(plans, hooked, compile_hooked, bare, hooked_host, bare_host, strict=True)
+    for plan, (hook_c, hook_r), (comp_c, comp_r), (bare_c, bare_r), hooked_us, bare_us in rows:
         case, *_, (orig_c, orig_r), (loop_c, loop_r), host = plan
+        ratios = [orig_r / orig_c, loop_r / loop_c, hook_r / hook_c, comp_r / comp_c, bare_r / bare_c]
+        speedups.setdefault(case.entry_point, []).append(ratios)
         print(
             f"{case.case_id[:63]:<64}{orig_c:>10.1f}{orig_r:>8.1f}  {loop_c:>7.1f}{loop_r:>7.1f}  {hook_c:>7.1f}"
-            f"{hook_r:>7.1f}  {comp_c:>7.1f}{comp_r:>7.1f}  {host:>7.1f}{hooked_us:>8.1f}   "
-            f"{orig_r / orig_c:>9.3f}{loop_r / loop_c:>6.3f}{hook_r / hook_c:>7.3f}{comp_r / comp_c:>9.3f}",
+            f"{hook_r:>7.1f}  {comp_c:>7.1f}{comp_r:>7.1f}  {bare_c:>7.1f}{bare_r:>7.1f}  {host:>7.1f}"
+            f"{hooked_us:>8.1f}{bare_us:>8.1f}   " + "".join(f"{ratio:>7.3f}" for ratio in ratios),
             flush=True,
         )
+    print("mean speedup over the cases: original, loop, hooks, compile hooks, bare (each an operator's entry point)")
+    for entry, rows_of_entry in speedups.items():
+        means = [sum(column) / len(column) for column in zip(*rows_of_entry, strict=True)]
+        print(f"  {entry:<40}" + "".join(f"{mean:>8.3f}" for mean in means), flush=True)
 
 
 if __name__ == "__main__":

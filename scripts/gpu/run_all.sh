@@ -66,6 +66,11 @@
 #                                                   # fixtures and corpus files (substrings), the 110-kernel
 #                                                   # submission with the protocol stage on (S seconds), then
 #                                                   # agree_quiet on AGREE10 until END
+#     bash scripts/gpu/run_all.sh corpus_submission_parity ONLY [S] [END] # after fixes to the timing path:
+#                                                   # the corpus files whose paths hold ONLY, the 110-kernel
+#                                                   # submission with the protocol stage on (S seconds), the
+#                                                   # cuBLAS parity with and without the judge's launch hooks,
+#                                                   # then agree_quiet on AGREE10 until END
 #     bash scripts/gpu/run_all.sh unwatched_submission [S] [END] [ROUNDS] # the unwatched check's fixtures in
 #                                                   # ROUNDS rounds, the submission with the protocol stage on,
 #                                                   # then back_to_back_parity.py until END seconds
@@ -585,6 +590,24 @@ elif [ "$PART" = recheck_submission_agree ]; then
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   for json in "$OUT"/corpus_*.json; do [ -f "$json" ] && gzip -f "$json"; done
   pack_out refs.log agree.log agree.json catalog_summary.txt fixtures.log corpus.log run.log
+elif [ "$PART" = corpus_submission_parity ]; then
+  # One call after fixes to the timing path: the corpus files whose paths hold ONLY (comma-separated; scan
+  # off, the original's grids, 70 s), the 110-kernel submission with the protocol stage on (S seconds), the
+  # back-to-back loop against the original's cuBLAS timer with the judge's hooks and without (bare launches,
+  # 60 s), then the protocol speedup against do_bench on AGREE10 until END seconds.
+  step corpus 70 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --scan off --only "$2"
+  export KGB_PROTOCOL_TIMING=on
+  catalog "${3:-400}" 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  step parity 60 python3 scripts/gpu/back_to_back_parity.py --ops cublas::cublasSaxpy_v2,cublas::cublasSdot_v2 --cases 6
+  bash "$0" agree_quiet "$AGREE10" $((${4:-585} - SECONDS))
+  echo; echo "== summaries"
+  grep -E "^(honest|buggy|summary)|MISMATCH|unexpected|WRONG" "$OUT/corpus.log" | cut -c1-300
+  cat "$OUT/catalog_summary.txt"
+  tail -4 "$OUT/parity.log"
+  grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
+  for json in "$OUT"/corpus_*.json; do [ -f "$json" ] && gzip -f "$json"; done
+  pack_out refs.log agree.log agree.json catalog_summary.txt parity.log corpus.log run.log
 elif [ "$PART" = unwatched_submission ]; then
   export KGB_PROTOCOL_TIMING=on
   # One call: the unwatched check's fixtures (the cheats named *_when_unwatched, cache_answers_the_probe and
