@@ -71,6 +71,9 @@
 #                                                   # submission with the protocol stage on (S seconds), the
 #                                                   # cuBLAS parity with and without the judge's launch hooks,
 #                                                   # then agree_quiet on AGREE10 until END
+#     bash scripts/gpu/run_all.sh cublas_parity_submission [END] # every cuBLAS reference kernel timed,
+#                                                   # the cuBLAS parity with and without the judge's hooks,
+#                                                   # then the 110-kernel submission until END (470)
 #     bash scripts/gpu/run_all.sh unwatched_submission [S] [END] [ROUNDS] # the unwatched check's fixtures in
 #                                                   # ROUNDS rounds, the submission with the protocol stage on,
 #                                                   # then back_to_back_parity.py until END seconds
@@ -608,6 +611,20 @@ elif [ "$PART" = corpus_submission_parity ]; then
   grep -A12 "^== protocol agreement" "$OUT/agree.log" | cut -c1-240
   for json in "$OUT"/corpus_*.json; do [ -f "$json" ] && gzip -f "$json"; done
   pack_out refs.log agree.log agree.json catalog_summary.txt parity.log corpus.log run.log
+elif [ "$PART" = cublas_parity_submission ]; then
+  # A short call: every cuBLAS reference kernel judged with both timing stages on (their baseline runs
+  # under the audit hook), the back-to-back loop against the original's timer with the judge's hooks and
+  # without (bare launches), then the 110-kernel submission with the protocol stage on until END seconds.
+  export KGB_PROTOCOL_TIMING=on
+  step cublas 150 python3 scripts/gpu/judge_reference_kernels.py --jobs "$JOBS" --budget 120 --only cublas
+  step parity 70 python3 scripts/gpu/back_to_back_parity.py --ops cublas::cublasSaxpy_v2,cublas::cublasSdot_v2 --cases 6
+  catalog $((${2:-470} - SECONDS)) 110
+  catalog_summary >"$OUT/catalog_summary.txt" 2>&1
+  echo; echo "== summaries"
+  grep -E "^TOTAL| rejected | error | failed" "$OUT/cublas.log" | cut -c1-300
+  tail -4 "$OUT/parity.log"
+  cat "$OUT/catalog_summary.txt"
+  pack_out cublas.log parity.log refs.log catalog_summary.txt lock_timeline.json run.log
 elif [ "$PART" = unwatched_submission ]; then
   export KGB_PROTOCOL_TIMING=on
   # One call: the unwatched check's fixtures (the cheats named *_when_unwatched, cache_answers_the_probe and
