@@ -36,13 +36,11 @@ def warm_sandboxes(device_type: str) -> None:
     warm_forkserver(device_type)  # waits until the zygote has imported torch and triton
 
 
-def jobs_fitting(requested: int, device_type: str) -> int:
-    """``requested`` judgements at once, or as many as the device's memory holds (what a worker does:
-    evaluation.judge.context.judges_for_device), saying so when that is fewer."""
-    from evaluation.judge.backends import backend_for
+def jobs_fitting(requested: int, total: int | None) -> int:
+    """``requested`` judgements at once, or as many as a device of ``total`` bytes holds (``detect_device``'s
+    third figure; what a worker does: evaluation.judge.context.judges_for_device), saying so when fewer."""
     from evaluation.judge.context import judges_for_device
 
-    total = backend_for(device_type).total_memory() if device_type != "cpu" else None
     fitting = judges_for_device(requested, total)
     if fitting < requested:
         print(f"{requested} judges at once asked for; {fitting} fit the device's {total / 1024**3:.0f} GiB", flush=True)

@@ -296,7 +296,7 @@ def detect_device() -> tuple[str, str, int | None]:
     """``detect_chip`` and the device's memory in bytes (None on the CPU, or where the family cannot say)."""
     slug, device = detect_chip()
     backend = BACKENDS.get(device)
-    return slug, device, backend.total_memory() if backend is not None and device != "cpu" else None
+    return slug, device, backend.total_memory() if backend is not None else None
 
 
 def detect_chip_isolated(timeout_s: float = 180.0) -> tuple[str, str, int | None]:

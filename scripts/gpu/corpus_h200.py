@@ -274,14 +274,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.device == "cpu":
         chip, device_type, default_tiers = "cpu-interpreter", "cpu", "smoke"
     else:
-        from evaluation.judge.backends import detect_chip
+        from evaluation.judge.backends import detect_device
 
         sys.path.insert(0, str(ROOT / "scripts"))
         from bench_judge import jobs_fitting
 
-        chip, device_type = detect_chip()
+        chip, device_type, device_bytes = detect_device()
         default_tiers = "public,held_out"
-        args.jobs = jobs_fitting(args.jobs, device_type)
+        args.jobs = jobs_fitting(args.jobs, device_bytes)
     tiers = tuple(t for t in (args.tiers or default_tiers).split(",") if t)
     check_reason = tiers == ("smoke",)
     modes = [mode for mode in SCAN_MODES if args.scan in ("both", mode.removeprefix("scan_"))]

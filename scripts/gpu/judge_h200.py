@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 import torch  # noqa: E402
 
-from evaluation.judge.backends import detect_chip, gpu_state, peaks_for  # noqa: E402
+from evaluation.judge.backends import detect_device, gpu_state, peaks_for  # noqa: E402
 from evaluation.judge.context import protocol_timing_options  # noqa: E402
 from evaluation.judge.job import JudgeJob, JudgeResult  # noqa: E402
 from evaluation.judge.records import find_operator  # noqa: E402
@@ -1239,8 +1239,8 @@ def main() -> int:
     args = parser.parse_args()
     from bench_judge import jobs_fitting
 
-    chip, device = detect_chip()
-    args.jobs, args.refs_jobs = jobs_fitting(args.jobs, device), jobs_fitting(args.refs_jobs, device)
+    chip, device, device_bytes = detect_device()
+    args.jobs, args.refs_jobs = jobs_fitting(args.jobs, device_bytes), jobs_fitting(args.refs_jobs, device_bytes)
     OUTPUT["environment"] = {
         "chip": chip,
         "device": device,

@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from bench_judge import jobs_fitting, judge_pool, timed_judge  # noqa: E402
 
 from evaluation.judge import JudgeJob  # noqa: E402
-from evaluation.judge.backends import detect_chip  # noqa: E402
+from evaluation.judge.backends import detect_device  # noqa: E402
 
 KERNEL_DIR = ROOT / "evaluation" / "catalog" / "reference_kernels"
 # Seconds per kernel from the last full H200 run: judging the slowest first keeps one late start from
@@ -155,9 +155,9 @@ def main() -> int:
     if args.device == "cpu":
         chip, device_type, tiers, timing = "cpu-interpreter", "cpu", ("smoke",), False
     else:
-        chip, device_type = detect_chip()
+        chip, device_type, device_bytes = detect_device()
         tiers, timing = ("public", "held_out"), not args.no_timing
-        args.jobs = jobs_fitting(args.jobs, device_type)
+        args.jobs = jobs_fitting(args.jobs, device_bytes)
     paths = sorted(KERNEL_DIR.glob("*__*.py"))
     if args.only:
         wanted = args.only.split(",")
