@@ -8,10 +8,10 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 40
+JUDGE_VERSION = 43
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it. A change
-# to that stage alone bumps this one only; the next change to the rules takes the next free number (43).
-PROTOCOL_STAGE_VERSION = 42
+# to that stage alone bumps this one only; the next change to the rules takes the next free number (45).
+PROTOCOL_STAGE_VERSION = 44
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -189,4 +189,9 @@ HISTORY: dict[int, str] = {
     "plain process does: Triton's own JITFunction.run, each compiled launch counted by Triton's launcher hook; "
     "the judge's wrapper (0.7 us a launch on an idle core) read as the kernel's time on launch-bound calls. "
     "Verdicts and the device-time stage unchanged (version 40).",
+    43: "Version 40 with a compiled handle's launches (compiled = kernel.warmup(..., grid=...), then "
+    "compiled[grid](...), which skips JITFunction.run) counted, turned into no-ops in a ghost replay and "
+    "bracketed in a probe call as JITFunction.run's are: an honest kernel of that style was refused as "
+    "launching nothing (GPUs only; the interpreter compiles nothing).",
+    44: "Version 42 on version 43's rules.",
 }

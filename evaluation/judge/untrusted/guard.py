@@ -1,7 +1,8 @@
 """Run-time guards installed inside the sandbox before the candidate is imported (EXPLOITS 1, 2, 9, 11).
 
-* Launch hooks: ``JITFunction.run`` and the interpreter's ``InterpretedFunction.run`` are wrapped at class
-  level, so every Triton launch (autotuned or not) is counted, and in ghost mode turned into a no-op; in a
+* Launch hooks: ``JITFunction.run``, the interpreter's ``InterpretedFunction.run`` and a compiled handle's
+  runner (``CompiledKernel.__getitem__``) are wrapped at class level, so every Triton launch (autotuned or
+  not) is counted, and in ghost mode turned into a no-op; in a
   probe call (``GuardState.launch_windows``) each launch is also bracketed by two events, recorded by
   Triton's launcher hooks right around the driver's launch (``launcher_windows``). The protocol stage's
   loops count compiled launches through Triton's own launcher hook instead (``bare_launches``).
@@ -360,6 +361,8 @@ class GuardState:
         # the kernel alone: a launch on an idle device (after a readback's wait) would otherwise count the
         # host's launch path as well, which on a loaded host is many times the kernel.
         self.window_hold: Any = None
+        # Inside bare_launches (the protocol stage's loops): Triton's launcher hook counts compiled launches.
+        self.bare_launches = False
 
     def reset(self, *, ghost: bool) -> None:
         self.launches = 0
@@ -528,6 +531,49 @@ def _changes_dtype(packet: str, args: tuple, kwargs: dict, result: Any) -> bool:
 LAUNCH_WINDOWS_CAP = 256
 
 
+def _counted_launch_skipped(args: Any, kwargs: Any) -> bool:
+    """Count one launch (not a warm-up); True when it must not run: a ghost replay's launches are no-ops, and
+    the buffers they would have written are poisoned as stale instead."""
+    STATE.launches += 1
+    if STATE.off_timed_stream():
+        STATE.foreign_stream_work += 1
+    if STATE.ghost:
+        if STATE.stale is not None:
+            STATE.stale.poison_launched(args, kwargs)
+        return True
+    return False
+
+
+def _windowed(launch: Any, launch_args: tuple, *, launcher_hooks: bool) -> Any:
+    """``launch(*launch_args)``, in a probe call bracketed by a window of two events (GuardState.launch_windows).
+    ``launcher_hooks``: the launch goes through Triton's C launcher, whose hooks can bracket the driver's call
+    itself (launcher_windows); an interpreted launch cannot."""
+    windows = STATE.launch_windows
+    if windows is None or len(windows) >= LAUNCH_WINDOWS_CAP:
+        return launch(*launch_args)
+    if STATE.launcher_windows and launcher_hooks:
+        # The launcher opens and closes the window (_open_window, _close_window): JITFunction.run's own
+        # host work (binding, the cache key, the grid) stays out of it, which on an idle device (a launch
+        # after a readback's wait) it would not: on the H200 an honest readback's probe read 96 us for
+        # two kernels of a few microseconds.
+        STATE.launch_in_window, STATE.window_start = True, None
+        before = len(windows)
+        try:
+            return launch(*launch_args)
+        finally:
+            STATE.launch_in_window, STATE.window_start = False, None
+            if len(windows) == before:
+                STATE.window_missed = True
+    start, end = STATE.event_class(enable_timing=True), STATE.event_class(enable_timing=True)
+    _hold_before_window()
+    start.record()
+    try:
+        return launch(*launch_args)
+    finally:
+        end.record()
+        windows.append((start, end))
+
+
 def _wrap_run(original: Any, owner: type, interpreted: bool = False) -> Any:
     def launch(self: Any, args: tuple, grid: Any, warmup: bool, kwargs: dict) -> Any:
         if interpreted:
@@ -553,41 +599,46 @@ def _wrap_run(original: Any, owner: type, interpreted: bool = False) -> Any:
             raise TypeError(f"{owner.__name__}.run called on a {type(self).__name__}, not a Triton kernel")
         if STATE.before_launch is not None:
             STATE.before_launch()
-        if not warmup:
-            STATE.launches += 1
-            if STATE.off_timed_stream():
-                STATE.foreign_stream_work += 1
-            if STATE.ghost:
-                if STATE.stale is not None:
-                    STATE.stale.poison_launched(args, kwargs)
-                return None
-        windows = STATE.launch_windows
-        if windows is None or warmup or len(windows) >= LAUNCH_WINDOWS_CAP:
+        if warmup:
             return launch(self, args, grid, warmup, kwargs)
-        if STATE.launcher_windows and not interpreted:
-            # The launcher opens and closes the window (_open_window, _close_window): JITFunction.run's own
-            # host work (binding, the cache key, the grid) stays out of it, which on an idle device (a launch
-            # after a readback's wait) it would not: on the H200 an honest readback's probe read 96 us for
-            # two kernels of a few microseconds.
-            STATE.launch_in_window, STATE.window_start = True, None
-            before = len(windows)
-            try:
-                return launch(self, args, grid, warmup, kwargs)
-            finally:
-                STATE.launch_in_window, STATE.window_start = False, None
-                if len(windows) == before:
-                    STATE.window_missed = True
-        start, end = STATE.event_class(enable_timing=True), STATE.event_class(enable_timing=True)
-        _hold_before_window()
-        start.record()
-        try:
-            return launch(self, args, grid, warmup, kwargs)
-        finally:
-            end.record()
-            windows.append((start, end))
+        if _counted_launch_skipped(args, kwargs):
+            return None
+        return _windowed(launch, (self, args, grid, warmup, kwargs), launcher_hooks=not interpreted)
 
     run.__kgb_wrapped__ = original  # type: ignore[attr-defined]
     return run
+
+
+def _wrap_compiled_getitem(original: Any) -> Any:
+    """``CompiledKernel.__getitem__``: ``compiled = kernel.warmup(..., grid=...)`` then ``compiled[grid](...)``
+    launches through the C launcher without ``JITFunction.run`` (a style that saves Triton's launch path).
+    Its runner is counted, ghosted and windowed as a ``JITFunction.run`` launch is; inside ``bare_launches``
+    Triton's launcher hook counts it instead. Calling the launcher itself (``compiled.run``) is not a
+    launch the judge sees: a ghost replay then finds outputs it did not expect."""
+
+    def getitem(self: Any, grid: Any) -> Any:
+        runner = original(self, grid)
+
+        def paused_runner(args: tuple, stream: Any) -> Any:
+            STATE.paused += 1
+            try:
+                return runner(*args, stream=stream)
+            finally:
+                STATE.paused -= 1
+
+        def launch(*args: Any, stream: Any = None) -> Any:
+            if STATE.bare_launches:
+                return runner(*args, stream=stream)
+            if STATE.before_launch is not None:
+                STATE.before_launch()
+            if _counted_launch_skipped(args, {}):
+                return None
+            return _windowed(paused_runner, (args, stream), launcher_hooks=True)
+
+        return launch
+
+    getitem.__kgb_wrapped__ = original  # type: ignore[attr-defined]
+    return getitem
 
 
 def _hold_before_window() -> None:
@@ -648,36 +699,51 @@ def _count_launch(metadata: Any = None) -> None:
 
 @contextlib.contextmanager
 def bare_launches() -> Any:
-    """Meanwhile ``JITFunction.run`` is Triton's own again, and compiled launches are counted by Triton's
-    launcher hook (``_count_launch``) instead of the wrapper: for the protocol stage's loops, which time the
-    latency a caller sees and audit nothing (no dispatch mode, no ghost, no compile lending), so the
-    wrapper's only work there, counting, is done the cheapest way Triton offers. A plain process calls a
-    kernel through the same path (Triton's launcher already calls its hook chain on every launch, empty or
-    not); the wrapper's Python frames cost 0.7 us a launch on an idle CPU core, more on a loaded judge host,
-    which on a launch-bound call of 10-20 us read as the kernel's. The interpreter's launches stay wrapped
-    (it has no launcher hooks). A candidate that replaces ``JITFunction.run`` meanwhile keeps its own:
-    ``Integrity`` then names the replacement, as it would have at any other time."""
+    """Meanwhile ``JITFunction.run`` and ``CompiledKernel.__getitem__`` are Triton's own again, and compiled
+    launches are counted by Triton's launcher hook (``_count_launch``) instead of the wrappers: for the
+    protocol stage's loops, which time the latency a caller sees and audit nothing (no dispatch mode, no
+    ghost, no compile lending), so the wrappers' only work there, counting, is done the cheapest way Triton
+    offers. A plain process calls a kernel through the same path (Triton's launcher already calls its hook
+    chain on every launch, empty or not); the wrapper's Python frames cost 0.7 us a launch on an idle CPU
+    core, more on a loaded judge host, which on a launch-bound call of 10-20 us read as the kernel's. A
+    compiled handle's runner made before (``compiled[grid]`` kept by the candidate) stays wrapped but steps
+    aside. The interpreter's launches stay wrapped (it has no launcher hooks). A candidate that replaces
+    either entry point meanwhile keeps its own: ``Integrity`` then names the replacement, as it would have at
+    any other time."""
     from triton import knobs
+    from triton.compiler.compiler import CompiledKernel
     from triton.runtime.jit import JITFunction
 
-    wrapped = JITFunction.__dict__.get("run")
-    original = getattr(wrapped, "__kgb_wrapped__", None)
     chain = knobs.runtime.launch_enter_hook
-    if original is None or not (hasattr(chain, "add") and hasattr(chain, "remove")):
-        yield  # not wrapped here, or a Triton without hook chains: the wrapper counts, as elsewhere
+    if not (hasattr(chain, "add") and hasattr(chain, "remove")):
+        yield  # a Triton without hook chains: the wrappers count, as elsewhere
         return
-    JITFunction.run = original
+    restored = []
+    for owner, attribute in ((JITFunction, "run"), (CompiledKernel, "__getitem__")):
+        wrapped = owner.__dict__.get(attribute)
+        original = getattr(wrapped, "__kgb_wrapped__", None)
+        if original is not None:
+            setattr(owner, attribute, original)
+            restored.append((owner, attribute, wrapped, original))
+    if not restored:
+        yield  # not wrapped here
+        return
     chain.add(_count_launch)
+    STATE.bare_launches = True
     try:
         yield
     finally:
+        STATE.bare_launches = False
         chain.remove(_count_launch)
-        if JITFunction.__dict__.get("run") is original:
-            JITFunction.run = wrapped
+        for owner, attribute, wrapped, original in restored:
+            if owner.__dict__.get(attribute) is original:
+                setattr(owner, attribute, wrapped)
 
 
 def install_launch_hooks() -> dict[str, Any]:
-    """Wrap the Triton launch entry points at class level; returns the wrappers for identity checks."""
+    """Wrap the Triton launch entry points at class level; returns the wrappers for identity checks, keyed by
+    ``Class.attribute``."""
+    from triton.compiler.compiler import CompiledKernel
     from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
@@ -686,6 +752,9 @@ def install_launch_hooks() -> dict[str, Any]:
         wrapper = _wrap_run(cls.run, cls, interpreted=cls is InterpretedFunction)
         cls.run = wrapper
         hooks[name] = (cls, wrapper)
+    wrapper = _wrap_compiled_getitem(CompiledKernel.__getitem__)
+    CompiledKernel.__getitem__ = wrapper
+    hooks["CompiledKernel.__getitem__"] = (CompiledKernel, wrapper)
     return hooks
 
 
@@ -883,7 +952,7 @@ class Integrity:
             if current is not value:
                 problems.append(f"{name} was replaced")
         for name, (cls, wrapper) in self.hooks.items():
-            if cls.__dict__.get("run") is not wrapper:
+            if cls.__dict__.get(name.rsplit(".", 1)[-1]) is not wrapper:
                 problems.append(f"{name} (launch hook) was replaced")
         if gc.callbacks is not self.gc_callbacks or gc.callbacks:
             # A callback runs at the next collection, wherever that falls: after the call's audit ended.

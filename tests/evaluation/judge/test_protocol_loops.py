@@ -590,3 +590,96 @@ def test_interpreted_launches_are_still_counted_inside_the_original_loops(monkey
         assert guard.STATE.launches == 1 and x.tolist() == [1.0] * 8
     finally:
         guard.STATE.reset(ghost=False)
+
+
+# --- a compiled handle's launches: compiled = kernel.warmup(...); compiled[grid](...) -------------------------
+
+
+def _compiled_kernel_with_launcher(launched: list):
+    """A CompiledKernel as Triton 3.6 builds one, whose driver launcher (``run``, set by _init_handles on a
+    GPU) records its launches: the interpreter compiles nothing, so only the launcher stands in."""
+    from triton import knobs
+    from triton.compiler.compiler import CompiledKernel
+
+    compiled = CompiledKernel.__new__(CompiledKernel)
+    compiled.module, compiled.function, compiled.packed_metadata = "module", "function", "metadata"  # loaded
+    compiled.launch_metadata = lambda grid, stream, *args: None
+
+    def launcher(grid_0, grid_1, grid_2, stream, function, metadata, launch_metadata, enter, leave, *args):
+        if enter is not None:
+            enter(launch_metadata)
+        args[0].add_(1)  # the kernel's work
+        launched.append((grid_0, stream))
+        if leave is not None:
+            leave(launch_metadata)
+
+    compiled._run = launcher
+    assert knobs.runtime.launch_enter_hook is not None  # Triton's hook chain, always passed to the launcher
+    return compiled
+
+
+def test_a_compiled_handles_launches_are_counted_ghosted_and_windowed(monkeypatch):
+    """``compiled[grid](...)`` goes through CompiledKernel.__getitem__ and the C launcher, never
+    JITFunction.run: the judge counts it there too (a call launching only this way is not 'no Triton
+    kernel'), turns it into a no-op in a ghost replay, and brackets it in a probe call's window."""
+    from triton.compiler.compiler import CompiledKernel
+
+    from evaluation.judge.backends import HostClockEvent
+    from evaluation.judge.untrusted.timing import kernel_time_probe
+
+    original = CompiledKernel.__dict__["__getitem__"]
+    monkeypatch.setattr(CompiledKernel, "__getitem__", guard._wrap_compiled_getitem(original))
+    launched: list = []
+    compiled = _compiled_kernel_with_launcher(launched)
+    runner = compiled[(4, 1, 1)]  # kept, as a candidate that saves the launch path keeps it
+    x = torch.zeros(2)
+    try:
+        guard.STATE.reset(ghost=False)
+        runner(x, stream=7)
+        compiled[(4, 1, 1)](x, stream=7)
+        assert guard.STATE.launches == 2 and x.tolist() == [2.0, 2.0] and launched == [(4, 7), (4, 7)]
+
+        guard.STATE.reset(ghost=True)
+        runner(x, stream=7)  # a ghost replay: counted, not run
+        assert guard.STATE.launches == 1 and x.tolist() == [2.0, 2.0] and len(launched) == 2
+
+        guard.STATE.reset(ghost=False)
+
+        def candidate(y):
+            runner(y, stream=7)
+            return y
+
+        measured, returned, note = kernel_time_probe(
+            candidate, {"args": [x], "kwargs": {}}, HostClockEvent, lambda: None
+        )
+        assert measured is not None and note == "" and returned is x
+    finally:
+        guard.STATE.reset(ghost=False)
+
+
+def test_a_compiled_handle_inside_the_original_loops_is_counted_once_by_the_launcher_hook(monkeypatch):
+    """bare_launches: CompiledKernel.__getitem__ is Triton's own meanwhile, a runner the candidate kept steps
+    aside, and the launcher's hook counts each launch once; afterwards the wrapper is back for Integrity."""
+    from triton.compiler.compiler import CompiledKernel
+
+    original = CompiledKernel.__dict__["__getitem__"]
+    monkeypatch.setattr(CompiledKernel, "__getitem__", guard._wrap_compiled_getitem(original))
+    wrapper = CompiledKernel.__dict__["__getitem__"]
+    integrity = guard.Integrity({"CompiledKernel.__getitem__": (CompiledKernel, wrapper)})
+    launched: list = []
+    compiled = _compiled_kernel_with_launcher(launched)
+    kept = compiled[(1, 1, 1)]
+    x = torch.zeros(1)
+    guard.STATE.reset(ghost=False)
+    try:
+        with guard.bare_launches():
+            assert CompiledKernel.__dict__["__getitem__"] is original
+            kept(x, stream=0)
+            compiled[(1, 1, 1)](x, stream=0)
+        assert guard.STATE.launches == 2 and x.item() == 2.0
+        assert CompiledKernel.__dict__["__getitem__"] is wrapper
+        assert not [problem for problem in integrity.violations() if "launch hook" in problem]
+        monkeypatch.setattr(CompiledKernel, "__getitem__", original)
+        assert "CompiledKernel.__getitem__ (launch hook) was replaced" in integrity.violations()
+    finally:
+        guard.STATE.reset(ghost=False)
