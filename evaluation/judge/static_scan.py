@@ -7,19 +7,19 @@ verdict comes from what the kernel does when called: the dispatch audit (inside 
 the host-read budget, ghost replays, integrity checks and the operating system's containment (docs/judge.md,
 "Convicted by behaviour"). Only a file that does not parse fails here, as a compile failure.
 
-What the notes flag, in short:
-  * imports: only torch, triton (and triton.language.*), math, typing, functools, itertools, dataclasses,
-    enum, collections, numbers, __future__. Everything that reaches the OS, threads, processes, sockets,
-    native code or the import system (os, sys, subprocess, threading, ctypes, importlib, operator, ...) is out.
-  * ``torch.*`` only from an allow-list (allocation, dtype/device helpers, a few cuda queries); every other
-    torch name (compute functions, torch.ops, torch.nn, torch.library, torch._C, streams, graphs, compile)
-    is refused wherever it appears, so ``f = torch.cos`` is caught at the alias itself.
+What the notes name, in short (each is an observation, worded as one: "imports os", "names torch.cos"):
+  * imports outside a short list: torch, triton (and triton.language.*), math, typing, functools, itertools,
+    dataclasses, enum, collections, numbers, logging, warnings, __future__ (os, sys, subprocess,
+    threading, ctypes, importlib, operator, ... are named).
+  * ``torch.*`` names outside an allow-list (allocation, dtype/device helpers, a few cuda queries): compute
+    functions, torch.ops, torch.nn, torch.library, torch._C, streams, graphs, compile, wherever they appear,
+    so ``f = torch.cos`` is named at the alias itself.
   * outside ``@triton.jit`` bodies, an attribute whose name is a computing ``torch.Tensor`` method
-    (``.cos``, ``.sum``, ``.matmul``, ``.cpu``, ``.tolist``, ...) is refused whatever it is called on;
-    views, metadata and allocation methods are allowed. Inside jit bodies methods are Triton's.
+    (``.cos``, ``.sum``, ``.matmul``, ``.cpu``, ``.tolist``, ...) whatever it is called on; views, metadata
+    and allocation methods are not named, nor ``.item`` (one element). Inside jit bodies methods are Triton's.
   * ``@`` outside jit bodies, dunder and private attributes, ``getattr``/``setattr``/``__import__``/
     ``exec``/``eval``/``compile``/``globals``/``vars``/``open``, attribute assignment (monkeypatching),
-    subclassing torch types and ``__torch_function__``-style hooks are refused.
+    subclassing torch types and ``__torch_function__``-style hooks.
 """
 
 from __future__ import annotations
@@ -41,6 +41,10 @@ from evaluation.judge.static_scan_rules import (
     TORCH_ALLOWED,
     TRITON_DENIED_PREFIXES,
 )
+
+# One element back to the host by definition (the prompt allows reading back one result; the run-time budget
+# counts it): naming it says nothing.
+SCALAR_READ_METHODS = frozenset({"item"})
 
 
 @dataclass(frozen=True)
@@ -216,10 +220,10 @@ class _Scanner(ast.NodeVisitor):
                 if prefix in TORCH_ALLOWED or prefix in _torch_dtype_names():
                     for extra in parts[end:]:
                         if extra in denied_attributes():
-                            self.flag(node, "torch_call", f"{chain} is not an allowed torch name")
+                            self.flag(node, "torch_call", f"names {chain}, not an allocation, view or metadata name")
                             return
                     return
-            self.flag(node, "torch_call", f"{chain} is not an allowed torch name")
+            self.flag(node, "torch_call", f"names {chain}, not an allocation, view or metadata name")
         elif chain.startswith("triton") and chain.startswith(TRITON_DENIED_PREFIXES):
             self.flag(node, "triton_internals", f"{chain} reaches the harness's Triton machinery")
 
@@ -231,10 +235,10 @@ class _Scanner(ast.NodeVisitor):
         if chain is not None:
             if not parent_is_attribute:
                 self.check_chain(node, chain)
-        elif not self.jit_depth and node.attr in denied_attributes():
-            self.flag(node, "tensor_method", f".{node.attr} computes outside Triton")
+        elif not self.jit_depth and node.attr in denied_attributes() and node.attr not in SCALAR_READ_METHODS:
+            self.flag(node, "tensor_method", f"names .{node.attr}, a tensor method that computes")
         if isinstance(node.ctx, (ast.Store, ast.Del)) and not self._is_self_store(node):
-            self.flag(node, "attribute_store", "assigning attributes (monkeypatching) is not allowed")
+            self.flag(node, "attribute_store", "assigns an attribute of another object (a monkeypatch?)")
         node.value._kgb_parent_attr = True  # type: ignore[attr-defined]
         self.generic_visit(node)
 
@@ -248,9 +252,9 @@ class _Scanner(ast.NodeVisitor):
             if not (isinstance(node.ctx, (ast.Store, ast.Del)) and not node.id.startswith("__")) and not (
                 not node.id.startswith("__") and self.shadowed(node.id)
             ):
-                self.flag(node, "banned_builtin", f"{node.id} is not allowed")
+                self.flag(node, "banned_builtin", f"names the builtin {node.id}")
         elif node.id.startswith("__") and node.id not in ALLOWED_DUNDER_NAMES:
-            self.flag(node, "dunder_name", f"{node.id} is not allowed")
+            self.flag(node, "dunder_name", f"names {node.id}")
         elif isinstance(node.ctx, ast.Load) and not getattr(node, "_kgb_parent_attr", False):
             root = self.aliases.get(node.id)
             if root is not None and root != "torch":
@@ -263,7 +267,7 @@ class _Scanner(ast.NodeVisitor):
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
             if not _module_allowed(alias.name):
-                self.flag(node, "import", f"import {alias.name} is not allowed")
+                self.flag(node, "import", f"imports {alias.name}, outside the short list")
                 continue
             if alias.asname:
                 self.aliases[alias.asname] = alias.name
@@ -274,11 +278,11 @@ class _Scanner(ast.NodeVisitor):
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         module = node.module or ""
         if node.level or not _module_allowed(module):
-            self.flag(node, "import", f"from {'.' * node.level}{module} import is not allowed")
+            self.flag(node, "import", f"imports from {'.' * node.level}{module}, outside the short list")
             return
         for alias in node.names:
             if alias.name == "*":
-                self.flag(node, "import", f"from {module} import * is not allowed")
+                self.flag(node, "import", f"imports * from {module}")
                 continue
             full = f"{module}.{alias.name}"
             local = alias.asname or alias.name
@@ -315,7 +319,7 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.name.startswith("__") and node.name not in ALLOWED_DUNDER_DEFS:
-            self.flag(node, "dunder_def", f"defining {node.name} is not allowed")
+            self.flag(node, "dunder_def", f"defines {node.name}")
         jit = self._is_jit(node)
         for decorator in node.decorator_list:
             self.visit(decorator)
@@ -347,12 +351,12 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_BinOp(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.MatMult) and not self.jit_depth:
-            self.flag(node, "matmul_operator", "the @ operator computes outside Triton")
+            self.flag(node, "matmul_operator", "uses the @ operator outside a kernel")
         self.generic_visit(node)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if isinstance(node.op, ast.MatMult) and not self.jit_depth:
-            self.flag(node, "matmul_operator", "the @= operator computes outside Triton")
+            self.flag(node, "matmul_operator", "uses the @= operator outside a kernel")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -16,6 +16,8 @@ ALLOWED_MODULES = {
     "collections",
     "collections.abc",
     "numbers",
+    "logging",
+    "warnings",
     "__future__",
 }
 

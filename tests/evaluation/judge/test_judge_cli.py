@@ -47,7 +47,10 @@ def test_human_summary(warm_forkserver, capsys):
     assert code == 1
     assert out.splitlines()[0] == "status:  rejected"
     assert out.splitlines()[1] == "reason:  computed outside Triton: aten::cos"
-    assert "  noted    static_scan: line 26: torch.cos is not an allowed torch name [torch_call]" in out
+    assert (
+        "  noted    static_scan: names only, deciding nothing (what runs is judged): line 26: names torch.cos,"
+        " not an allocation, view or metadata name [torch_call]"
+    ) in out
     assert "  failed   dispatch_audit: cos[" in out
 
 

@@ -441,3 +441,19 @@ def test_the_tree_walk_reads_a_triton_tensor_descriptor_and_no_lookalike():
     assert [t is tensor for t in flat_tensors([1, descriptor, {"k": tensor}])] == [True, True]
     assert flat_tensors(Lookalike()) == []
     assert flat_tensors(Subclass(tensor, [8, 16], [16, 1], [8, 16])) == []
+
+
+def test_scan_notes_are_worded_as_observations_and_skip_what_is_plainly_allowed():
+    # The notes decide nothing, so a note must not read as a rule ("is not allowed"), and what the prompt
+    # allows outright (one element read back, logging, warnings) is not named at all.
+    honest = (
+        "import logging\nimport warnings\nlog = logging.getLogger(__name__)\n"
+        "def f(x):\n    warnings.warn('slow path')\n    return int(x.item())\n"
+    )
+    assert scan_source(honest).findings == ()
+    notes = [str(finding) for finding in scan_source("import os\nimport torch\ny = torch.cos\n").findings]
+    assert notes == [
+        "line 1: imports os, outside the short list [import]",
+        "line 3: names torch.cos, not an allocation, view or metadata name [torch_call]",
+    ]
+    assert not any("not allowed" in note for note in notes)
