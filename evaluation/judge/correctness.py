@@ -527,8 +527,9 @@ def check_twin_replay(judgement: JudgementContext, pending: CaseInFlight, expect
         )
     raise Verdict(
         "failed_correctness",
-        f"case {case.case_id} failed on another draw of its inputs (its twin replay: Triton read other values "
-        f"than the wrapper was given): {message}",
+        f"case {case.case_id} failed on another draw of its inputs (its twin replay: the same call again, which "
+        "had just passed, with its Triton launches reading another draw of the case where the wrapper's inputs "
+        f"are; a kernel that keeps state from one call to the next fails here too): {message}",
         case=case,
         tier=tier,
         message=message,

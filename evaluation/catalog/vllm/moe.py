@@ -73,7 +73,8 @@ MOE_SUM = record(
     prompt_notes=(
         "input [T, topk, H] and output [T, H], fp16/bf16. output[t] = sum over k of input[t, k]. For topk in "
         "{2, 3, 4} vLLM accumulates in the tensor dtype in order k = 0, 1, ... (every add rounded); for other "
-        "topk it sums in fp32 and rounds once. Returns None."
+        "topk it sums in fp32 and rounds once. Both tensors are contiguous in every case (vLLM's kernel indexes "
+        "them so). Returns None."
     ),
     departures=(
         "The original passes a 2-D input [T*topk, H], which the op reads as topk = H and answers by resizing "
