@@ -268,6 +268,10 @@ class _Scanner(ast.NodeVisitor):
         for alias in node.names:
             if not _module_allowed(alias.name):
                 self.flag(node, "import", f"imports {alias.name}, outside the short list")
+                # Bound all the same: ``operator.mul`` is then that module's name, noted once at its import,
+                # not a tensor method ``.mul`` wherever it is used.
+                root = alias.name.split(".")[0]
+                self.aliases[alias.asname or root] = alias.name if alias.asname else root
                 continue
             if alias.asname:
                 self.aliases[alias.asname] = alias.name

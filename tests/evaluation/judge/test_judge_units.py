@@ -457,3 +457,12 @@ def test_scan_notes_are_worded_as_observations_and_skip_what_is_plainly_allowed(
         "line 3: names torch.cos, not an allocation, view or metadata name [torch_call]",
     ]
     assert not any("not allowed" in note for note in notes)
+
+
+def test_a_noted_module_is_noted_once_at_its_import_not_again_as_tensor_methods():
+    source = (
+        "import functools\nimport operator\nimport torch\n"
+        "def numel(shape):\n    return functools.reduce(operator.mul, shape, 1)\n"
+        "def out_shape(a, b):\n    return torch.broadcast_shapes(a.shape, b.shape)\n"
+    )
+    assert [finding.rule for finding in scan_source(source).findings] == ["import"]
