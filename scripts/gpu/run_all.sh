@@ -598,7 +598,7 @@ elif [ "$PART" = corpus_submission_parity ]; then
   # off, the original's grids, 70 s), the 110-kernel submission with the protocol stage on (S seconds), the
   # back-to-back loop against the original's cuBLAS timer with the judge's hooks and without (bare launches,
   # 60 s), then the protocol speedup against do_bench on AGREE10 until END seconds.
-  step corpus 70 python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --scan off --only "$2"
+  step corpus "${KGB_CORPUS_S:-70}" python3 scripts/gpu/corpus_h200.py --jobs "$JOBS" --scan off --only "$2"
   export KGB_PROTOCOL_TIMING=on
   catalog "${3:-400}" 110
   catalog_summary >"$OUT/catalog_summary.txt" 2>&1
