@@ -42,9 +42,11 @@ CONTEXTS_PER_JUDGE_BYTES = 3 * 512 * 1024**2
 # contexts and spare, the trusted cache and kept tensors above, and the case itself twice over (the twin
 # replay draws a second set of inputs and references). Measured on the public and held-out grids: 16 judges
 # ran on the H200's 139 GiB (8.7 GiB each) with no device full, as 24 did (5.8 GiB) before the twin replay;
-# 16 on an H100's 79 GiB (4.9 GiB each) ran three judgements out of memory (2026-12-07). A worker judges at
-# most the device's memory over this many at once (judges_for_device); KGB_DEVICE_BYTES_PER_JUDGE overrides.
-DEVICE_BYTES_PER_JUDGE = 6 * 1024**3
+# 16 on an H100's 79 GiB (4.9 GiB each) ran three judgements out of memory (2026-12-07), and 13 (6.1 GiB
+# each) twelve of a 110-kernel submission, device memory peaking at 78.3 GiB (2026-12-07 night). A worker
+# judges at most the device's memory over this many at once (judges_for_device); KGB_DEVICE_BYTES_PER_JUDGE
+# overrides.
+DEVICE_BYTES_PER_JUDGE = 8 * 1024**3
 
 
 def judges_for_device(requested: int, device_total_bytes: int | None) -> int:

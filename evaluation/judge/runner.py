@@ -23,6 +23,7 @@ import torch
 
 from evaluation.catalog.spec import Case, OperatorSpec
 from evaluation.judge import protocol, wire
+from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.context import (
     PROTOCOL_WINDOWS,
     JudgementContext,
@@ -41,7 +42,14 @@ from evaluation.judge.static_scan import scan_source
 from evaluation.judge.timed_requests import seconds_in_other_holds
 from evaluation.judge.timing_protocol import run_protocol_timing, ship_first_chunk_ahead
 from evaluation.judge.timing_trusted import recheck_after_timing, run_timing
-from evaluation.judge.verdicts import Verdict, check_integrity, derive_seed, import_failure_reason
+from evaluation.judge.verdicts import (
+    DEVICE_FULL,
+    Verdict,
+    check_integrity,
+    derive_seed,
+    device_was_full,
+    import_failure_reason,
+)
 
 __all__ = ["JudgeOptions", "TimingOptions", "judge", "judge_with"]
 
@@ -82,8 +90,16 @@ def options_from_environment(environ: Mapping[str, str]) -> JudgeOptions:
 def judge_with(job: JudgeJob, options: JudgeOptions) -> JudgeResult:
     try:
         return run(JudgementContext(job, options))
-    except Exception:
-        return JudgeResult(status="error", reason="judge infrastructure failure:\n" + traceback.format_exc()[-3000:])
+    except Exception as failure:
+        trace = traceback.format_exc()[-3000:]
+        # The judge's own allocation on a device its neighbours filled (seen on an H100 with 13 judges): our
+        # side failed, transiently; judged again, never a verdict on the kernel.
+        full = isinstance(failure, torch.OutOfMemoryError) and device_was_full(
+            str(failure), job.device_type, lambda: device_memory_used_share(job.device_type)
+        )
+        if full:
+            return JudgeResult(status="error", reason=f"{DEVICE_FULL}:\n{trace}", retryable=True)
+        return JudgeResult(status="error", reason="judge infrastructure failure:\n" + trace)
 
 
 def run(judgement: JudgementContext) -> JudgeResult:

@@ -16,11 +16,12 @@ from typing import Any
 
 from evaluation.catalog.spec import Case
 from evaluation.judge import faults, protocol, wire
+from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.device_lock import DeviceLock
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.untrusted import audit_hook
-from evaluation.judge.verdicts import Verdict
+from evaluation.judge.verdicts import DEVICE_FULL, Verdict, device_was_full
 
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
 # come first (see runner.start_sandbox and timing_trusted.run_timing).
@@ -167,19 +168,7 @@ class SandboxSession:
             text = str(error)
             if isinstance(message, protocol.Start):  # only the judge's code has run in the process yet
                 raise Verdict("error", f"sandbox harness failure{where}: {faults.tail_lines(text)}") from None
-            # The kernel's code has run in this process: whatever broke the harness (a device fault that
-            # poisoned the context, or the kernel's tampering) is the kernel's, never an error to retry.
-            cause = (
-                faults.device_fault(text)
-                or f"the judge's code in the kernel's process failed: {faults.last_line(text)}"
-            )
-            raise Verdict(
-                "failed_runtime",
-                f"the kernel's process failed{where}: {cause}",
-                case=case,
-                tier=tier,
-                message=faults.tail_lines(text),
-            ) from None
+            raise harness_failure_after_the_kernel_ran(text, self.job.device_type, where, case, tier) from None
         finally:
             self.call_deadline = None
 
@@ -274,3 +263,25 @@ class SandboxSession:
                 # How long others were kept off (exclusive) or kept a waiting timer out (shared): the
                 # figures that say whether the lock, not the work, sets a busy host's pace.
                 self.add_stage(f"device_lock.{kind}_held", time.perf_counter() - held_from)
+
+
+def harness_failure_after_the_kernel_ran(
+    text: str, device_type: str, where: str, case: Case | None, tier: str
+) -> Verdict:
+    """The verdict when the judge's code in the sandbox failed once the kernel's code had run there."""
+    if device_was_full(text, device_type, lambda: device_memory_used_share(device_type)):
+        # The judge's own allocation in the sandbox on a device its neighbours filled (a timed case's inputs,
+        # seen on an H100 with 13 judges): ours, transient (verdicts.device_was_full).
+        return Verdict(
+            "error", f"{DEVICE_FULL}{where}", case=case, tier=tier, message=faults.tail_lines(text), retryable=True
+        )
+    # Whatever else broke the harness (a device fault that poisoned the context, or the kernel's tampering)
+    # is the kernel's, never an error to retry.
+    cause = faults.device_fault(text) or f"the judge's code in the kernel's process failed: {faults.last_line(text)}"
+    return Verdict(
+        "failed_runtime",
+        f"the kernel's process failed{where}: {cause}",
+        case=case,
+        tier=tier,
+        message=faults.tail_lines(text),
+    )

@@ -792,6 +792,43 @@ def test_an_out_of_memory_error_is_the_kernels_unless_the_whole_device_was_full(
     assert not device_was_full("RuntimeError: DefaultCPUAllocator: can't allocate memory", "cuda")
 
 
+def test_the_judges_own_allocation_on_a_full_device_is_our_error_wherever_it_fails(monkeypatch):
+    # Thirteen judges on one H100 (2026-12-07 night): the judge's code in a sandbox loading a timed case's
+    # inputs, and the trusted side, ran out of a device the neighbours filled. Both are ours, to judge again:
+    # never the kernel's failed_runtime, and not a bare infrastructure failure either.
+    import torch
+
+    from evaluation.judge import runner
+    from evaluation.judge.job import JudgeJob
+    from evaluation.judge.session import harness_failure_after_the_kernel_ran
+    from evaluation.judge.verdicts import DEVICE_FULL
+
+    monkeypatch.setattr("evaluation.judge.session.device_memory_used_share", lambda device_type: 0.99)
+    monkeypatch.setattr("evaluation.judge.runner.device_memory_used_share", lambda device_type: 0.99)
+    full = (
+        'Traceback (most recent call last):\n  File "harness.py", line 9, in load_sets\n'
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total "
+        "capacity of 79.18 GiB of which 6.06 MiB is free. Process 3779 has 11.24 GiB memory in use."
+    )
+    verdict = harness_failure_after_the_kernel_ran(full, "cuda", " in case sum[x]", None, "public")
+    assert (verdict.status, verdict.retryable) == ("error", True) and verdict.reason.startswith(DEVICE_FULL)
+    plenty = full.replace("6.06 MiB is free", "60.00 GiB is free").replace("32.00 MiB", "300.00 GiB")
+    assert harness_failure_after_the_kernel_ran(plenty, "cuda", "", None, "public").status == "failed_runtime"
+    assert harness_failure_after_the_kernel_ran(full, "cpu", "", None, "smoke").status == "failed_runtime"
+
+    def trusted_side_runs_out(judgement):
+        raise torch.OutOfMemoryError(full.splitlines()[-1].split(": ", 1)[1])
+
+    monkeypatch.setattr(runner, "run", trusted_side_runs_out)
+    job = JudgeJob(operator_id="aten::cos", source_code="", chip_slug="nvidia-h100", device_type="cuda")
+    result = runner.judge_with(job, runner.JudgeOptions())
+    assert (result.status, result.retryable) == ("error", True) and result.reason.startswith(DEVICE_FULL)
+    job = JudgeJob(operator_id="aten::cos", source_code="", chip_slug="cpu-interpreter", device_type="cpu")
+    result = runner.judge_with(job, runner.JudgeOptions())
+    assert (result.status, result.retryable) == ("error", False)
+    assert result.reason.startswith("judge infrastructure failure")
+
+
 def test_a_kernel_raising_the_allocators_words_itself_does_not_turn_its_failure_into_our_error():
     # The message is the kernel's process's text: a failing kernel that raises a "device full" message of its
     # own would be retried and never counted. It counts only on a shared GPU, and only where the trusted
