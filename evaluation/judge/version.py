@@ -8,10 +8,10 @@ version show as stale, as runs of an older operator version do, until they are j
 
 from __future__ import annotations
 
-JUDGE_VERSION = 43
+JUDGE_VERSION = 45
 # Today's rules with the protocol stage on (a worker with KGB_PROTOCOL_TIMING=on): its runs carry it. A change
-# to that stage alone bumps this one only; the next change to the rules takes the next free number (45).
-PROTOCOL_STAGE_VERSION = 44
+# to that stage alone bumps this one only; the next change to the rules takes the next free number (47).
+PROTOCOL_STAGE_VERSION = 46
 
 HISTORY: dict[int, str] = {
     1: "Verdicts recorded before runs carried a judge version.",
@@ -194,4 +194,8 @@ HISTORY: dict[int, str] = {
     "bracketed in a probe call as JITFunction.run's are: an honest kernel of that style was refused as "
     "launching nothing (GPUs only; the interpreter compiles nothing).",
     44: "Version 42 on version 43's rules.",
+    45: "Version 43 with the judge's own out-of-memory on a device its neighbours filled told as ours (error, "
+    "judged again) where it happens once the kernel has run in the sandbox (loading a timed case's inputs: it "
+    "was the kernel's failed_runtime) and on the trusted side (a bare infrastructure failure, not retried).",
+    46: "Version 44 on version 45's rules.",
 }
