@@ -67,7 +67,8 @@
 #                                                   # submission with the protocol stage on (S seconds), then
 #                                                   # agree_quiet on AGREE10 until END
 #     bash scripts/gpu/run_all.sh corpus_submission_parity ONLY [S] [END] # after fixes to the timing path:
-#                                                   # the corpus files whose paths hold ONLY, the 110-kernel
+#                                                   # the corpus files whose paths hold ONLY (in
+#                                                   # $KGB_CORPUS_S seconds, 70 by default), the 110-kernel
 #                                                   # submission with the protocol stage on (S seconds), the
 #                                                   # cuBLAS parity with and without the judge's launch hooks,
 #                                                   # then agree_quiet on AGREE10 until END
