@@ -19,7 +19,6 @@ import torch
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import faults, interpreter_defects, protocol, wire
-from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.checks import (
     check_draws_differ,
     check_fp64_opinion,
@@ -41,7 +40,7 @@ from evaluation.judge.context import JudgementContext
 from evaluation.judge.inputs import call_bytes
 from evaluation.judge.job import CaseResult
 from evaluation.judge.untrusted.guard import poison_tree
-from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
+from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full_by_our_reading
 
 
 @dataclass
@@ -448,7 +447,7 @@ def check_call_outcome(
     if outcome.error:
         error = outcome.error
         device_type = judgement.job.device_type
-        if device_was_full(error, device_type, lambda: device_memory_used_share(device_type)):
+        if device_was_full_by_our_reading(error, device_type):
             raise Verdict(
                 "error",
                 f"case {case.case_id}: {DEVICE_FULL}",

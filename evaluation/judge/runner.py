@@ -23,7 +23,6 @@ import torch
 
 from evaluation.catalog.spec import Case, OperatorSpec
 from evaluation.judge import protocol, wire
-from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.context import (
     PROTOCOL_WINDOWS,
     JudgementContext,
@@ -47,7 +46,7 @@ from evaluation.judge.verdicts import (
     Verdict,
     check_integrity,
     derive_seed,
-    device_was_full,
+    device_was_full_by_our_reading,
     import_failure_reason,
 )
 
@@ -94,8 +93,8 @@ def judge_with(job: JudgeJob, options: JudgeOptions) -> JudgeResult:
         trace = traceback.format_exc()[-3000:]
         # The judge's own allocation on a device its neighbours filled (seen on an H100 with 13 judges): our
         # side failed, transiently; judged again, never a verdict on the kernel.
-        full = isinstance(failure, torch.OutOfMemoryError) and device_was_full(
-            str(failure), job.device_type, lambda: device_memory_used_share(job.device_type)
+        full = isinstance(failure, torch.OutOfMemoryError) and device_was_full_by_our_reading(
+            str(failure), job.device_type
         )
         if full:
             return JudgeResult(status="error", reason=f"{DEVICE_FULL}:\n{trace}", retryable=True)

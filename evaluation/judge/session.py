@@ -16,12 +16,11 @@ from typing import Any
 
 from evaluation.catalog.spec import Case
 from evaluation.judge import faults, protocol, wire
-from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.device_lock import DeviceLock
 from evaluation.judge.job import JudgeJob
 from evaluation.judge.sandbox import HarnessError, Sandbox
 from evaluation.judge.untrusted import audit_hook
-from evaluation.judge.verdicts import DEVICE_FULL, Verdict, device_was_full
+from evaluation.judge.verdicts import DEVICE_FULL, Verdict, device_was_full_by_our_reading
 
 # CPU priorities of a GPU sandbox (root only): correctness and compiling yield to other work, timed loops
 # come first (see runner.start_sandbox and timing_trusted.run_timing).
@@ -269,7 +268,7 @@ def harness_failure_after_the_kernel_ran(
     text: str, device_type: str, where: str, case: Case | None, tier: str
 ) -> Verdict:
     """The verdict when the judge's code in the sandbox failed once the kernel's code had run there."""
-    if device_was_full(text, device_type, lambda: device_memory_used_share(device_type)):
+    if device_was_full_by_our_reading(text, device_type):
         # The judge's own allocation in the sandbox on a device its neighbours filled (a timed case's inputs,
         # seen on an H100 with 13 judges): ours, transient (verdicts.device_was_full).
         return Verdict(

@@ -24,7 +24,6 @@ from typing import Any
 
 from evaluation.catalog.spec import Call, Case
 from evaluation.judge import protocol, wire
-from evaluation.judge.backends import device_memory_used_share
 from evaluation.judge.compare import tensor_bytes
 from evaluation.judge.context import JudgementContext, TimingOptions, protocol_timer
 from evaluation.judge.inputs import call_bytes
@@ -34,7 +33,7 @@ from evaluation.judge.timing_stats import hidden_work_message, low_quantile, med
 from evaluation.judge.untrusted.clock import CLOCK_WARMUP_S
 from evaluation.judge.untrusted.timing_back_to_back import calls_per_side as back_to_back_calls_per_side
 from evaluation.judge.untrusted.timing_do_bench import calls_per_side as do_bench_calls_per_side
-from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full
+from evaluation.judge.verdicts import DEVICE_FULL, Verdict, check_integrity, derive_seed, device_was_full_by_our_reading
 
 
 @dataclass
@@ -303,7 +302,7 @@ def check_report(item: TimedCase, device_type: str) -> None:
     beyond the host's clock, hidden work, work on another stream, compute outside Triton, no launch."""
     reply, case, tier = item.reply, item.case, item.tier
     if not reply.ok:
-        if device_was_full(reply.error, device_type, lambda: device_memory_used_share(device_type)):
+        if device_was_full_by_our_reading(reply.error, device_type):
             raise Verdict(
                 "error",
                 f"timing case {case.case_id}: {DEVICE_FULL}",

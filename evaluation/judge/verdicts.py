@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 
 from evaluation.catalog.spec import Case
+from evaluation.judge.backends import device_memory_used_share
 
 
 class Verdict(Exception):
@@ -80,6 +81,11 @@ def device_was_full(error: str, device_type: str, used_share: Callable[[], float
         return False
     share = used_share() if used_share is not None else None
     return share is None or share >= 0.5
+
+
+def device_was_full_by_our_reading(error: str, device_type: str) -> bool:
+    """``device_was_full`` with the trusted side's own reading of the device: what every judgement asks."""
+    return device_was_full(error, device_type, lambda: device_memory_used_share(device_type))
 
 
 def import_failure_reason(error: str) -> str:

@@ -803,8 +803,7 @@ def test_the_judges_own_allocation_on_a_full_device_is_our_error_wherever_it_fai
     from evaluation.judge.session import harness_failure_after_the_kernel_ran
     from evaluation.judge.verdicts import DEVICE_FULL
 
-    monkeypatch.setattr("evaluation.judge.session.device_memory_used_share", lambda device_type: 0.99)
-    monkeypatch.setattr("evaluation.judge.runner.device_memory_used_share", lambda device_type: 0.99)
+    monkeypatch.setattr("evaluation.judge.verdicts.device_memory_used_share", lambda device_type: 0.99)
     full = (
         'Traceback (most recent call last):\n  File "harness.py", line 9, in load_sets\n'
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 32.00 MiB. GPU 0 has a total "
