@@ -619,13 +619,6 @@ def _wrap_compiled_getitem(original: Any) -> Any:
     def getitem(self: Any, grid: Any) -> Any:
         runner = original(self, grid)
 
-        def paused_runner(args: tuple, stream: Any) -> Any:
-            STATE.paused += 1
-            try:
-                return runner(*args, stream=stream)
-            finally:
-                STATE.paused -= 1
-
         def launch(*args: Any, stream: Any = None) -> Any:
             if STATE.bare_launches:
                 return runner(*args, stream=stream)
@@ -633,12 +626,21 @@ def _wrap_compiled_getitem(original: Any) -> Any:
                 STATE.before_launch()
             if _counted_launch_skipped(args, {}):
                 return None
-            return _windowed(paused_runner, (args, stream), launcher_hooks=True)
+            return _windowed(_run_paused, (runner, args, stream), launcher_hooks=True)
 
         return launch
 
     getitem.__kgb_wrapped__ = original  # type: ignore[attr-defined]
     return getitem
+
+
+def _run_paused(runner: Any, args: tuple, stream: Any) -> Any:
+    """A compiled handle's runner with the audit paused: Triton's launcher is not the candidate."""
+    STATE.paused += 1
+    try:
+        return runner(*args, stream=stream)
+    finally:
+        STATE.paused -= 1
 
 
 def _hold_before_window() -> None:
